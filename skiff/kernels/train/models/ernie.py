@@ -622,6 +622,20 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
 
             attention_mask = inferred_mask(self, input_ids, attention_mask, pad_token_id,
                                            eos_token_id, options)
+        if "assistant_model" in options or "assistant_tokenizer" in options:
+            # transformers' assisted decoding (ernie_assisted): a draft's proposals checked
+            # in one forward; the same greedy tokens
+            from .ernie_assisted import assisted_call, take_assistant
+
+            assistant, drafts = take_assistant(self, options, tokenizer)
+            if drafts and embeds is None:
+                fast = assisted_call(self, assistant, input_ids, max_new_tokens, dict(
+                    do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p,
+                    repetition_penalty=repetition_penalty, eos_token_id=eos_token_id,
+                    pad_token_id=pad_token_id, stop_strings=stop_strings,
+                    use_cache=use_cache), options, attention_mask, streamer)
+                if fast is not None:
+                    return fast
         beams = options.get("num_beams")
         if beams is None and options.get("generation_config") is not None:
             beams = getattr(options["generation_config"], "num_beams", None)

@@ -40,7 +40,7 @@ EXTRA = {"max_length": None, "min_length": None, "min_new_tokens": None,
 UNSUPPORTED = {"num_beam_groups": 1, "diversity_penalty": 0.0,
                "force_words_ids": None, "constraints": None,
                "guidance_scale": None,
-               "prefix_allowed_tokens_fn": None, "assistant_model": None,
+               "prefix_allowed_tokens_fn": None,
                "max_time": None, "dola_layers": None,
                "watermarking_config": None, "past_key_values": None, "token_healing": False,
                "low_memory": None, "cache_implementation": None, "synced_gpus": None,
@@ -54,7 +54,11 @@ HARMLESS = {"penalty_alpha",  # contrastive search (ernie_contrastive) took it w
             "_from_model_config", "compile_config", "disable_compile",
             # prompt-lookup decoding is a speed-up only: transformers' greedy tokens are those
             # of plain greedy decoding (and sampled ones are drawn from the same distribution)
-            "prompt_lookup_num_tokens", "max_matching_ngram_size"}
+            "prompt_lookup_num_tokens", "max_matching_ngram_size",
+            # assisted decoding's tuning (ernie_assisted; the tokens do not depend on it)
+            "num_assistant_tokens_schedule", "assistant_confidence_threshold",
+            "assistant_early_exit", "assistant_lookbehind", "target_lookbehind",
+            "is_assistant"}
 
 
 class GenerateOutput(dict):

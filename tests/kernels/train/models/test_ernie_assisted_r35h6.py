@@ -1,0 +1,96 @@
+"""``generate(..., assistant_model=draft)`` (round 35, h6; was "does not support
+assistant_model"): transformers' assisted decoding. A one-row greedy call drafts with the
+assistant and checks the proposals in one forward of the model (``ernie_assisted``); the
+tokens equal transformers' assisted (and plain) greedy tokens. Other calls decode without
+the draft; transformers' refusals are kept word for word."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skiff.kernels.train.models import from_pretrained
+
+from .ernie_reference import make_checkpoint, torch
+
+IDS = np.array([[5, 6, 7, 8, 9, 10]])
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    a, b = tmp_path_factory.mktemp("main35"), tmp_path_factory.mktemp("draft35")
+    _, ref = make_checkpoint(a, "dense-gqa-tied", seed=0)
+    _, ref_draft = make_checkpoint(b, "dense-gqa-tied", seed=1)
+    return ref, ref_draft, from_pretrained(a), from_pretrained(b)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(max_new_tokens=30, eos_token_id=None),
+    dict(max_new_tokens=30, eos_token_id=3),   # stops at the eos inside a checked proposal
+    dict(max_new_tokens=30, eos_token_id=None, num_assistant_tokens=3),
+    dict(max_length=15, eos_token_id=None),
+])
+def test_greedy_as_transformers_assisted(models, kw):
+    ref, ref_draft, model, draft = models
+    with torch.no_grad():
+        want = ref.generate(torch.tensor(IDS), assistant_model=ref_draft, pad_token_id=0,
+                            **kw).numpy()
+    calls = []
+    forward = model.forward
+    model.forward = lambda *a, **k: calls.append(1) or forward(*a, **k)
+    try:
+        got = model.generate(IDS, assistant_model=draft, **kw)
+    finally:
+        del model.forward
+    np.testing.assert_array_equal(got, want)
+    assert len(calls) >= 2  # the drafting path ran (one prefill, then checks)
+
+
+def test_self_draft_accepts_every_proposal(models):
+    """The model as its own draft: each check keeps all ``num_assistant_tokens`` proposals
+    and adds one, so 30 tokens take 1 + 3 forwards of the model (not 30)."""
+    _, _, model, _ = models
+    twin = from_pretrained_like(model)
+    calls = []
+    forward = model.forward
+    model.forward = lambda *a, **k: calls.append(a[0].shape) or forward(*a, **k)
+    try:
+        got = model.generate(IDS, max_new_tokens=30, eos_token_id=None, assistant_model=twin,
+                             num_assistant_tokens=10)
+    finally:
+        del model.forward
+    np.testing.assert_array_equal(got, model.generate(IDS, max_new_tokens=30,
+                                                      eos_token_id=None))
+    assert len(calls) == 4, calls
+
+
+def from_pretrained_like(model):
+    """A second handle on the same weights (its forward not counted)."""
+    import copy
+
+    return copy.copy(model)
+
+
+def test_other_calls_decode_without_the_draft(models):
+    _, _, model, draft = models
+    gen = torch.Generator
+    got = model.generate(np.repeat(IDS, 2, 0), max_new_tokens=6, assistant_model=draft,
+                         do_sample=True, generator=gen().manual_seed(0), eos_token_id=None)
+    np.testing.assert_array_equal(got, model.generate(
+        np.repeat(IDS, 2, 0), max_new_tokens=6, do_sample=True, generator=gen().manual_seed(0),
+        eos_token_id=None))
+    got = model.generate(IDS, max_new_tokens=6, assistant_model=draft, repetition_penalty=1.3,
+                         eos_token_id=None)
+    np.testing.assert_array_equal(got, model.generate(IDS, max_new_tokens=6,
+                                                      repetition_penalty=1.3, eos_token_id=None))
+
+
+def test_transformers_refusals(models):
+    _, _, model, draft = models
+    with pytest.raises(ValueError, match="`assistant_tokenizer` is not required"):
+        model.generate(IDS, max_new_tokens=3, assistant_model=draft, assistant_tokenizer=1)
+    with pytest.raises(ValueError, match="num_return_sequences has to be 1"):
+        model.generate(IDS, max_new_tokens=3, assistant_model=draft, do_sample=True,
+                       num_return_sequences=2)
+    with pytest.raises(TypeError, match="assistant_model must be a model"):
+        model.generate(IDS, max_new_tokens=3, assistant_model="draft")
