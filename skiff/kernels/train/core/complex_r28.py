@@ -195,6 +195,32 @@ def is_complex(t) -> bool:
     return t.dtype.kind == "c"
 
 
+def resolve_conj(t):
+    """torch's ``resolve_conj``: ``t`` itself (skiff's ``conj`` is never lazy)."""
+    return t
+
+
+resolve_neg = resolve_conj
+
+
+def conj_physical(t):
+    """torch's ``conj_physical``: the conjugate, computed (as skiff's ``conj`` always is)."""
+    return conj(t)
+
+
+def is_conj(t) -> bool:
+    """torch's ``is_conj``: False (no tensor carries a lazy conjugate bit in skiff)."""
+    return False
+
+
+is_neg = is_conj
+
+
+def chalf(t=None):
+    raise TypeError("chalf (complex32) has no numpy dtype: use .cfloat() (complex64) or "
+                    ".cdouble() (complex128)")
+
+
 def install(Tensor) -> None:
     """``.real``, ``.imag``, ``.conj()``, ``.is_complex()`` on :class:`Tensor`."""
     Tensor.real = property(real)
@@ -210,3 +236,5 @@ def install(Tensor) -> None:
     Tensor.H = property(lambda self: conj(self).t())
     Tensor.adjoint = lambda self: conj(self).transpose(-2, -1)
     Tensor.resolve_conj = Tensor.resolve_neg = lambda self: self  # conj is never lazy here
+    Tensor.is_conj = Tensor.is_neg = is_conj
+    Tensor.chalf = chalf

@@ -106,3 +106,22 @@ def test_user_function_on_complex():
         got.append((np.asarray(a.grad), np.asarray(b.grad)))
     np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-12)
     np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-12)
+
+
+def test_conj_bit_names():
+    """torch's lazy-conjugate API on skiff's eager conj: ``resolve_conj`` is the tensor,
+    ``conj_physical`` the conjugate, ``is_conj`` False (torch: True only for a lazy conj view,
+    which ``resolve_conj`` clears); ``chalf`` has no numpy dtype and says so."""
+    from skiff.kernels.train.core import functions as F
+
+    z = R.standard_normal(3) + 1j * R.standard_normal(3)
+    s, t = skiff.tensor(z), torch.tensor(z)
+    assert not s.is_conj() and not s.conj().is_conj() and not F.is_conj(s)
+    assert t.conj().resolve_conj().is_conj() is False  # what skiff's always is
+    np.testing.assert_array_equal(np.asarray(s.conj_physical()), t.conj_physical().numpy())
+    np.testing.assert_array_equal(np.asarray(F.conj_physical(s)), torch.conj_physical(t).numpy())
+    np.testing.assert_array_equal(np.asarray(F.resolve_conj(s.conj())),
+                                  torch.resolve_conj(t.conj()).numpy())
+    assert s.resolve_conj() is s and not s.is_neg()
+    with pytest.raises(TypeError, match="complex32"):
+        s.chalf()
