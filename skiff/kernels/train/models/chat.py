@@ -264,7 +264,8 @@ class ChatDataset:
                 if template is None:
                     raise ValueError("chat data needs the checkpoint's chat template (it has "
                                      "none)")
-                text, spans = template.assistant_spans(messages)
+                text, spans = template.assistant_spans(messages, **_row_template_kwargs(
+                    row, f"{source}: row {n}"))
                 if isinstance(row, dict) and row.get("learn_from"):  # TRL's prompt/completion:
                     # the prompt's assistant messages are not trained on
                     spans = spans[sum(m.get("role") == "assistant"
@@ -413,6 +414,33 @@ def _prompt_completion(row):
         return None
     answer = row.get("completion", row.get("response"))
     return (row["prompt"], answer) if isinstance(answer, str) else None
+
+
+def _row_template_kwargs(row, where: str) -> dict:
+    """What a row gives the chat template besides its messages, as TRL's SFT trainer passes
+    it (``apply_chat_template(messages, tools=row["tools"], **row["chat_template_kwargs"])``):
+    its ``tools`` (JSON-schema dicts, or the JSON text of them as a data set column holds
+    it) and ``chat_template_kwargs`` (``enable_thinking``, ...)."""
+    if not isinstance(row, dict):
+        return {}
+    out = {}
+    tools = row.get("tools")
+    if isinstance(tools, str):
+        import json
+
+        try:
+            tools = json.loads(tools) if tools.strip() else None
+        except ValueError as e:
+            raise ValueError(f"{where}: 'tools' is text but not JSON ({e})") from None
+    if tools:
+        out["tools"] = tools
+    extra = row.get("chat_template_kwargs")
+    if extra is not None:
+        if not isinstance(extra, dict):
+            raise ValueError(f"{where}: 'chat_template_kwargs' must be an object, got "
+                             f"{type(extra).__name__}")
+        out.update(extra)
+    return out
 
 
 def _row_messages(row, pair, source, n) -> list:
