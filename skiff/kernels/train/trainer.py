@@ -53,6 +53,7 @@ from .trainer_run import (
     num_parameters,
     param_dtype,
     positive_int,
+    resume_folder,
     same_objects,
 )
 from .trainer_state import TrainerState
@@ -131,8 +132,10 @@ class Trainer(Inference, TrainerState):
         Where, how often (optimizer steps), and how many checkpoints to keep. A checkpoint is
         always written at the end when ``checkpoint_dir`` is set (or the reporter has a run
         folder, then ``run_dir/checkpoints``).
-    resume : bool
-        Continue from the newest checkpoint in ``checkpoint_dir``.
+    resume : bool or path
+        Continue from the newest checkpoint in ``checkpoint_dir``; a path (the folder, or
+        its newest ``step-N.npz``, as transformers' ``resume_from_checkpoint=``) is that
+        folder as ``checkpoint_dir``.
     seed : int
         Seeds the data order and dropout: the Trainer owns its generator (``trainer.rng``,
         saved in its checkpoints), so runs on other threads never change its numbers.
@@ -246,8 +249,11 @@ class Trainer(Inference, TrainerState):
             raise ValueError(f"recompute=True (activation checkpointing) needs a model made of "
                              f"blocks it can recompute (GPT, ERNIE-4.5); "
                              f"{type(model).__name__} has none")
-        if resume and checkpoint_dir is None:
-            raise ValueError("resume=True needs checkpoint_dir (where the checkpoints are)")
+        checkpoint_dir = resume_folder(resume, checkpoint_dir)  # resume="ck/": the folder
+        resume = bool(resume)
+        if resume and checkpoint_dir is None and getattr(reporter, "run_dir", None) is None:
+            raise ValueError("resume=True needs checkpoint_dir (where the checkpoints are; or "
+                             "resume='that/folder')")
         self.early_stopping = check_early_stopping(early_stopping)
         from .trainer_class_weight import check_class_weight
 
@@ -282,6 +288,12 @@ class Trainer(Inference, TrainerState):
         self.reporter = reporter if reporter is not None else launch_reporter(strategy)
         if checkpoint_dir is None and getattr(self.reporter, "run_dir", None) is not None:
             checkpoint_dir = Path(self.reporter.run_dir) / "checkpoints"
+        if checkpoint_every is not None and checkpoint_dir is None:
+            # Lightning writes into its default_root_dir, transformers needs output_dir: one
+            # of ours wrote nothing, without a word (a resume then started from step 0)
+            warnings.warn(f"checkpoint_every={checkpoint_every} without checkpoint_dir: no "
+                          "checkpoint is written; give checkpoint_dir='ck' (where they go)",
+                          UserWarning, stacklevel=2)
         self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
         self.checkpoint_every = checkpoint_every
         self.keep_checkpoints = keep_checkpoints

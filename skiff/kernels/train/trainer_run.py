@@ -12,8 +12,8 @@ from .checks import positive_int
 from .divergence import DivergenceWatch
 from .strategy import Strategy
 
-__all__ = ["Run", "nothing_to_train", "next_batch", "same_objects", "median", "param_dtype",
-           "num_parameters", "memory_in_use", "positive_int", "row_weight"]
+__all__ = ["Run", "nothing_to_train", "resume_folder", "next_batch", "same_objects", "median",
+           "param_dtype", "num_parameters", "memory_in_use", "positive_int", "row_weight"]
 
 
 @dataclass
@@ -152,3 +152,44 @@ def nothing_to_train(step: int, total: int) -> str | None:
                  f"{step:,}'s weights")
     return (f"nothing to train, {where} (steps count from step 0: ask for more than "
             f"{step:,} to train on)")
+
+
+_STEP_NAME = r"step-(\d+)(\.npz)?"
+
+
+def resume_folder(resume, checkpoint_dir):
+    """``Trainer(resume=PATH)`` (transformers' ``resume_from_checkpoint=PATH``, Lightning's
+    ``ckpt_path``): the checkpoint folder to go on from, as ``checkpoint_dir``. PATH is the
+    folder, its ``latest`` file, or its newest checkpoint (``step-N.npz`` or a ``step-N/``
+    folder of several ranks); an older one than the newest is refused (a resume reads the
+    newest), as is a ``checkpoint_dir`` elsewhere. ``resume=True`` keeps ``checkpoint_dir``
+    (it said "resume=True needs checkpoint_dir" to a path)."""
+    import os
+    import re
+    from pathlib import Path
+
+    if resume is None or isinstance(resume, bool):
+        return checkpoint_dir
+    if not isinstance(resume, (str, os.PathLike)):
+        raise TypeError(f"resume must be True/False or a checkpoint folder's path, got "
+                        f"{type(resume).__name__}")
+    path = Path(resume).expanduser()
+    named = re.fullmatch(_STEP_NAME, path.name)
+    folder = path.parent if named or (path.name == "latest" and path.is_file()) else path
+    if checkpoint_dir is not None and Path(checkpoint_dir).expanduser().resolve() != \
+            folder.resolve():
+        raise ValueError(f"resume={str(resume)!r} is in {str(folder)!r} and checkpoint_dir is "
+                         f"{str(checkpoint_dir)!r}: give one of them (a resume goes on from "
+                         "the newest checkpoint of checkpoint_dir and writes its own there)")
+    if named:
+        if not path.exists():
+            raise FileNotFoundError(f"resume={str(resume)!r}: no such checkpoint")
+        steps = [int(m.group(1)) for q in folder.iterdir()
+                 if (m := re.fullmatch(_STEP_NAME, q.name))]
+        newest, asked = max(steps), int(named.group(1))
+        if newest != asked:
+            raise ValueError(f"resume={str(resume)!r} is step {asked}, but {str(folder)!r} "
+                             f"holds a newer checkpoint (step {newest}): a resume goes on from "
+                             f"the newest in its folder; copy step {asked} into a folder of "
+                             "its own (with its history-*.npz files) to go on from it")
+    return folder
