@@ -181,6 +181,8 @@ def resume_folder(resume, checkpoint_dir):
         raise ValueError(f"resume={str(resume)!r} is in {str(folder)!r} and checkpoint_dir is "
                          f"{str(checkpoint_dir)!r}: give one of them (a resume goes on from "
                          "the newest checkpoint of checkpoint_dir and writes its own there)")
+    if not named and not folder.is_dir():  # a path names one (resume=True: maybe none yet)
+        raise FileNotFoundError(f"resume={str(resume)!r}: no such checkpoint folder")
     if named:
         if not path.exists():
             raise FileNotFoundError(f"resume={str(resume)!r}: no such checkpoint")

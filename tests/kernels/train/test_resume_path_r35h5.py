@@ -66,6 +66,8 @@ def test_what_a_path_cannot_mean_is_said(ck, tmp_path):
         skiff.Trainer(_model(), resume=ck, checkpoint_dir=tmp_path / "elsewhere")
     with pytest.raises(FileNotFoundError, match="no such checkpoint"):
         skiff.Trainer(_model(), resume=tmp_path / "step-00000003.npz")
+    with pytest.raises(FileNotFoundError, match="no such checkpoint folder"):
+        skiff.Trainer(_model(), resume=tmp_path / "typo")
     with pytest.raises(ValueError, match="needs checkpoint_dir"):
         skiff.Trainer(_model(), resume=True)
 
