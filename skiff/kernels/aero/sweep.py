@@ -248,7 +248,7 @@ def _check_resolution(points, adapt: str, resolution) -> None:
 def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.1, 0.3),
           re: float = 1000.0, adapt: str = "graded", resolution=None, np: int | None = None,
           seed: int = 0, points=None, progress=None, mode: str = "auto",
-          checkpoint=None) -> Samples:
+          checkpoint=None, **unknown) -> Samples:
     """Solve ``n`` shapes drawn from the box (or the rows of ``points``) with ``np`` worker
     processes (default: one per core; never more than the cores);
     ``progress(done, total, row)`` after each solve. Shapes that fail are listed in
@@ -263,6 +263,13 @@ def sweep(n: int = 64, *, length=(2.0, 5.0), bluntness=(0.0, 1.0), clearance=(0.
     file written with other settings (Re, grid, mode, box) is refused."""
     from scipy.stats import qmc
 
+    if unknown:   # Re=500 was Python's bare "unexpected keyword argument" (round 35)
+        from skiff.kernels.solve.flow.nose_job import unknown_keywords
+
+        raise TypeError(unknown_keywords(
+            "sweep", unknown, "n, length, bluntness, clearance (ranges in train heights), re "
+            "(one Reynolds number), adapt, resolution, np, seed, points, progress, mode, "
+            "checkpoint"))
     domain = check_domain(length=length, bluntness=bluntness, clearance=clearance)
     if isinstance(re, (tuple, list)):
         raise ValueError(f"re is one Reynolds number for the whole sweep (the shapes vary in "

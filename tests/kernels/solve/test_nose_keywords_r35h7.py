@@ -21,3 +21,9 @@ def test_a_mistyped_keyword_names_the_one_meant(given, meant):
 def test_an_unknown_keyword_is_listed_without_a_guess():
     with pytest.raises(TypeError, match=r"solve_nose\(\) takes no foo=; its keywords: length"):
         skiff.aero.solve_nose(foo=1)
+
+
+def test_a_sweep_names_re_too():
+    with pytest.raises(TypeError, match=r"sweep\(\) takes no Re= \(did you mean re=\?\); its "
+                                        r"keywords: n, length"):
+        skiff.aero.sweep(4, Re=500)

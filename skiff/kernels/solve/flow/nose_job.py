@@ -147,16 +147,18 @@ _KEYWORD_ALIASES = {"Re": "re", "RE": "re", "reynolds": "re", "Reynolds": "re",
                     "mesh": "adapt", "grid": "adapt", "refinement": "resolution"}
 
 
-def unknown_keywords(fn: str, given: dict) -> str:
+_NOSE_KEYWORDS = ("length, bluntness, clearance (train heights), re (Reynolds number on the "
+                  "train height), adapt, resolution, mode, shape, start, keep, t_end, dt")
+
+
+def unknown_keywords(fn: str, given: dict, keywords: str = _NOSE_KEYWORDS) -> str:
     """One line naming ``fn``'s keywords a user passed that it does not have, with the one
-    meant where it is known (``Re`` -> ``re``)."""
+    meant where it is known (``Re`` -> ``re``), and ``keywords``, its own."""
     parts = []
     for name in given:
         meant = _KEYWORD_ALIASES.get(name)
         parts.append(f"{name}= (did you mean {meant}=?)" if meant else f"{name}=")
-    return (f"{fn}() takes no {', '.join(parts)}; its keywords: length, bluntness, clearance "
-            f"(train heights), re (Reynolds number on the train height), adapt, resolution, "
-            f"mode, shape, start, keep, t_end, dt")
+    return f"{fn}() takes no {', '.join(parts)}; its keywords: {keywords}"
 
 
 def _march_times(t_end, dt) -> dict:
