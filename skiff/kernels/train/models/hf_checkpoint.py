@@ -537,7 +537,34 @@ def _save_method(self, path: str | os.PathLike, *, is_main_process: bool = True,
     transformers' keywords: ``max_shard_size`` (bytes, or ``"500MB"`` / ``"2GiB"`` as
     transformers reads them), ``state_dict``, ``is_main_process`` (False: nothing is
     written), ``safe_serialization`` (True; skiff writes safetensors only),
-    ``push_to_hub`` (refused: skiff writes a folder)."""
+    ``push_to_hub`` (refused: skiff writes a folder).
+
+    A model with LoRA adapters writes the adapters alone, in peft's layout, as peft's
+    ``PeftModel.save_pretrained`` (and transformers' own method after ``add_adapter``) does
+    (:func:`~.lora.save_adapter`; ``PeftModel.from_pretrained(base, DIR)`` reads it); the
+    merged weights: ``model.merge_and_unload().save_pretrained(DIR)``, or the function
+    ``skiff.models.save_pretrained(model, DIR)``."""
+    from .lora import has_lora, save_adapter
+
+    if has_lora(self):  # peft's method: the adapter
+        if push_to_hub or not safe_serialization:
+            raise ValueError("push_to_hub / safe_serialization=False are not supported: "
+                             "skiff writes the adapter's safetensors to a folder")
+        if state_dict is not None or max_shard_size is not None:
+            raise ValueError("a LoRA model's save_pretrained writes its adapter (as peft's): "
+                             "state_dict / max_shard_size are for a whole model, call "
+                             "model.merge_and_unload().save_pretrained(DIR, ...) for that")
+        selected = kwargs.pop("selected_adapters", None)
+        if selected not in (None, ["default"], ("default",)):
+            raise ValueError(f"selected_adapters={selected!r}: a skiff model has one adapter "
+                             "('default')")
+        kwargs.pop("save_embedding_layers", None)  # "auto": save_adapter decides as peft
+        if kwargs:
+            raise TypeError(f"save_pretrained of a LoRA model does not take "
+                            f"{', '.join(sorted(kwargs))}")
+        if not is_main_process:
+            return []
+        return save_adapter(self, path)
     if push_to_hub:
         raise ValueError("push_to_hub is not supported: save to a folder and upload it "
                          "(huggingface_hub's upload_folder)")
