@@ -26,7 +26,7 @@ from pathlib import Path
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
-from .hocr import HOCR_SUFFIXES, write_hocr
+from .hocr import HOCR_SUFFIXES, TSV_SUFFIXES, write_hocr, write_tsv
 from .images import PAGED_SUFFIXES, frame_count, is_pdf, pdf_document, pdf_scale, pixel_stretch
 from .pipeline import OcrPipeline, takes_work
 from .result import OcrResult, OcrResults, draw_boxes
@@ -44,7 +44,7 @@ STDOUT = "-"  # --out -: the text on the terminal's stdout (the CLI prints text_
 CSV_SUFFIXES = (".csv",)  # --out FILE.csv: each row of a page a CSV row, its cells columns
 ARRAY_SUFFIXES = (".json",)  # --out FILE.json: one JSON array of the records (json.load)
 # --out files made from the JSON lines at the end (those kept in the run folder)
-WRITTEN = TEXT_SUFFIXES + CSV_SUFFIXES + HOCR_SUFFIXES + ARRAY_SUFFIXES
+WRITTEN = TEXT_SUFFIXES + CSV_SUFFIXES + HOCR_SUFFIXES + TSV_SUFFIXES + ARRAY_SUFFIXES
 
 
 def _count(n: int, word: str, plural: str | None = None) -> str:
@@ -488,8 +488,9 @@ def run(config: dict, reporter) -> OcrRun:
     if text_out and rank == 0:
         suffix = Path(text_out).suffix.lower()
         table = suffix in CSV_SUFFIXES
-        if suffix in HOCR_SUFFIXES:
-            write_hocr(_records(out), text_out, pdf_dpi=float(config.get("pdf_dpi") or 200))
+        if suffix in HOCR_SUFFIXES or suffix in TSV_SUFFIXES:
+            (write_hocr if suffix in HOCR_SUFFIXES else write_tsv)(
+                _records(out), text_out, pdf_dpi=float(config.get("pdf_dpi") or 200))
         elif suffix in ARRAY_SUFFIXES:
             write_array(out, text_out)
         else:

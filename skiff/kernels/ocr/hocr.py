@@ -17,9 +17,13 @@ import math
 import re
 from pathlib import Path
 
-__all__ = ["write_hocr", "page_size", "HOCR_SUFFIXES"]
+__all__ = ["write_hocr", "write_tsv", "page_size", "HOCR_SUFFIXES", "TSV_SUFFIXES"]
 
 HOCR_SUFFIXES = (".hocr",)
+TSV_SUFFIXES = (".tsv",)  # Tesseract's TSV (``tesseract img out tsv``, pytesseract's
+# ``image_to_data``): a row per page, block, paragraph, line and word
+TSV_HEADER = ("level", "page_num", "block_num", "par_num", "line_num", "word_num", "left",
+              "top", "width", "height", "conf", "text")
 _PAGE = re.compile(r"^(?P<path>.+)#page=(?P<page>[0-9]+)$")
 
 
@@ -127,6 +131,76 @@ def _title(**parts) -> str:
     return "; ".join(f"{k} {v}" for k, v in parts.items())
 
 
+def _pages(records: list[dict], pdf_dpi: float):
+    """Each record's page as hOCR and TSV lay it out: ``(label, (w, h), error, rows)``, a
+    row ``(span, textangle, [(word, bbox, conf), ...])`` in reading order."""
+    for record in records:
+        label = str(record.get("image"))
+        lines = record.get("lines") or []
+        size = page_size(label, pdf_dpi)
+        reach = [_bbox(line["box"]) for line in lines]
+        w = max([size[0] if size else 0] + [b[2] for b in reach])
+        h = max([size[1] if size else 0] + [b[3] for b in reach])
+        rows: dict[int, list[dict]] = {}
+        for line in lines:
+            rows.setdefault(int(line.get("row", 0)), []).append(line)
+        angle = _page_angle(list(rows.values()))
+        laid = []
+        for row in rows.values():
+            box = [_bbox(line["box"]) for line in row]
+            span = [min(b[0] for b in box), min(b[1] for b in box),
+                    max(b[2] for b in box), max(b[3] for b in box)]
+            # a row lying flat on a page of standing ones reads left to right (a heading
+            # over vertical columns; round 35: "Notice for 12 May" was laid bottom to top)
+            along = 0 if angle in (90, 270) and _lying(span) else angle
+            # Tesseract's textangle: the baseline's turn, counterclockwise; none for a
+            # vertical CJK column, whose characters stand upright
+            turn = along if along and not (along == 270 and any(
+                _WIDE.search(str(line.get("text", ""))) for line in row)) else 0
+            words = [(word, wbox, float(line.get("score", 0)))
+                     for line, lbox in zip(row, box, strict=True)
+                     for word, wbox in _words(str(line.get("text", "")), lbox, along)]
+            laid.append((span, turn, words))
+        yield label, (w, h), record.get("error"), laid
+
+
+def write_tsv(records: list[dict], path: str, *, pdf_dpi: float = 200) -> str:
+    """Write the JSON records of a run to ``path`` as Tesseract's TSV (``tesseract img out
+    tsv``; pytesseract's ``image_to_data``, read with ``pandas.read_csv(path, sep="\\t",
+    quoting=3)``): its header, then for each page a level-1 row (``page_num`` from 1, the
+    page's size), one block and paragraph (levels 2 and 3) around all its lines, a level-4
+    row per line (a row of the page: a table's row, its cells' words in it) and a level-5
+    row per word with its box (:func:`write_hocr`'s) and the recognizer's confidence 0-100
+    (-1 on the other levels, whose text is empty, as Tesseract writes them). A page not
+    read has its level-1 row only. Tabs and line breaks inside a word cannot occur (words
+    are split at white space). Returns ``path``."""
+    out = ["\t".join(TSV_HEADER)]
+
+    def row(*cells) -> None:
+        out.append("\t".join(str(c) for c in cells))
+
+    for p, (_, (w, h), _, laid) in enumerate(_pages(records, pdf_dpi), 1):
+        row(1, p, 0, 0, 0, 0, 0, 0, w, h, -1, "")
+        if not laid:
+            continue
+        x0 = min(s[0] for s, _, _ in laid)
+        y0 = min(s[1] for s, _, _ in laid)
+        x1 = max(s[2] for s, _, _ in laid)
+        y1 = max(s[3] for s, _, _ in laid)
+        row(2, p, 1, 0, 0, 0, x0, y0, x1 - x0, y1 - y0, -1, "")
+        row(3, p, 1, 1, 0, 0, x0, y0, x1 - x0, y1 - y0, -1, "")
+        for n, (span, _, words) in enumerate(laid, 1):
+            row(4, p, 1, 1, n, 0, span[0], span[1], span[2] - span[0], span[3] - span[1],
+                -1, "")
+            for k, (word, b, conf) in enumerate(words, 1):
+                row(5, p, 1, 1, n, k, b[0], b[1], b[2] - b[0], b[3] - b[1],
+                    round(100 * conf, 6), word)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write("\n".join(out) + "\n")
+    return path
+
+
 def write_hocr(records: list[dict], path: str, *, pdf_dpi: float = 200) -> str:
     """Write the JSON records of a run (:meth:`OcrResult.to_json`, one per image or page)
     to ``path`` as one hOCR document, a page per record in their order (an image that could
@@ -141,43 +215,21 @@ def write_hocr(records: list[dict], path: str, *, pdf_dpi: float = 200) -> str:
            '<meta name="ocr-system" content="skiff"/>',
            '<meta name="ocr-capabilities" content="ocr_page ocr_line ocrx_word"/>',
            "</head>", "<body>"]
-    for p, record in enumerate(records, 1):
-        label = str(record.get("image"))
-        lines = record.get("lines") or []
-        size = page_size(label, pdf_dpi)
-        reach = [_bbox(line["box"]) for line in lines]
-        w = max([size[0] if size else 0] + [b[2] for b in reach])
-        h = max([size[1] if size else 0] + [b[3] for b in reach])
+    for p, (label, (w, h), error, laid) in enumerate(_pages(records, pdf_dpi), 1):
         title = f'image "{label}"; bbox 0 0 {w} {h}; ppageno {p - 1}'
         out.append(f'<div class="ocr_page" id="page_{p}" title="{esc(title)}">')
-        if record.get("error"):
-            why = str(record["error"]).replace("--", "- -")
+        if error:
+            why = str(error).replace("--", "- -")
             out.append(f"<!-- not read: {esc(why)} -->")
-        rows: dict[int, list[dict]] = {}
-        for line in lines:
-            rows.setdefault(int(line.get("row", 0)), []).append(line)
         n = 0
-        angle = _page_angle(list(rows.values()))
-        for r, row in enumerate(rows.values(), 1):
-            box = [_bbox(line["box"]) for line in row]
-            span = [min(b[0] for b in box), min(b[1] for b in box),
-                    max(b[2] for b in box), max(b[3] for b in box)]
-            # a row lying flat on a page of standing ones reads left to right (a heading
-            # over vertical columns; round 35: "Notice for 12 May" was laid bottom to top)
-            along = 0 if angle in (90, 270) and _lying(span) else angle
-            # Tesseract's textangle: the baseline's turn, counterclockwise; none for a
-            # vertical CJK column, whose characters stand upright
-            turn = along if along and not (along == 270 and any(
-                _WIDE.search(str(line.get("text", ""))) for line in row)) else 0
+        for r, (span, turn, words) in enumerate(laid, 1):
             lt = f'bbox {" ".join(map(str, span))}' + (f"; textangle {turn}" if turn else "")
             out.append(f'<span class="ocr_line" id="line_{p}_{r}" title="{lt}">')
-            for line, lbox in zip(row, box, strict=True):
-                conf = round(100 * float(line.get("score", 0)))
-                for word, wbox in _words(str(line.get("text", "")), lbox, along):
-                    n += 1
-                    wt = _title(bbox=" ".join(map(str, wbox)), x_wconf=conf)
-                    out.append(f'<span class="ocrx_word" id="word_{p}_{n}" '
-                               f'title="{wt}">{esc(word)}</span>')
+            for word, wbox, score in words:
+                n += 1
+                wt = _title(bbox=" ".join(map(str, wbox)), x_wconf=round(100 * score))
+                out.append(f'<span class="ocrx_word" id="word_{p}_{n}" '
+                           f'title="{wt}">{esc(word)}</span>')
             out.append("</span>")
         out.append("</div>")
     out += ["</body>", "</html>", ""]
