@@ -60,6 +60,9 @@ from skiff.kernels.train.core.nn import (  # noqa: F401
     Upsample,
     skip_init,
 )
+from skiff.kernels.train.core.nn.adaptive_softmax_r35 import (  # noqa: F401
+    AdaptiveLogSoftmaxWithLoss,
+)
 from skiff.kernels.train.core.nn.conv3d import (  # noqa: F401
     AdaptiveAvgPool3d,
     AvgPool3d,
@@ -185,4 +188,4 @@ __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "Transform
            "LazyLinear", "MultiMarginLoss", "RReLU", "ConvTranspose3d",
            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "UpsamplingNearest2d",
            "UpsamplingBilinear2d", "Buffer", "ConstantPad3d", "DataParallel", "SyncBatchNorm",
-           "ZeroPad1d", "ZeroPad3d", "FractionalMaxPool2d"]
+           "ZeroPad1d", "ZeroPad3d", "FractionalMaxPool2d", "AdaptiveLogSoftmaxWithLoss"]

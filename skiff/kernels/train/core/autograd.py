@@ -446,8 +446,9 @@ def _add_to_leaf(leaf, g):
             "returned a wrongly shaped gradient)"
         )
     if leaf._grad is None:
-        # own the array: backward may hand the same gradient to several inputs
-        leaf._grad = g.copy()
+        # own the array: backward may hand the same gradient to several inputs; a numpy
+        # scalar (a 0-d op's result) becomes a 0-d array, which optimizers update in place
+        leaf._grad = np.array(g) if isinstance(g, np.generic) else g.copy()
     else:
         leaf._grad += g
 

@@ -441,8 +441,9 @@ class SGD(Optimizer):
                 if mom:
                     st = self.state.setdefault(p, {})
                     buf = st.get("momentum_buffer")
-                    if buf is None:
-                        buf = st["momentum_buffer"] = d.copy()
+                    if buf is None:  # an array even for a 0-d parameter (d: a numpy scalar)
+                        buf = st["momentum_buffer"] = np.array(d) if isinstance(
+                            d, np.generic) else d.copy()
                     else:
                         buf *= mom
                         buf += d if not damp else (1 - damp) * d

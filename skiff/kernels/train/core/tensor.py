@@ -107,7 +107,8 @@ def as_array(value, dtype=None, device=None):
             value = to_numpy(value)
         else:
             value = to_device(value, device)
-    elif not hasattr(value, "dtype") or not hasattr(value, "shape"):
+    elif not hasattr(value, "dtype") or not hasattr(value, "shape") or isinstance(
+            value, np.generic):  # a numpy scalar (np.log(0.2)): a 0-d array (writable)
         value = np.asarray(value)
     dt = _as_dtype(dtype)
     if dt is None:  # float64 (and wider) input becomes the default float (float32 unless set)
