@@ -25,8 +25,9 @@ _DTYPES = {"bf16-mixed": "bfloat16", "fp16-mixed": "float16"}
 def check_precision(precision) -> str:
     """``precision`` as one of :data:`PRECISIONS` (``32`` and ``"fp32"`` mean ``"32"``)."""
     text = str(precision).strip().lower()
-    text = {"fp32": "32", "float32": "32", "bf16": "bf16-mixed", "fp16": "fp16-mixed"}.get(
-        text, text)
+    # Lightning's names too: "16-mixed" (and its older "16"), "32-true"
+    text = {"fp32": "32", "float32": "32", "bf16": "bf16-mixed", "fp16": "fp16-mixed",
+            "16-mixed": "fp16-mixed", "16": "fp16-mixed", "32-true": "32"}.get(text, text)
     if text not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}: choose from {', '.join(PRECISIONS)}")
     return text

@@ -217,11 +217,13 @@ class Trainer(Inference, TrainerState):
                  evaluator=None, eval_every: int | None = None,
                  recompute: bool | None = None, cuda_graph: bool | None = None,
                  early_stopping: int | None = None, callbacks=None, class_weight=None,
-                 device_memory=None):
+                 device_memory=None, **unknown):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
                             f"{type(model).__module__}.{type(model).__qualname__}")
+        if unknown:
+            _unknown_setting(unknown)
         positive_int("batch_size", batch_size)
         positive_int("grad_accum", grad_accum)
         positive_int("log_every", log_every)
@@ -1252,11 +1254,14 @@ def _misplaced(kwargs: dict) -> None:
     is made (as torch's optimizer takes lr), which the message says; anything else is named
     with the closest of ``train``'s arguments."""
     import difflib
-    import inspect
 
-    own = [n for n in inspect.signature(Trainer.__init__).parameters if n not in ("self",
-                                                                                 "model")]
+    from .trainer_torch_habits import other_name_hint
+
+    own = _own_settings()
     name = next(iter(kwargs))
+    other = other_name_hint(name, "train")
+    if other:
+        raise TypeError(f"Trainer.train() got an unexpected keyword argument {name!r}{other}")
     if name in own:
         raise TypeError(f"{name} is a setting of the Trainer, given when it is made: "
                         f"Trainer(model, {name}={kwargs[name]!r}).train(data, ...)")
@@ -1264,3 +1269,28 @@ def _misplaced(kwargs: dict) -> None:
     close = difflib.get_close_matches(name, args + tuple(own), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise TypeError(f"Trainer.train() got an unexpected keyword argument {name!r}{hint}")
+
+
+def _own_settings() -> list[str]:
+    import inspect
+
+    return [n for n, p in inspect.signature(Trainer.__init__).parameters.items()
+            if n not in ("self", "model") and p.kind is not p.VAR_KEYWORD]
+
+
+def _unknown_setting(kwargs: dict) -> None:
+    """A TypeError for ``Trainer(model, max_epochs=3)``: another library's name says skiff's
+    (Python's own error said only "unexpected keyword argument"), else the closest."""
+    import difflib
+
+    from .trainer_torch_habits import other_name_hint
+
+    name = next(iter(kwargs))
+    hint = other_name_hint(name, "Trainer")
+    if hint is None:
+        if name in ("epochs", "steps", "val_dataset", "val_split"):
+            hint = f" (it is given to train(): trainer.train(data, {name}=...))"
+        else:
+            close = difflib.get_close_matches(name, _own_settings(), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise TypeError(f"Trainer() got an unexpected keyword argument {name!r}{hint}")

@@ -7,7 +7,8 @@ items: "setting an array element with a sequence")."""
 
 from __future__ import annotations
 
-__all__ = ["check_loss_module", "torch_optimizer_error", "from_torch_loader"]
+__all__ = ["check_loss_module", "torch_optimizer_error", "from_torch_loader", "OTHER_NAMES",
+           "other_name_hint"]
 
 
 def _is_torch(obj) -> bool:
@@ -75,3 +76,42 @@ def from_torch_loader(data):
         dataset = ArrayDataset(*[t.detach().cpu().numpy() for t in dataset.tensors])
     size = data.batch_size
     return dataset, (int(size) if isinstance(size, int) and size > 0 else None)
+
+
+# the same setting under the names of transformers' TrainingArguments / Trainer.train,
+# Lightning's Trainer / fit and Keras' fit: skiff's name, and whether it goes to train()
+OTHER_NAMES = {
+    "learning_rate": ("lr", False), "max_steps": ("steps", True),
+    "max_epochs": ("epochs", True), "num_train_epochs": ("epochs", True),
+    "accumulate_grad_batches": ("grad_accum", False),
+    "gradient_accumulation_steps": ("grad_accum", False),
+    "gradient_clip_val": ("clip", False), "max_grad_norm": ("clip", False),
+    "per_device_train_batch_size": ("batch_size", False),
+    "train_batch_size": ("batch_size", False), "lr_scheduler_type": ("schedule", False),
+    "warmup": ("warmup_steps", False), "output_dir": ("checkpoint_dir", False),
+    "default_root_dir": ("checkpoint_dir", False), "save_steps": ("checkpoint_every", False),
+    "save_total_limit": ("keep_checkpoints", False),
+    "resume_from_checkpoint": ("resume", False), "ckpt_path": ("resume", False),
+    "eval_dataset": ("val_dataset", True), "validation_data": ("val_dataset", True),
+    "val_dataloaders": ("val_dataset", True), "train_dataloaders": ("dataset", True),
+    "validation_split": ("val_split", True), "eval_steps": ("eval_every", False),
+    "logging_steps": ("log_every", False), "gradient_checkpointing": ("recompute", False),
+    "fp16": ("precision='fp16-mixed'", False), "bf16": ("precision='bf16-mixed'", False),
+    "patience": ("early_stopping", False),
+}
+
+
+def other_name_hint(name: str, where: str) -> str | None:
+    """`` (transformers' / Lightning's / Keras' name: ...)`` for a keyword that is another
+    library's name of a Trainer setting (``where``: "Trainer" or "train"), or None."""
+    found = OTHER_NAMES.get(name)
+    if found is None:
+        return None
+    ours, in_train = found
+    key = ours.split("=")[0]
+    call = (f"trainer.train(data, {key}=...)" if in_train else
+            f"Trainer(model, {ours if '=' in ours else key + '=...'})")
+    move = "" if in_train == (where == "train") else (
+        ": it is given to train()" if in_train else ": it is a setting of the Trainer, given "
+        "when it is made")
+    return f" (did you mean {key!r}? another library's name{move}: {call})"
