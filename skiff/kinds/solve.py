@@ -72,7 +72,15 @@ SOLVER_OPTIONS = ("rtol", "atol", "maxiter", "restart", "cycle", "smoother", "pr
 AMG_KINDS = ("auto", "sa", "classical")
 # --interpolation: geometric multigrid's (Solver's interpolation=), classical AMG's (pyamg's)
 GRID_INTERPOLATIONS = ("auto", "linear", "constant")
-INTERPOLATIONS = GRID_INTERPOLATIONS + ("classical", "direct")
+
+
+def _amg_interpolations() -> tuple:
+    """Classical AMG's interpolations (pyamg's names: classical, direct, extended+i)."""
+    from skiff.kernels.solve.amg_rs import INTERPOLATIONS
+
+    return tuple(INTERPOLATIONS)
+
+
 STRENGTHS = ("symmetric", "evolution", "classical")
 # AMG's options a pyamg user writes as keywords (round 35): in the config only when given
 AMG_KEYWORDS = ("strength", "max_coarse", "near_nullspace")
@@ -150,7 +158,8 @@ def COMMAND(p):
                         "ruge_stuben_solver takes them: second_pass=true, "
                         "interpolation=classical|direct, theta=0.25, order=lowest|pyamg, "
                         "max_coarse=400, sweeps=K (Gauss-Seidel sweeps a side: pyamg's "
-                        "presmoother=('gauss_seidel', {'iterations': K}))")
+                        "presmoother=('gauss_seidel', {'iterations': K})), cf=RS|PMIS "
+                        "(pyamg's CF=), aggressive=K (the first K levels coarsened twice)")
     p.add_argument("--strength", type=strength_arg, default=None, metavar="NAME[:THETA]",
                    help="AMG's strength of connection, as pyamg's strength=: symmetric or "
                         "evolution (smoothed aggregation), classical (--amg classical); "
@@ -158,10 +167,12 @@ def COMMAND(p):
                         "{'theta': 0.25}))")
     p.add_argument("--max-coarse", type=positive_int, default=None, metavar="N",
                    help="AMG's coarsest level size, solved directly (pyamg's max_coarse)")
-    p.add_argument("--interpolation", choices=INTERPOLATIONS, default=None,
+    p.add_argument("--interpolation", choices=GRID_INTERPOLATIONS + _amg_interpolations(),
+                   default=None,
                    help="multigrid's interpolation: linear or constant, geometric "
-                        "multigrid's (grids; auto: its own choice); classical or direct, "
-                        "classical AMG's (pyamg's interpolation=; --amg classical)")
+                        "multigrid's (grids; auto: its own choice); classical, direct or "
+                        "extended+i, classical AMG's (pyamg's interpolation=; --amg "
+                        "classical)")
     p.add_argument("--near-nullspace", default=None, metavar="PATH|VAR",
                    help="the vectors AMG's coarse levels must hold (pyamg's B, e.g. "
                         "elasticity's rigid-body modes): a .npy, a .npz (its B), a .txt or "
@@ -371,7 +382,7 @@ def check_amg_keywords(problem: str, values: dict, system: str | None) -> None:
     options = values.get("amg_options") or {}
     if isinstance(options, str):
         options = parse_amg_options(options)
-    if interp in ("classical", "direct"):
+    if interp is not None and interp not in GRID_INTERPOLATIONS:
         given.append("interpolation")
     precond = values.get("precond")
     amg_runs = precond == "amg" or (system == "matrix" and precond in (None, "auto"))
@@ -400,21 +411,21 @@ def check_amg_keywords(problem: str, values: dict, system: str | None) -> None:
             where = ("a matrix is preconditioned by AMG" if system == "matrix" else
                      "--precond amg is algebraic multigrid")
             raise ValueError(f"--interpolation {interp} is geometric multigrid's, and "
-                             f"{where}: classical AMG's are classical or direct (--amg "
-                             f"classical), or drop --interpolation")
+                             f"{where}: classical AMG's are "
+                             f"{', '.join(_amg_interpolations())} (--amg classical), or drop "
+                             f"--interpolation")
         raise ValueError(f"--interpolation {interp} is geometric multigrid's, and --method "
                          f"{values.get('method')} --precond {precond} runs none: use "
                          f"--precond mg (or --method mg), or drop --interpolation")
     strength = values.get("strength")
     sname = None if strength is None else _strength_name(strength)
-    classical_asked = interp in ("classical", "direct") or sname == "classical"
+    amg_interp = interp is not None and interp not in GRID_INTERPOLATIONS
+    classical_asked = amg_interp or sname == "classical"
     if classical_asked and amg == "sa":
-        what = (f"--interpolation {interp}" if interp in ("classical", "direct")
-                else "--strength classical")
+        what = f"--interpolation {interp}" if amg_interp else "--strength classical"
         raise ValueError(f"{what} is classical AMG's (Ruge-Stueben) and --amg sa is smoothed "
                          f"aggregation: use --amg classical, or drop {what}")
-    if sname in ("symmetric", "evolution") and (amg == "classical" or
-                                                 interp in ("classical", "direct")):
+    if sname in ("symmetric", "evolution") and (amg == "classical" or amg_interp):
         raise ValueError(f"--strength {sname} is smoothed aggregation's and "
                          + ("--amg classical" if amg == "classical" else
                             f"--interpolation {interp} (classical AMG's)")
@@ -494,9 +505,11 @@ def parse_amg_options(text) -> dict:
     through)."""
     if isinstance(text, dict):
         return text
-    from skiff.kernels.solve.amg_rs import INTERPOLATIONS, SPLIT_ORDERS
-    from skiff.kernels.solve.solver import AMG_OPTIONS
+    from skiff.kernels.solve.amg_rs import INTERPOLATIONS, SPLIT_ORDERS, SPLITTINGS
+    from skiff.kernels.solve.solver import AMG_OPTIONS_BY_KIND
 
+    # what classical AMG reads (--strength is its own flag)
+    keys = tuple(k for k in AMG_OPTIONS_BY_KIND["classical"] if k != "strength")
     out: dict = {}
     for part in filter(None, (p.strip() for p in str(text).split(","))):
         key, sep, value = part.partition("=")
@@ -504,9 +517,9 @@ def parse_amg_options(text) -> dict:
         if not sep or not value:
             raise argparse.ArgumentTypeError(f"expected KEY=VALUE pairs, like "
                                              f"second_pass=true,theta=0.5; got {part!r}")
-        if key not in AMG_OPTIONS + ("sweeps",):
+        if key not in keys:
             raise argparse.ArgumentTypeError(str(unknown_name("classical AMG option", key,
-                                                              AMG_OPTIONS + ("sweeps",))))
+                                                              keys)))
         if key == "second_pass":
             if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
                 raise argparse.ArgumentTypeError(f"second_pass is true or false, got {value!r}")
@@ -524,6 +537,16 @@ def parse_amg_options(text) -> dict:
                 raise argparse.ArgumentTypeError(f"{key} is a positive integer, got "
                                                  f"{value!r}")
             out[key] = int(value)
+        elif key == "aggressive":   # levels coarsened twice (hypre's aggressive coarsening)
+            if not value.isdigit():
+                raise argparse.ArgumentTypeError(f"aggressive is a number of levels (>= 0), "
+                                                 f"got {value!r}")
+            out[key] = int(value)
+        elif key == "cf":           # pyamg's CF=: 'RS' or 'PMIS'
+            names = {n.lower(): n for n in SPLITTINGS}
+            if value.lower() not in names:
+                raise argparse.ArgumentTypeError(str(unknown_name("cf", value, SPLITTINGS)))
+            out[key] = names[value.lower()]
         else:
             names = INTERPOLATIONS if key == "interpolation" else SPLIT_ORDERS
             if value not in names:
@@ -531,6 +554,9 @@ def parse_amg_options(text) -> dict:
             out[key] = value
     if not out:
         raise argparse.ArgumentTypeError("expected KEY=VALUE pairs, like second_pass=true")
+    if out.get("cf") == "PMIS" and (out.get("second_pass") or "order" in out):
+        raise argparse.ArgumentTypeError("second_pass and order are Ruge-Stueben's (cf=RS); "
+                                         "cf=PMIS takes neither")
     return out
 
 

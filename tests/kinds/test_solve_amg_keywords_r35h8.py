@@ -160,3 +160,34 @@ def test_a_mistyped_notebook_variable(runs_dir):
     result = shell.run_cell("%solve E bE --near-nullspace Bmode")
     assert "--near-nullspace Bmode: no notebook variable or file of that name (did you " \
            "mean 'Bmodes'?)" in str(result.error_in_exec)
+
+
+@pytest.mark.parametrize("words, kernel", [
+    (["--interpolation", "extended+i"], {"amg": "classical",
+                                         "amg_options": {"interpolation": "extended+i"}}),
+    (["--amg", "classical", "--amg-options", "cf=pmis"],
+     {"amg": "classical", "amg_options": {"cf": "PMIS"}}),
+    (["--amg", "classical", "--amg-options", "aggressive=1"],
+     {"amg": "classical", "amg_options": {"aggressive": 1}}),
+])
+def test_classical_amgs_newer_options(runs_dir, tmp_path, capsys, words, kernel):
+    """h7's classical AMG options of this round (PMIS, aggressive coarsening, extended+i
+    interpolation) from the terminal; the oracle is the kernel's Solver given each."""
+    from skiff.kernels.solve.amg_rs import SPLITTINGS
+
+    if "PMIS" not in SPLITTINGS:
+        pytest.skip("the kernel has no PMIS splitting")
+    A = _poisson(40)
+    sio.mmwrite(str(tmp_path / "A.mtx"), A)
+    b = A @ np.ones(A.shape[0])
+    got = _job(capsys, [str(tmp_path / "A.mtx"), *words])
+    _same(got, Solver(A, **kernel).solve(b, rtol=1e-8))
+    assert got["relative_residual"] != pytest.approx(
+        Solver(A, amg="classical").solve(b, rtol=1e-8).relative_residual, rel=1e-3)
+
+
+def test_pmis_takes_no_second_pass(runs_dir, tmp_path):
+    sio.mmwrite(str(tmp_path / "A.mtx"), _poisson(10))
+    with pytest.raises(ValueError, match="cf=PMIS takes neither"):
+        dry_run("solve", f"{tmp_path / 'A.mtx'} --amg classical --amg-options "
+                         f"cf=PMIS,second_pass=true", front="cli")
