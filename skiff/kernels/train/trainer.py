@@ -382,6 +382,9 @@ class Trainer(Inference, TrainerState):
         from .trainer_torch_habits import from_torch_loader
 
         dataset, torch_batch = from_torch_loader(dataset)  # torch's: its dataset, batch size
+        # an image folder's (skiff's, torchvision's) or a table's classes: the per-class
+        # report names them (it said '0', '1' where the line said 'cats', 'dogs')
+        self._class_names = _class_names(dataset)
         val_dataset, _ = from_torch_loader(val_dataset)
         own_batch, loader_batch = self.batch_size, torch_batch or loader_batch_size(dataset)
         from .inference import by_feature_names, frame_columns
@@ -1025,7 +1028,8 @@ class Trainer(Inference, TrainerState):
             model=self.model)
         result.resumed = run.resumed
         # the weights the model now holds (the best ones after early stopping), per class
-        result.class_metrics = run.class_reports.get(step if best is None else best)
+        result.class_metrics = _named(run.class_reports.get(step if best is None else best),
+                                      getattr(self, "_class_names", None))
         result.step_time_s = median(run.step_times[1:] or run.step_times)
         if run.first is not None and len(run.step_times) > 1:
             first_s, first_samples, first_tokens = run.first
@@ -1294,3 +1298,21 @@ def _unknown_setting(kwargs: dict) -> None:
             close = difflib.get_close_matches(name, _own_settings(), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise TypeError(f"Trainer() got an unexpected keyword argument {name!r}{hint}")
+
+
+def _class_names(dataset) -> list[str] | None:
+    """The class names a dataset carries (``classes``: torchvision's ImageFolder and
+    skiff's, a table's), as strings; None when it has none."""
+    names = getattr(dataset, "classes", None)
+    if isinstance(names, (list, tuple)) and names and all(
+            isinstance(n, (str, int, np.integer)) for n in names):
+        return [str(n) for n in names]
+    return None
+
+
+def _named(report: dict | None, names: list[str] | None) -> dict | None:
+    """``class_metrics`` with its classes by name where the data names them all."""
+    per = (report or {}).get("per_class")
+    if not names or not per or len(names) != len(per.get("class", ())):
+        return report
+    return {**report, "per_class": {**per, "class": list(names)}}
