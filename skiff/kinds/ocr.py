@@ -1,7 +1,7 @@
 """Kind ``ocr``: ``%ocr`` / ``python -m skiff ocr`` / the OCR form.
 
 ``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B]
-[--out FILE.jsonl|.txt|.csv|.hocr|-]
+[--out FILE.jsonl|.txt|.csv|.hocr|.tsv|-]
 [--det-model F.onnx] [--rec-model F.onnx|DIR] [--dict F.txt] [--no-cls] [--no-det] [--no-words]
 [--min-score X] [--pdf-dpi D] [--pages 1-3,7] [--precision auto|int8|fp32|hybrid] [--np N] [--wait]
 [-o NAME]``.
@@ -71,7 +71,9 @@ def COMMAND(p):
                         "each when there are several); FILE.csv: each row of a page a CSV "
                         "row, its cells columns (led by the image's name when there are "
                         "several); FILE.hocr: hOCR as Tesseract writes it (pages, lines and "
-                        "words with their boxes); '-': that text on stdout (the summary "
+                        "words with their boxes); FILE.tsv: Tesseract's TSV (pytesseract's "
+                        "image_to_data: a row per page, block, line and word, with boxes); "
+                        "'-': that text on stdout (the summary "
                         "on stderr); FILE.json: one JSON array of the records; any "
                         "other name: one JSON line per image (default: the run folder's "
                         "results.jsonl; from a terminal, one image's text is printed too)")
@@ -129,7 +131,9 @@ def _file(option: str, value: str | None) -> str | None:
 
 
 # what --out writes: the text, a page's rows as CSV, else a JSON line per image
-OUT_SUFFIXES = (".txt", ".csv", ".hocr", ".jsonl", ".json", ".ndjson", ".log", "")
+# (kept with the kernel's entry.WRITTEN: tests/kinds/test_ocr_out_tsv_r35h8.py)
+OUT_SUFFIXES = (".txt", ".text", ".csv", ".hocr", ".tsv", ".jsonl", ".json", ".ndjson", ".log",
+                "")
 
 
 def _missing_input(inputs: list[str], exc: FileNotFoundError) -> Exception:
@@ -162,7 +166,8 @@ def _out_file(out: str | None) -> str | None:
                       if suffix == ".pdf" else "")
         raise ValueError(f"--out {out!r}: skiff writes FILE.txt (the text), FILE.csv (rows "
                          f"and cells), FILE.hocr (Tesseract's hOCR: lines and words with "
-                         f"boxes), FILE.json (a JSON array) or FILE.jsonl (a JSON line per "
+                         f"boxes), FILE.tsv (Tesseract's TSV, pytesseract's image_to_data), "
+                         f"FILE.json (a JSON array) or FILE.jsonl (a JSON line per "
                          f"image), not "
                          f"{suffix}{searchable}")
     parent = os.path.dirname(path)
@@ -405,7 +410,7 @@ class OcrKind(Kind):
             lines.append(silent_line(int(result["silent"]), int(result.get("unread") or 0),
                                      str(result.get("model", "?"))))
         if result.get("text_out"):
-            kinds = {".csv": "table", ".hocr": "hOCR", ".json": "JSON"}
+            kinds = {".csv": "table", ".hocr": "hOCR", ".tsv": "TSV", ".json": "JSON"}
             what = kinds.get(os.path.splitext(str(result["text_out"]))[1].lower(), "text")
             lines.append(f"{what}: {result['text_out']}")
         elif result.get("out"):
