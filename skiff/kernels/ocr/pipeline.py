@@ -20,6 +20,7 @@ import os
 import queue
 import threading
 import time
+import warnings
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -66,6 +67,7 @@ from .rec import (
     strip_leader,
 )
 from .result import OcrResult, TextLine
+from .script_mix import unread_ink
 from .spacing import cell_spaces, digit_spaces, letter_spaces, one_width
 from .turn_bound import settle_unturnable
 
@@ -639,7 +641,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         if it.error is not None:
             return OcrResult(it.label, error=it.error, timings=timings, elapsed_s=it.load_s,
                              device=self.device, pdf_dpi=dpi)
-        lines, boxes, flips, standing = [], [], [], []
+        lines, boxes, flips, standing, unread_script = [], [], [], [], []
         kept = [k for k in mine if texts[k][0] and texts[k][1] >= self.min_score]
         unread = len(mine) - len(kept)  # found, but read as nothing or under min_score
         for k in kept:
@@ -656,6 +658,9 @@ class OcrPipeline(DetectionPasses, LineReading):
             if could_be_box(text):
                 text = box_marks(text, crops[k], _around(it.bgr, box))
             text = checkbox_text(text, crops[k])
+            wide = unread_ink(text, crops[k])
+            if wide:
+                unread_script.append((text, wide))
             lines.append(TextLine(box.round(1).tolist(), text, score))
             boxes.append(box)
             flips.append(bool(flipped[k]))
@@ -693,9 +698,37 @@ class OcrPipeline(DetectionPasses, LineReading):
                 lines[i].row = r
         lines = [lines[i] for row in rows for i in row]
         rgb = it.bgr[..., ::-1] if keep_pixels else None
-        return OcrResult(it.label, lines, text, None, timings,
-                         elapsed_s=it.load_s + share, size=tuple(it.bgr.shape[:2]),
-                         device=self.device, pixels=rgb, unread=unread, pdf_dpi=dpi)
+        result = OcrResult(it.label, lines, text, None, timings,
+                           elapsed_s=it.load_s + share, size=tuple(it.bgr.shape[:2]),
+                           device=self.device, pixels=rgb, unread=unread, pdf_dpi=dpi)
+        result.warnings = [script_warning(it.label, t, wide, self.models.name)
+                           for t, wide in unread_script]
+        for message in result.warnings:
+            warnings.warn(message, UnreadScriptWarning, stacklevel=2)
+        return result
+
+
+class UnreadScriptWarning(UserWarning):
+    """A line whose print stands far wider than what was read: a script the model set's
+    dictionary lacks (the default ``ch`` reads Chinese, Japanese kana, Latin and Greek;
+    not Hangul, Cyrillic, Arabic, Hebrew, Thai or Devanagari)."""
+
+
+def script_warning(label, text: str, wide: float, model: str) -> str:
+    """The one line said for a line :func:`.script_mix.unread_ink` finds unread."""
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    reads = SCRIPTS_READ.get(model.split("+")[0])
+    return (f"{label}: the line read {shown!r} has about {wide:.1f}x more print than it "
+            f"read: a script {model!r} does not read"
+            + (f" (it reads {reads}; not Hangul, Cyrillic, Arabic, Hebrew)" if reads else "")
+            + ": %train ocr-rec adds one from labelled crops")
+
+
+# what the shipped sets' dictionaries hold (round 35: 0 Hangul, Cyrillic, Arabic, Hebrew,
+# Thai or Devanagari characters in any of them; kana 180 in ch, 5 in ch-v4, none in ch-tiny)
+SCRIPTS_READ = {"ch": "Chinese, Japanese kana, Latin, Greek",
+                "ch-tiny": "Chinese, Latin, Greek; no kana",
+                "ch-v4": "Chinese, Latin"}
 
 
 UPRIGHT_KEY = "skiff_upright"  # a recognizer's metadata: "1" when its crops come upright

@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 
-__all__ = ["latin_letters", "LATIN_P"]
+__all__ = ["latin_letters", "LATIN_P", "unread_ink"]
 
 # the Latin runner-up's probability in the frame that a foreign letter takes at least this:
 # the recognizer hesitated between the two shapes
@@ -64,3 +64,72 @@ def latin_letters(text: str, probs, alphabet: list[str]) -> str:
             if probs[f, j] >= LATIN_P:
                 out[k] = alphabet[j]
     return "".join(out)
+
+
+# a line of a script the recognizer does not hold (Hangul, Cyrillic, Arabic, Hebrew with
+# the default set) is read as nothing where its letters stand, or as a few Latin or CJK
+# shapes: "Привет, мир! Цена 120 руб." -> ", !  120" at 0.92-0.98, "영업시간 안내" -> "Hh IY".
+# Its ink then stands far wider than what was read: the columns where the ink spans at
+# least TALL of the line's ink height (glyph bodies; not a leader's dots, an underline or a
+# rule) against the width the reading's characters take (CJK, kana and full-width forms
+# WIDE_EM of the ink height, other letters and digits NARROW_EM, marks MARK_EM, spaces none)
+TALL = 0.4
+WIDE_EM, NARROW_EM, MARK_EM = 0.9, 0.45, 0.1
+FILL_GAP = 0.3
+UNREAD_INK = 2.5  # tall ink columns per column the reading accounts for, at least
+UNREAD_MIN_EM = 2.0  # and at least this many ink heights of tall ink unaccounted for
+
+
+def _wide(c: str) -> bool:
+    o = ord(c)
+    return 0x2E80 <= o <= 0x9FFF or 0xAC00 <= o <= 0xD7AF or 0xF900 <= o <= 0xFAFF or \
+        0xFF01 <= o <= 0xFF5E
+
+
+_SMALL_MARKS = frozenset(".,:;'\"`\u00b7-_~")
+
+
+def _ems(text: str) -> float:
+    return sum(0.0 if c.isspace() else WIDE_EM if _wide(c) else
+               MARK_EM if c in _SMALL_MARKS else NARROW_EM for c in text)
+
+
+def unread_ink(text: str, crop: np.ndarray) -> float:
+    """How many times wider the line's tall ink is than the characters of ``text`` account
+    for (0.0 where it is not, or the crop is too small to tell): at least ``UNREAD_INK``,
+    with ``UNREAD_MIN_EM`` ink heights left over, is print the recognizer did not read (a
+    script its dictionary lacks)."""
+    from .spacing import local_ink_mask
+
+    if crop.ndim < 2 or min(crop.shape[:2]) < 8:
+        return 0.0
+    # the ink is at least 0.4 of the crop's height: a line too narrow for its reading
+    # even so is not looked at (most lines)
+    if crop.shape[1] < UNREAD_INK * 0.4 * crop.shape[0] * _ems(text):
+        return 0.0
+    bw = local_ink_mask(crop).astype(bool)
+    rows = np.flatnonzero(bw.any(1))
+    if len(rows) < 6:
+        return 0.0
+    ink_h = float(rows[-1] - rows[0] + 1)
+    span = np.zeros(bw.shape[1])
+    cols = np.flatnonzero(bw.any(0))
+    if not len(cols):
+        return 0.0
+    sub = bw[:, cols]
+    top = np.argmax(sub, 0)
+    bottom = sub.shape[0] - 1 - np.argmax(sub[::-1], 0)
+    span[cols] = (bottom - top + 1) / ink_h
+    on = np.flatnonzero(span >= TALL)
+    if not len(on):
+        return 0.0
+    # the glyphs' extent: tall columns with the gaps inside a word (under FILL_GAP of the
+    # ink height) counted too, as the characters' widths count their own blank
+    steps = np.diff(on)
+    tall = float(len(on) + steps[(steps > 1) & (steps <= FILL_GAP * ink_h)].sum()
+                 - ((steps > 1) & (steps <= FILL_GAP * ink_h)).sum())
+    want = ink_h * _ems(text)
+    ratio = tall / max(want, 1.0)
+    if tall - want < UNREAD_MIN_EM * ink_h or ratio < UNREAD_INK:
+        return 0.0
+    return ratio
