@@ -58,7 +58,8 @@ class Imag(Function):
         return a.imag
 
     def backward(self, g):
-        return (1j * g).astype(self.dtype)
+        out = 1j * g  # a 0-d gradient may be a Python number here
+        return out.astype(self.dtype) if hasattr(out, "astype") else np.asarray(out, self.dtype)
 
 
 class Conj(Function):

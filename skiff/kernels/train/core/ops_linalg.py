@@ -392,10 +392,34 @@ def det(A):
     return _Det.apply(A)
 
 
+class _SlogDetComplex(Function):
+    """``(sign, logabsdet)`` of complex matrices, both differentiable (torch's): with
+    ``t = tr(A^-1 dA)``, ``d logabsdet = Re t`` and ``d sign = i Im(t) sign``, so the gradient
+    is ``(g_l + i Im(g_s conj(sign))) A^-H``."""
+
+    complex_aware = True
+
+    def forward(self, a):
+        sign, logdet = xp_of(a).linalg.slogdet(a)
+        self.save_for_backward(a, sign)
+        return sign, logdet
+
+    def backward(self, gs, gl):
+        a, sign = self.saved
+        xp = xp_of(a)
+        w = xp.zeros(sign.shape, dtype=a.dtype) if gl is None else gl.astype(a.dtype)
+        if gs is not None:
+            w = w + 1j * (gs * sign.conj()).imag
+        return w[..., None, None] * _mH(xp.linalg.inv(a))
+
+
 def slogdet(A):
-    """``(sign, logabsdet)``; the gradient flows through ``logabsdet``."""
+    """``(sign, logabsdet)``; the gradient flows through ``logabsdet`` (and, for a complex
+    matrix, through ``sign`` too, as torch's)."""
     A = _float(_as_tensor(A))
     _square("slogdet", A)
+    if A.dtype.kind == "c":
+        return _SlogDet(*_SlogDetComplex.apply(A))
     sign = _const(xp_of(A._data).linalg.slogdet(A._data)[0])
     return _SlogDet(sign, _LogAbsDet.apply(A))
 
@@ -590,6 +614,8 @@ def inverse(A):
 def logdet(A):
     """torch's ``logdet``: ``log(det A)`` (nan for a negative determinant, as torch's)."""
     sign, logabs = slogdet(A)
+    if sign.dtype.kind == "c":  # log det = log|det| + log(sign), both differentiable
+        return logabs + sign.log()
     with np.errstate(invalid="ignore", divide="ignore"):  # log(-1): nan, log(0): -inf
         return logabs + _const(xp_of(sign._data).log(sign._data))
 

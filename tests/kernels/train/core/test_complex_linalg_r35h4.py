@@ -95,12 +95,12 @@ def test_hermitian_and_square(name):
                 "slogdet": lambda x: tuple(m.slogdet(x)), "inv": lambda x: m.inv(x),
                 "det": lambda x: m.det(x), "svdvals": lambda x: m.svdvals(x)}[name]
 
-    if name == "slogdet":  # the gradient flows through logabsdet (the sign: values only)
+    if name == "slogdet":  # through logabsdet alone, and through the complex sign too
         _check(lambda x: SL.slogdet(x).logabsdet, lambda x: torch.linalg.slogdet(x).logabsdet,
                a, ws[1:])
         np.testing.assert_allclose(np.asarray(SL.slogdet(skiff.tensor(a)).sign),
                                    torch.linalg.slogdet(torch.tensor(a)).sign.numpy(), rtol=1e-12)
-        return
+        ws = [(_w((2,)), False), (_w((2,)), False)]  # Re(sign) weighted: not phase-free
     _check(f(SL), f(torch.linalg), a, ws)
 
 
@@ -146,3 +146,17 @@ def test_matrix_exp_lstsq_solve_pinv_complex():
     _check(lambda x: SL.solve(x, skiff.tensor(b[:N])), lambda x: torch.linalg.solve(
         x, torch.tensor(b[:N])), a, [(_w((N, 2)), False)])
     _check(SL.pinv, torch.linalg.pinv, at, [(_w((3, 6)), False)])
+
+
+def test_logdet_complex_and_imag_of_a_scalar():
+    """``logdet`` of a complex matrix is ``log|det| + log(sign)``, both in the graph (the sign
+    was a constant); ``.imag`` of a 0-d result (its gradient a Python number) backpropagates."""
+    a = _c(N, N)
+    out = []
+    for L, logdet in ((skiff, SL.logdet), (torch, torch.logdet)):
+        x = L.tensor(a, requires_grad=True)
+        y = logdet(x)
+        (y.real * 2 + y.imag * 3).backward()
+        out.append((np.asarray(y.detach()), np.asarray(x.grad)))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-12)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-10)
