@@ -1021,8 +1021,10 @@ class TrainKind(Kind):
         if ranks:  # several ranks: how the job was split (one rank: nothing to say)
             lines.append(ranks)
         resumed = result.get("resumed")
+        trained_nothing = False
         if isinstance(resumed, dict):  # --resume: from where, or why not (a typo in the dir)
             at, total = resumed.get("from_step"), resumed.get("total")
+            trained_nothing = isinstance(total, int) and isinstance(at, int) and at >= total
             if at is None:
                 lines.append(f"resume: no checkpoint in {resumed.get('dir')}, so it started "
                              "from step 0")
@@ -1063,7 +1065,8 @@ class TrainKind(Kind):
                 break
         if result.get("peak_memory_bytes"):
             speed += f", peak memory {result['peak_memory_bytes'] / 2**20:,.1f} MiB"
-        lines.append(speed)
+        if not trained_nothing:   # a resume that trained nothing read "1e-04 s" here
+            lines.append(speed)
         stopped = result.get("stopped")
         early = isinstance(stopped, str) and stopped.startswith("early stopping")
         if early:
