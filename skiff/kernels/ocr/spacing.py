@@ -716,8 +716,9 @@ def one_width(text: str) -> str:
     """``text`` with each run of digits and Latin letters that the recognizer read partly
     full-width and partly half-width ("２０24年", "1２月") written full-width throughout, in a
     line holding CJK (elsewhere :func:`.rec.half_width` makes them ASCII). Print never mixes
-    the two widths inside one number or word, and over 960 rendered CJK lines (four faces,
-    18-40 px) only full-width print was read mixed: the recognizer, whose dictionary holds
+    the two widths inside one number or word, and over 384 readings of rendered CJK lines
+    (four faces, 18-40 px, with detection and without) 8 of full-width print mixed them
+    inside a run, none of half-width print: the recognizer, whose dictionary holds
     both forms, reads a full-width run as ASCII at small sizes and partly as full-width at
     large ones. Not NFKC: as PaddleOCR, the characters read are kept (a Chinese line's
     "：", "（" stay), only a run's own disagreement is settled.
