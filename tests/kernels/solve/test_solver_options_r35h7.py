@@ -152,6 +152,9 @@ def test_the_shared_row_count_is_pyamgs_pattern(theta):
     S = classical_strength(A, theta)
     split = rs_split(S)
     pptr = prolongator_rows(S, split)
+    from skiff.kernels.solve.amg_rs import _rows_py
+
+    np.testing.assert_array_equal(prolongator_rows(S, split, kernel=_rows_py), pptr)
     Spy = pyamg.strength.classical_strength_of_connection(A, theta=theta)
     Ppy = pyamg_direct(A, Spy, split.astype(np.int32))
     np.testing.assert_array_equal(pptr, sp.csr_matrix(Ppy).indptr)
