@@ -417,6 +417,7 @@ class Trainer(Inference, TrainerState):
 
                     check_same_data(alarm.comm, dataset)
                 run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
+                self._live_strategy = strategy  # evaluate/predict in the run: see _current
                 alarm.where = lambda: f"after step {run.step}"
                 if self.resume:
                     self._resume_from_checkpoint(run)
@@ -427,6 +428,28 @@ class Trainer(Inference, TrainerState):
                 return result
         finally:
             self.batch_size = own_batch
+            self._live_strategy = None
+
+    def evaluate(self, dataset, batch_size: int | None = None, *, per_class: bool = False):
+        self._current()
+        return super().evaluate(dataset, batch_size, per_class=per_class)
+
+    evaluate.__doc__ = Inference.evaluate.__doc__
+
+    def predict(self, data, batch_size: int | None = None, *, inputs: int = 1):
+        self._current()
+        return super().predict(data, batch_size, inputs=inputs)
+
+    predict.__doc__ = Inference.predict.__doc__
+
+    def _current(self) -> None:
+        """During a run (the loop's validation, a callback's ``trainer.evaluate`` or
+        ``predict``): the model object holds every current weight first (pp: the other
+        stages' are gathered, a collective: every rank calls it, as a callback runs on
+        each). Outside a run the strategy is torn down and the model whole."""
+        live = self.__dict__.get("_live_strategy")
+        if live is not None:
+            live.sync_for_evaluation(self.model)
 
     # -- the stages of train(), in order -----------------------------------------------------
     def _check_data(self, dataset, epochs, steps, val_dataset, val_split):
@@ -887,7 +910,6 @@ class Trainer(Inference, TrainerState):
         loader = run.loader
         from .trainer_state import WHOLE_MODEL
 
-        run.strategy.sync_for_evaluation(self.model)  # pp: the other stages' weights
         # per class where each rank holds the whole model (its own validation rows' counts)
         val = self.evaluate(run.val_dataset, per_class=run.strategy.name in WHOLE_MODEL)
         run.val_weight = getattr(self, "_eval_weight", None)
@@ -1014,6 +1036,7 @@ class Trainer(Inference, TrainerState):
             run.last_ckpt = run.resumed.get("path")
         elif self.checkpoint_dir is not None and step > 0:
             run.last_ckpt = self._save(step, loader, run.history, run.val_history, run.early)
+        self._live_strategy = None  # torn down: the model is whole from here on
         run.strategy.teardown()
         elapsed, samples, tokens = run.elapsed, run.samples, run.tokens
         result = TrainResult(

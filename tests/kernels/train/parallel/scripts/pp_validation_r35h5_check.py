@@ -32,14 +32,23 @@ def run(strategy):
         picked = np.take_along_axis(logp, held[:, 1:, None], -1)
         return {"held": float(-picked.mean())}
 
+    seen = []
+
+    class Mine:  # a user's callback that evaluates and predicts during the run
+        def on_validation_end(self, trainer, metrics):
+            again = trainer.evaluate(ArrayDataset(held[:, :-1], held[:, 1:]))
+            logits = trainer.predict(held[:, :-1])
+            seen.append([again["val_loss"], float(np.asarray(logits, np.float64).sum())])
+
     # the evaluator only in one process: pp refuses it (test_ernie_eval.py), see the test
     extra = {"evaluator": evaluator, "eval_every": 2} if strategy == "single" else {}
-    trainer = Trainer(model, strategy=strategy, lr=3e-3, batch_size=8, seed=1, **extra)
+    trainer = Trainer(model, strategy=strategy, lr=3e-3, batch_size=8, seed=1,
+                      callbacks=[Mine()], **extra)
     result = trainer.train(ArrayDataset(ids[:, :-1], ids[:, 1:]), epochs=3,
                            val_dataset=ArrayDataset(held[:, :-1], held[:, 1:]))
     return {"loss": [h["loss"] for h in result.history],
             "val_loss": [v["val_loss"] for v in result.val_history],
-            "evaluation": result.evaluation}
+            "evaluation": result.evaluation, "callback": seen}
 
 
 if __name__ == "__main__":
