@@ -86,6 +86,27 @@ def _check_predicts(run_dir) -> None:
                          f"{kind} job, not a training; {takes}")
 
 
+def _check_out(out) -> None:
+    """``--out FILE`` that cannot be written, said before any prediction (a folder gave
+    IsADirectoryError, a file where a folder must be FileExistsError, both as tracebacks
+    after every row or image was predicted); its missing folders are made when it is
+    written."""
+    if not out:
+        return
+    path = os.path.abspath(os.path.expanduser(str(out)))
+    if os.path.isdir(path):
+        raise ValueError(f"--out {out} is a folder: name a file in it, e.g. --out "
+                         f"{os.path.join(str(out), 'predictions.csv')}")
+    there = os.path.dirname(path)
+    while not os.path.exists(there) and os.path.dirname(there) != there:
+        there = os.path.dirname(there)
+    if not os.path.isdir(there):
+        raise ValueError(f"--out {out}: {there} is a file, not a folder: write the rows "
+                         f"elsewhere")
+    if not os.access(there, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {out}: cannot write in {there} (not writable by you)")
+
+
 def cli(ns: argparse.Namespace, run_dir) -> tuple[dict, str]:
     """(JSON document, text) for ``python -m skiff predict`` with the job's run folder (the
     front finds it from the id); a bad run or file raises ValueError with one line."""
@@ -95,6 +116,7 @@ def cli(ns: argparse.Namespace, run_dir) -> tuple[dict, str]:
 
     paths = ns.data if isinstance(ns.data, (list, tuple)) else [ns.data]
     _check_predicts(Path(run_dir))
+    _check_out(ns.out)
     if (Path(run_dir) / "images.json").is_file():
         from skiff.kernels.train.image_predict import predict_images
 

@@ -52,6 +52,8 @@ def test_a_file_in_the_way_is_refused_before_any_job(runs_dir, tmp_path):
 
 
 def test_predict_out_makes_its_folder(tmp_path, capsys):
+    """And what cannot be written is said before any prediction, not as a traceback after
+    them (a folder: IsADirectoryError; a file in the way: FileExistsError)."""
     from skiff.kernels.train import models
 
     run = tmp_path / "run"
@@ -71,3 +73,8 @@ def test_predict_out_makes_its_folder(tmp_path, capsys):
     assert "written to" in capsys.readouterr().out
     assert out.read_text().strip().splitlines() == \
         [line for line in printed.strip().splitlines() if not line.startswith("#")]
+    for bad, said in ((tmp_path / "new", "is a folder: name a file in it"),
+                      (tmp_path / "run" / "model.npz" / "p.csv", "is a file, not a folder")):
+        assert main(["predict", str(run), str(tmp_path / "new"), "--out", str(bad)]) != 0
+        err = capsys.readouterr().err
+        assert said in err and "Traceback" not in err
