@@ -145,6 +145,15 @@ def _amg_options(options, amg) -> dict:
     out = dict(options)
     if "strength" in out:
         out.update(_strength(out.pop("strength"), amg))
+    if "cf" in out:
+        from .amg_rs import SPLITTINGS
+
+        _choice(out["cf"], SPLITTINGS, "amg_options cf (pyamg's CF=; no PMISc, CLJP, CR)")
+    if "aggressive" in out and (isinstance(out["aggressive"], bool) or not isinstance(
+            out["aggressive"], (int, np.integer)) or out["aggressive"] < 0):
+        raise ValueError(f"amg_options aggressive: the number of levels coarsened twice "
+                         f"(hypre's aggressive coarsening), an integer >= 0; got "
+                         f"{out['aggressive']!r}")
     if "sweeps" in out:
         sweeps = out["sweeps"]
         if isinstance(sweeps, bool) or not isinstance(sweeps, (int, np.integer)) or sweeps < 1:

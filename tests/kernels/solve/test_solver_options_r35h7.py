@@ -321,3 +321,11 @@ def test_aggressive_coarsening_skips_a_level_and_cuts_the_complexity():
     assert s1.iterations <= s0.iterations + 3
     ref = sla.spsolve(A.tocsc(), b)
     np.testing.assert_allclose(s1.x, ref, atol=1e-7 * np.abs(ref).max())
+
+
+def test_a_bad_cf_or_aggressive_is_refused_before_any_setup():
+    A = pyamg.gallery.poisson((8, 8), format="csr")
+    with pytest.raises(ValueError, match=r"unknown amg_options cf \(pyamg's CF=; no PMISc"):
+        Solver(A, precond="amg", amg="classical", amg_options={"cf": "CLJP"})
+    with pytest.raises(ValueError, match="aggressive: the number of levels"):
+        Solver(A, precond="amg", amg="classical", amg_options={"aggressive": -1})
