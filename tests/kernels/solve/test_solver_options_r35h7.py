@@ -307,7 +307,7 @@ def test_extended_interpolation_with_pmis_keeps_constants_and_converges():
 
 
 def test_aggressive_coarsening_skips_a_level_and_cuts_the_complexity():
-    A = pyamg.gallery.poisson((24, 24, 24), format="csr")
+    A = pyamg.gallery.poisson((18, 18, 18), format="csr")
     b = np.random.default_rng(0).standard_normal(A.shape[0])
     plain = Solver(A, method="cg", precond="amg", amg="classical",
                    amg_options={"max_coarse": 50})
