@@ -33,7 +33,7 @@ __all__ = [
     "launch_options", "json_option", "cluster_options", "nonneg_int", "did_you_mean",
     "unknown_name", "notebook_only", "positive_int", "positive_float", "nonneg_float", "fraction",
     "relative_tolerance", "bounded_int", "grid_shape", "byte_size", "split_line", "GIVEN",
-    "was_given", "dry_run_option", "missing_file", "MissingFile",
+    "was_given", "dry_run_option", "missing_file", "MissingFile", "output_folder",
 ]
 
 
@@ -577,3 +577,22 @@ def split_launch(ns: argparse.Namespace) -> tuple[dict, dict]:
         raise GrammarError(f"--runner thread runs one rank, got --np {np_}: use --runner "
                            f"process (or leave --runner out)")
     return values, launch
+
+
+def output_folder(path, flag: str) -> None:
+    """``--checkpoint-dir DIR`` (a folder a job writes into) checked before the job: its
+    missing folders are made when the job writes (the rule for every output path), so
+    what is refused is a file where the folder or one above it must be, or a folder not
+    writable by you (the job failed on FileExistsError / NotADirectoryError after reading
+    its data)."""
+    if not path:
+        return
+    full = os.path.abspath(os.path.expanduser(str(path)))
+    there = full
+    while not os.path.exists(there) and os.path.dirname(there) != there:
+        there = os.path.dirname(there)
+    if not os.path.isdir(there):
+        what = "is a file" if there == full else f"goes through the file {there}"
+        raise ValueError(f"{flag} {path} {what}: name a folder (it is made when missing)")
+    if not os.access(there, os.W_OK | os.X_OK):
+        raise ValueError(f"{flag} {path}: cannot write in {there} (not writable by you)")

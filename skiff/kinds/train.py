@@ -32,6 +32,7 @@ from skiff.grammar.common import (
     missing_file,
     nonneg_float,
     nonneg_int,
+    output_folder,
     positive_float,
     positive_int,
     unknown_name,
@@ -262,6 +263,8 @@ def ocr_rec_config(values: dict) -> dict:
     device = values.get("device", DEFAULT_DEVICE)
     if str(device).startswith("cuda"):
         raise ValueError(f"train ocr-rec runs on the CPU for now; got --device {device!r}")
+    output_folder(values.get("out"), "--out")
+    output_folder(values.get("checkpoint_dir"), "--checkpoint-dir")
     paths = {k: os.path.abspath(os.path.expanduser(values[k])) if values.get(k) else None
              for k in ("labels", "val", "out", "checkpoint_dir")}
     if values.get("resume") and not (paths["out"] or paths["checkpoint_dir"]):
@@ -532,6 +535,7 @@ def to_config(values: dict) -> dict:
                          "--from the base checkpoint folder for new adapters")
     if values.get("resume") and not values.get("checkpoint_dir"):
         raise ValueError("--resume needs --checkpoint-dir DIR (where the checkpoints are)")
+    output_folder(values.get("checkpoint_dir"), "--checkpoint-dir")
     if values.get("resume") and steps is not None:
         _check_steps_left(str(values["checkpoint_dir"]), steps)
     if source is None and data is not None:

@@ -78,3 +78,23 @@ def test_predict_out_makes_its_folder(tmp_path, capsys):
         assert main(["predict", str(run), str(tmp_path / "new"), "--out", str(bad)]) != 0
         err = capsys.readouterr().err
         assert said in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("flag", ["--checkpoint-dir", "--out"])
+def test_a_folder_a_training_writes(runs_dir, tmp_path, flag):
+    """``train --checkpoint-dir`` (and ocr-rec's ``--out`` folder): missing, made by the
+    job; a file there (or above it) failed the job on FileExistsError /
+    NotADirectoryError after its data was read: refused before any job."""
+    (tmp_path / "t.csv").write_text("a,y\n1,2\n2,4\n3,6\n4,8\n")
+    (tmp_path / "labels.txt").write_text("crop0.png\tword\n")
+    (tmp_path / "f.txt").write_text("a file")
+    head = (f"mlp {tmp_path / 't.csv'}" if flag == "--checkpoint-dir"
+            else f"ocr-rec --data {tmp_path / 'labels.txt'}")
+    for bad, said in ((tmp_path / "f.txt", "f.txt is a file: name a folder"),
+                      (tmp_path / "f.txt" / "ck", "goes through the file")):
+        with pytest.raises(ValueError, match=said):
+            dry_run("train", f"{head} {flag} {bad}")
+    config = dry_run("train", f"{head} {flag} {tmp_path / 'new' / 'ck'}")["config"]
+    assert config[flag.lstrip("-").replace("-", "_")].endswith("ck")
+    assert not (tmp_path / "new").exists()
+    assert not runs_dir.exists() or not any(runs_dir.iterdir())
