@@ -97,3 +97,19 @@ def test_first_order_real_tensor_in_complex_product():
             f(L, v).backward()
             got.append(np.asarray(v.grad))
         np.testing.assert_allclose(got[0], got[1], rtol=1e-12)
+
+
+def test_func_hessian_and_jacobian_through_rfft():
+    """``torch.func.hessian`` of a spectral energy and ``autograd.functional.jacobian(...,
+    create_graph=True)`` of a power spectrum (both needed the transforms' second order)."""
+    got = []
+    for L, F in ((skiff, skiff.func), (torch, torch.func)):
+        h = F.hessian(lambda v, L=L: (L.fft.rfft(v).abs() ** 3).sum())(L.tensor(X))
+        x = L.tensor(X, requires_grad=True)
+        j = L.autograd.functional.jacobian(lambda v, L=L: L.fft.rfft(v, norm="ortho").abs() ** 2,
+                                           x,
+                                           create_graph=True)
+        (j ** 2).sum().backward()
+        got.append((np.asarray(h.detach()), np.asarray(j.detach()), np.asarray(x.grad)))
+    for a, b in zip(*got):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12 * np.abs(b).max())
