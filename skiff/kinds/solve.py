@@ -439,7 +439,8 @@ def check_amg_keywords(problem: str, values: dict, system: str | None) -> None:
                 options[key] != values.get(key):
             raise ValueError(f"{flag} {values.get(key)} and --amg-options {key}="
                              f"{options[key]} disagree: give one")
-    if "theta" in options and isinstance(strength, (list, tuple)):
+    if "theta" in options and strength is not None and \
+            isinstance(parse_strength(strength), list):
         raise ValueError("--strength NAME:THETA and --amg-options theta= both set the "
                          "threshold: give one")
 

@@ -117,6 +117,8 @@ def test_near_nullspace_file_and_notebook_variable(runs_dir, tmp_path, capsys):
                                             "preconditioner is 'jacobi'"),
     ("{A} --near-nullspace {B}", "shape (5, 2), and the matrix has 100 unknowns"),
     ("{A} --interpolation direct --amg-options interpolation=classical", "disagree"),
+    ("{A} --amg classical --strength classical:0.5 --amg-options theta=0.3",
+     "both set the threshold"),
     ("cylinder --max-coarse 3", "--max-coarse is not an option of problem 'cylinder'"),
 ])
 def test_refused_where_nothing_reads_it(runs_dir, tmp_path, line, message):
