@@ -248,6 +248,11 @@ class Strategy:
         keeps every parameter whole and current on every rank returns ``model`` itself."""
         return model
 
+    def stale_elsewhere(self) -> bool:
+        """Whether, during a run, this rank's model object holds weights another rank keeps
+        current (pp: the other stages), so that it cannot be scored alone."""
+        return False
+
     def sync_for_evaluation(self, model) -> None:
         """Before the loop's validation (every rank calls it): the model object holds every
         current weight on this rank. Nothing to do where each rank steps every parameter

@@ -417,7 +417,7 @@ class Trainer(Inference, TrainerState):
 
                     check_same_data(alarm.comm, dataset)
                 run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
-                self._live_strategy = strategy  # evaluate/predict in the run: see _current
+                self._live_strategy = strategy  # evaluate/predict in the run: _refuse_stale
                 alarm.where = lambda: f"after step {run.step}"
                 if self.resume:
                     self._resume_from_checkpoint(run)
@@ -431,25 +431,30 @@ class Trainer(Inference, TrainerState):
             self._live_strategy = None
 
     def evaluate(self, dataset, batch_size: int | None = None, *, per_class: bool = False):
-        self._current()
+        self._refuse_stale("evaluate")
         return super().evaluate(dataset, batch_size, per_class=per_class)
 
     evaluate.__doc__ = Inference.evaluate.__doc__
 
     def predict(self, data, batch_size: int | None = None, *, inputs: int = 1):
-        self._current()
+        self._refuse_stale("predict")
         return super().predict(data, batch_size, inputs=inputs)
 
     predict.__doc__ = Inference.predict.__doc__
 
-    def _current(self) -> None:
-        """During a run (the loop's validation, a callback's ``trainer.evaluate`` or
-        ``predict``): the model object holds every current weight first (pp: the other
-        stages' are gathered, a collective: every rank calls it, as a callback runs on
-        each). Outside a run the strategy is torn down and the model whole."""
+    def _refuse_stale(self, what: str) -> None:
+        """``trainer.evaluate()`` / ``predict()`` from a callback during a run whose ranks
+        each hold only part of the weights current (pp): refused, naming the ways that
+        work. It scored a model whose other stages held their initial weights; gathering
+        them here would be a collective, which a callback that calls it on rank 0 alone
+        (the usual guard for logging) would wait in for ever."""
         live = self.__dict__.get("_live_strategy")
-        if live is not None:
-            live.sync_for_evaluation(self.model)
+        if live is not None and live.stale_elsewhere():
+            raise ValueError(f"trainer.{what}() during a {live.name} run: each rank holds "
+                             "only its own stage's current weights (the others are their "
+                             "initial ones there); give val_dataset= (the loop gathers the "
+                             f"stages before it validates) or call {what}() after train() "
+                             "returns")
 
     # -- the stages of train(), in order -----------------------------------------------------
     def _check_data(self, dataset, epochs, steps, val_dataset, val_split):
@@ -910,8 +915,9 @@ class Trainer(Inference, TrainerState):
         loader = run.loader
         from .trainer_state import WHOLE_MODEL
 
+        run.strategy.sync_for_evaluation(self.model)  # pp: the other stages' weights
         # per class where each rank holds the whole model (its own validation rows' counts)
-        val = self.evaluate(run.val_dataset, per_class=run.strategy.name in WHOLE_MODEL)
+        val = Inference.evaluate(self, run.val_dataset, per_class=run.strategy.name in WHOLE_MODEL)
         run.val_weight = getattr(self, "_eval_weight", None)
         self._keep_class_report(run, val)
         val = {"step": run.step, "epoch": round(loader.epoch + loader.position / len(loader),

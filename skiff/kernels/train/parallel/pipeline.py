@@ -458,6 +458,9 @@ class PipelineParallel(DataParallel):
             self.whole_model(model, self.full_state_dict(model))
         super().teardown()
 
+    def stale_elsewhere(self) -> bool:
+        return self._groups().pp.size > 1
+
     def sync_for_evaluation(self, model) -> None:
         """Every stage's current weights into this rank's model object, which the loop's
         validation runs whole on each rank: each rank steps only its stage, so the others
