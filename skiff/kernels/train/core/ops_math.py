@@ -298,6 +298,10 @@ class Abs(Function):
 class Sigmoid(Function):
     def forward(self, a):
         xp = xp_of(a)
+        if a.dtype.kind == "c":  # torch's complex sigmoid, 1 / (1 + e^-z) (|z| has no sign)
+            out = (1 / (1 + xp.exp(-a))).astype(a.dtype, copy=False)
+            self.save_for_backward(out)
+            return out
         # stable for large |a|: exp of a non-positive number only
         e = xp.exp(-xp.abs(a))
         out = xp.where(a >= 0, 1 / (1 + e), e / (1 + e)).astype(a.dtype, copy=False)

@@ -113,3 +113,26 @@ def test_func_hessian_and_jacobian_through_rfft():
         got.append((np.asarray(h.detach()), np.asarray(j.detach()), np.asarray(x.grad)))
     for a, b in zip(*got):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12 * np.abs(b).max())
+
+
+CX_OPS = {
+    "sigmoid": lambda L, z: (z * 0.3).sigmoid(),  # gave a real sigmoid of |z| (0 imaginary)
+    "tanh": lambda L, z: (z * 0.3).tanh(),
+    "div_pow": lambda L, z: (z / (z.conj() + 2)) ** 3,
+    "exp_log": lambda L, z: L.log(z.exp() + 1),
+    "sqrt_abs": lambda L, z: z.sqrt() * z.abs(),
+    "reciprocal_rsqrt": lambda L, z: (z + 3).reciprocal() + (z + 3).rsqrt(),
+    "prod_cumsum": lambda L, z: z.prod(0) + z.cumsum(0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CX_OPS))
+def test_complex_elementwise_values_and_gradients(name):
+    got = []
+    for L in (skiff, torch):
+        z = L.tensor(C8, requires_grad=True)
+        y = CX_OPS[name](L, z)
+        (y.abs() ** 2).sum().backward()
+        got.append((np.asarray(y.detach()), np.asarray(z.grad)))
+    np.testing.assert_allclose(got[0][0], got[1][0], rtol=1e-12)
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-10)
