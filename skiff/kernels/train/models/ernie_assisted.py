@@ -59,9 +59,13 @@ def take_assistant(model, options: dict, tokenizer=None):
 
 
 def assisted_greedy(model, assistant, ids: np.ndarray, max_new: int, eos: set,
-                    draft_tokens: int = 20) -> np.ndarray:
+                    draft_tokens: int = 20, confidence: float | None = 0.4,
+                    schedule: str = "constant") -> np.ndarray:
     """Greedy decoding of one row ``ids`` (1, T) with ``assistant`` drafting; returns the
-    ids (1, T + new) (after an eos: stops, as transformers does for one row)."""
+    ids (1, T + new) (after an eos: stops, as transformers does for one row). As
+    transformers' drafting: at most ``draft_tokens`` a round, ending after a token the
+    draft gives less than ``confidence`` probability; ``schedule="heuristic"``: two more
+    after a round wholly kept, one fewer otherwise."""
     from ..core.tensor import no_grad
     from .ernie_cache import KVCache
 
@@ -89,10 +93,14 @@ def assisted_greedy(model, assistant, ids: np.ndarray, max_new: int, eos: set,
                 proposal = []
                 fresh = np.array([out[draft.length:]], dtype=np.int64)
                 for _ in range(want):
-                    lg = _host(assistant.forward(fresh, draft, last_only=True))
-                    proposal.append(int(np.argmax(lg[0, -1])))
+                    z = _host(assistant.forward(fresh, draft, last_only=True))[0, -1]
+                    proposal.append(int(np.argmax(z)))
                     if proposal[-1] in eos:
                         break
+                    if confidence:  # the chosen token's probability (float64 softmax)
+                        z = z.astype(np.float64) - float(z.max())
+                        if 1.0 / np.exp(z).sum() < confidence:
+                            break
                     fresh = np.array([[proposal[-1]]], dtype=np.int64)
                 # the check: the last kept token and the proposal, in one forward
                 check = np.array([[out[-1], *proposal]], dtype=np.int64)
@@ -103,6 +111,8 @@ def assisted_greedy(model, assistant, ids: np.ndarray, max_new: int, eos: set,
                 while n < len(proposal) and int(picks[n]) == proposal[n]:
                     n += 1
                 kept = proposal[:n] + [int(picks[n])]
+                if schedule in ("heuristic", "heuristic_transient"):
+                    k = k + 2 if n == len(proposal) else max(1, k - 1)
                 main.length = held + 1 + n  # positions whose tokens were kept
                 draft.length = min(draft.length, base + n)
                 for t in kept:
@@ -162,8 +172,15 @@ def assisted_call(model, assistant, input_ids, max_new_tokens, named: dict, opti
     eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
     if max_new == 0:
         return ids.astype(np.int64)
-    k = options.get("num_assistant_tokens")
-    if k is None:
-        k = getattr(getattr(assistant, "generation_config", None), "get",
-                    lambda *_: None)("num_assistant_tokens") or 20
-    return assisted_greedy(model, assistant, ids.astype(np.int64), int(max_new), eos, int(k))
+    gc = getattr(assistant, "generation_config", None)
+
+    def choice(name, default):
+        value = options.get(name)
+        if value is None and gc is not None:
+            value = gc.get(name) if isinstance(gc, dict) else getattr(gc, name, None)
+        return default if value is None else value
+
+    return assisted_greedy(model, assistant, ids.astype(np.int64), int(max_new), eos,
+                           int(choice("num_assistant_tokens", 20)),
+                           float(choice("assistant_confidence_threshold", 0.4)),
+                           str(choice("num_assistant_tokens_schedule", "constant")))

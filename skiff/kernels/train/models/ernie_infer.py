@@ -601,11 +601,14 @@ def forward_fast(model, idx, cache, last_only: bool):
         return None
     B, T = idx.shape
     past = cache.length if cache is not None else 0
-    if past and T != 1:
-        return None
     w = fast_path(model)
     if w is None:
         return None
+    if past and T != 1:  # several new positions after a cache (assisted decoding's check)
+        logits = extend(model, w, idx, cache, past, last_only)
+        if logits is not None:
+            cache.length += T
+        return logits
     cos, sin = model.rotary(np.tile(np.arange(past, past + T), B))
     if past:  # a decode step: every row at position ``past``
         logits = decode_step(model, w, idx.reshape(-1), cache.k, cache.v,
@@ -629,6 +632,47 @@ def forward_fast(model, idx, cache, last_only: bool):
     if cache is not None:
         cache.length += T
     return logits.reshape(B, 1 if last_only else T, -1)
+
+
+def extend(model, weights: InferenceWeights, idx, cache, past: int, last_only: bool):
+    """Logits (B, T or 1, V) of T new positions per row (B, T) after the ``past`` cached
+    ones (every row at the same place), keys and values written into ``cache`` there: the
+    projections of all T rows at once (the weights read once), each query attending to the
+    cache and the new positions up to its own. float32 models (None for bfloat16: the
+    graph path keeps transformers' bf16 rounding)."""
+    emb = model.model.embed_tokens.weight._data
+    if is_bf16(emb) or any(a is None or not isinstance(a, np.ndarray) or a.dtype != np.float32
+                           for a in (*cache.k, *cache.v)):
+        return None
+    B, T = idx.shape
+    S = past + T
+    if S > cache.capacity:
+        raise ValueError(f"KV cache full: {past} + {T} positions > capacity {cache.capacity}")
+    cos, sin = model.rotary(np.tile(np.arange(past, S), B))
+    x = _f32(emb[idx.reshape(-1)])  # (B T, C)
+    allowed = np.arange(S)[None, :] <= (past + np.arange(T))[:, None]  # (T, S)
+    bias = np.where(allowed, np.float32(0), np.float32(-np.inf))
+    for i, L in enumerate(weights.layers):
+        H, K, D = L.H, L.K, L.D
+        h = _norm(x, L.ln1.weight._data, L.eps1, False)
+        qkv = _rows_times(h, L.qkv.parts(), _bias(L.qkv_b))  # (B T, (H + 2K) D)
+        _add_lora(qkv, h, L.qkv_lora)
+        rotary_rows_(qkv, cos, sin, H + K, D)
+        q = qkv[:, :H * D].reshape(B, T, K, H // K, D).transpose(0, 2, 3, 1, 4)
+        k = qkv[:, H * D:(H + K) * D].reshape(B, T, K, D).transpose(0, 2, 1, 3)
+        v = qkv[:, (H + K) * D:].reshape(B, T, K, D).transpose(0, 2, 1, 3)
+        cache.k[i][:, :, past:S] = k
+        cache.v[i][:, :, past:S] = v
+        keys, vals = cache.k[i][:, :, None, :S], cache.v[i][:, :, None, :S]  # (B, K, 1, S, D)
+        att = (q * np.float32(D ** -0.5)) @ keys.swapaxes(-1, -2) + bias  # (B, K, R, T, S)
+        att = np.exp(att - att.max(-1, keepdims=True))
+        att /= att.sum(-1, keepdims=True)
+        y = (att @ vals).transpose(0, 3, 1, 2, 4).reshape(B * T, H * D)  # (B T, H D)
+        x += _o_proj(L, np.ascontiguousarray(y, dtype=np.float32))
+        x += _mlp(L, _norm(x, L.ln2.weight._data, L.eps2, False), False)
+    if last_only:
+        x = x.reshape(B, T, -1)[:, -1]
+    return _head(model, x).reshape(B, 1 if last_only else T, -1)
 
 
 def forward_packed_fast(model, tokens, cu, cos, sin, cache, last_only: bool):

@@ -48,7 +48,9 @@ def test_greedy_as_transformers_assisted(models, kw):
 
 def test_self_draft_accepts_every_proposal(models):
     """The model as its own draft: each check keeps all ``num_assistant_tokens`` proposals
-    and adds one, so 30 tokens take 1 + 3 forwards of the model (not 30)."""
+    and adds one, so 30 tokens take 1 + 3 forwards of the model (not 30). (Without the
+    confidence threshold off, the tiny random draft's ~1/96 probabilities end each round
+    after one proposal, as transformers' ``assistant_confidence_threshold=0.4`` does.)"""
     _, _, model, _ = models
     twin = from_pretrained_like(model)
     calls = []
@@ -56,7 +58,7 @@ def test_self_draft_accepts_every_proposal(models):
     model.forward = lambda *a, **k: calls.append(a[0].shape) or forward(*a, **k)
     try:
         got = model.generate(IDS, max_new_tokens=30, eos_token_id=None, assistant_model=twin,
-                             num_assistant_tokens=10)
+                             num_assistant_tokens=10, assistant_confidence_threshold=0)
     finally:
         del model.forward
     np.testing.assert_array_equal(got, model.generate(IDS, max_new_tokens=30,
@@ -94,3 +96,33 @@ def test_transformers_refusals(models):
                        num_return_sequences=2)
     with pytest.raises(TypeError, match="assistant_model must be a model"):
         model.generate(IDS, max_new_tokens=3, assistant_model="draft")
+
+
+@pytest.mark.parametrize("shape", ["dense-mha-untied-bias", "moe-shared"])
+def test_several_positions_after_a_cache_as_transformers(tmp_path, shape):
+    """The check's forward: T new positions after a cache, on the fused weights
+    (``ernie_infer.extend``; it was the graph path), logits equal transformers' forward of
+    the whole rows."""
+    from skiff.kernels.train.models.ernie_cache import KVCache
+
+    _, ref = make_checkpoint(tmp_path, shape)
+    model = from_pretrained(tmp_path)
+    ids = np.random.default_rng(4).integers(0, model.config.vocab_size, (2, 11))
+    from skiff.kernels.train.core.tensor import no_grad
+    from skiff.kernels.train.models import ernie_infer
+
+    cache = KVCache(len(model.model.layers), 16)
+    ran = []
+    extend = ernie_infer.extend
+    ernie_infer.extend = lambda *a, **k: ran.append(1) or extend(*a, **k)
+    try:
+        with no_grad():  # generate's mode: the fused weights
+            model.forward(ids[:, :5], cache)
+            got = model.forward(ids[:, 5:], cache).numpy()
+    finally:
+        ernie_infer.extend = extend
+    assert ran == [1]
+    assert cache.length == 11
+    with torch.no_grad():
+        want = ref(torch.tensor(ids)).logits.numpy()[:, 5:]
+    np.testing.assert_allclose(got, want, atol=2e-4 * np.abs(want).max())
