@@ -2,7 +2,8 @@
 ``Independent``, ``kl_divergence`` and ``register_kl``, and (round 29) ``MultivariateNormal``,
 ``MixtureSameFamily``, ``Laplace``, ``Exponential``, ``Gamma``, ``Beta``, and (round 32)
 ``Poisson``, ``Dirichlet``, ``StudentT``, ``LogNormal``, ``Cauchy``, ``Binomial``,
-``Geometric``, ``OneHotCategorical``; the public names of
+``Geometric``, ``OneHotCategorical``, and (round 35) ``TransformedDistribution`` with
+``transforms`` (Exp, Affine, Sigmoid, Tanh, Softplus, Power, Compose); the public names of
 :mod:`skiff.kernels.train.core.distributions`, ``distributions_r29`` and ``distributions_r32``."""
 
 from skiff.kernels.train.core.distributions import (  # noqa: F401
@@ -33,8 +34,22 @@ from skiff.kernels.train.core.distributions_r32 import (  # noqa: F401
     Poisson,
     StudentT,
 )
+from skiff.kernels.train.core.distributions_r35 import (  # noqa: F401
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    PowerTransform,
+    SigmoidTransform,
+    SoftplusTransform,
+    TanhTransform,
+    Transform,
+    TransformedDistribution,
+    transforms,
+)
 
 __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Independent",
            "kl_divergence", "register_kl", "MultivariateNormal", "MixtureSameFamily", "Laplace",
            "Exponential", "Gamma", "Beta", "Poisson", "Dirichlet", "StudentT", "LogNormal",
-           "Cauchy", "Binomial", "Geometric", "OneHotCategorical"]
+           "Cauchy", "Binomial", "Geometric", "OneHotCategorical", "TransformedDistribution",
+           "transforms", "Transform", "ExpTransform", "AffineTransform", "SigmoidTransform",
+           "TanhTransform", "SoftplusTransform", "PowerTransform", "ComposeTransform"]

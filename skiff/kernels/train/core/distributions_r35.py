@@ -1,0 +1,270 @@
+"""torch's ``TransformedDistribution`` and the common ``torch.distributions.transforms``
+(``ExpTransform``, ``AffineTransform``, ``SigmoidTransform``, ``TanhTransform``,
+``SoftplusTransform``, ``PowerTransform``, ``ComposeTransform``), for normalizing flows,
+squashed-Gaussian policies (SAC's ``tanh(Normal)``) and bounded priors ported from torch.
+
+``log_prob(y)`` is torch's: walking the transforms backwards, ``x = t.inv(y)`` and the
+log-determinant ``t.log_abs_det_jacobian(x, y)`` summed over the event dims, then the base's
+``log_prob``; the formulas are torch's (the sigmoid clamped to ``[tiny, 1 - eps]``, tanh's
+``2 (log 2 - x - softplus(-2x))``). Differentiable through the tensor ops.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+from .distributions import Distribution, _shape, _t
+from .tensor import Tensor
+
+__all__ = ["TransformedDistribution", "Transform", "ExpTransform", "AffineTransform",
+           "SigmoidTransform", "TanhTransform", "SoftplusTransform", "PowerTransform",
+           "ComposeTransform", "transforms"]
+
+
+def _softplus(x):
+    from .nn.functional.extra import softplus
+    return softplus(x)
+
+
+def _sum_rightmost(v, dims):
+    if dims <= 0 or not isinstance(v, Tensor):
+        return v
+    return v.sum(tuple(range(-dims, 0)))
+
+
+class Transform:
+    """Base: ``t(x)``, ``t.inv(y)``, ``t.log_abs_det_jacobian(x, y)``; elementwise (event
+    dim 0) unless an ``event_dim`` is given."""
+
+    event_dim = 0
+    bijective = True
+    sign = 1
+
+    @property
+    def domain(self):
+        return SimpleNamespace(event_dim=self.event_dim)
+
+    @property
+    def codomain(self):
+        return SimpleNamespace(event_dim=self.event_dim)
+
+    @property
+    def inv(self):
+        return _Inverse(self)
+
+    def __call__(self, x):
+        return self._call(x)
+
+    def _call(self, x):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _inverse(self, y):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def log_abs_det_jacobian(self, x, y):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def forward_shape(self, shape):
+        return shape
+
+    def inverse_shape(self, shape):
+        return shape
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class _Inverse(Transform):
+    def __init__(self, t):
+        self._t = t
+        self.event_dim = t.event_dim
+
+    @property
+    def inv(self):
+        return self._t
+
+    def __call__(self, y):
+        return self._t._inverse(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return -self._t.log_abs_det_jacobian(y, x)
+
+
+class ExpTransform(Transform):
+    def _call(self, x):
+        return x.exp()
+
+    def _inverse(self, y):
+        return y.log()
+
+    def log_abs_det_jacobian(self, x, y):
+        return x
+
+
+class AffineTransform(Transform):
+    def __init__(self, loc, scale, event_dim=0, cache_size=0):
+        self.loc, self.scale, self.event_dim = loc, scale, int(event_dim)
+
+    @property
+    def sign(self):
+        s = self.scale
+        return (1 if s > 0 else -1) if isinstance(s, (int, float)) else s.sign()
+
+    def _call(self, x):
+        return self.loc + self.scale * x
+
+    def _inverse(self, y):
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x, y):
+        shape = tuple(x.shape)
+        s = self.scale
+        if isinstance(s, (int, float)):
+            res = Tensor._make(x.xp.full(shape, math.log(abs(s)), dtype=x.dtype), False, None, 0)
+        else:
+            res = _t(s, x).abs().log()
+        if self.event_dim:
+            res = res.reshape(tuple(res.shape)[:-self.event_dim] + (-1,)).sum(-1)
+            shape = shape[:-self.event_dim]
+        return res.expand(*shape) if tuple(res.shape) != shape else res
+
+
+class SigmoidTransform(Transform):
+    def _call(self, x):
+        fi = np.finfo(x.dtype)
+        return x.sigmoid().clamp(float(fi.tiny), 1.0 - float(fi.eps))
+
+    def _inverse(self, y):
+        fi = np.finfo(y.dtype)
+        y = y.clamp(float(fi.tiny), 1.0 - float(fi.eps))
+        return y.log() - (-y).log1p()
+
+    def log_abs_det_jacobian(self, x, y):
+        return -_softplus(-x) - _softplus(x)
+
+
+class TanhTransform(Transform):
+    def _call(self, x):
+        return x.tanh()
+
+    def _inverse(self, y):
+        return 0.5 * (y.log1p() - (-y).log1p())  # atanh
+
+    def log_abs_det_jacobian(self, x, y):
+        return 2.0 * (math.log(2.0) - x - _softplus(-2.0 * x))
+
+
+class SoftplusTransform(Transform):
+    def _call(self, x):
+        return _softplus(x)
+
+    def _inverse(self, y):
+        return (-(-y).expm1()).log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -_softplus(-x)
+
+
+class PowerTransform(Transform):
+    def __init__(self, exponent, cache_size=0):
+        self.exponent = exponent
+
+    def _call(self, x):
+        return x ** self.exponent
+
+    def _inverse(self, y):
+        return y ** (1.0 / self.exponent) if isinstance(self.exponent, (int, float)) else \
+            y ** self.exponent.reciprocal()
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+
+class ComposeTransform(Transform):
+    def __init__(self, parts, cache_size=0):
+        self.parts = list(parts)
+        self.event_dim = max((p.event_dim for p in self.parts), default=0)
+
+    def _call(self, x):
+        for p in self.parts:
+            x = p(x)
+        return x
+
+    def _inverse(self, y):
+        for p in reversed(self.parts):
+            y = p.inv(y)
+        return y
+
+    def log_abs_det_jacobian(self, x, y):
+        if not self.parts:
+            return x * 0
+        total = 0
+        for p in self.parts:
+            y_ = p(x)
+            total = total + _sum_rightmost(p.log_abs_det_jacobian(x, y_),
+                                           self.event_dim - p.event_dim)
+            x = y_
+        return total
+
+
+class TransformedDistribution(Distribution):
+    """torch's ``TransformedDistribution(base_distribution, transforms)``."""
+
+    def __init__(self, base_distribution, transforms, validate_args=None):
+        if isinstance(transforms, Transform):
+            transforms = [transforms]
+        if not all(isinstance(t, Transform) for t in transforms):
+            raise ValueError(f"transforms must be a Transform or a list of Transforms, got "
+                             f"{transforms!r}")
+        self.base_dist, self.transforms = base_distribution, list(transforms)
+        base_shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        base_event = len(base_distribution.event_shape)
+        event_dim = max([base_event] + [t.event_dim for t in self.transforms])
+        shape = base_shape
+        for t in self.transforms:
+            shape = tuple(t.forward_shape(shape))
+        cut = len(shape) - event_dim
+        super().__init__(shape[:cut], shape[cut:])
+
+    @property
+    def has_rsample(self):
+        return self.base_dist.has_rsample
+
+    def rsample(self, sample_shape=()):
+        x = self.base_dist.rsample(_shape(sample_shape))
+        for t in self.transforms:
+            x = t(x)
+        return x
+
+    def sample(self, sample_shape=()):
+        from .autograd import no_grad
+
+        with no_grad():
+            x = self.base_dist.sample(_shape(sample_shape))
+            for t in self.transforms:
+                x = t(x)
+        return x.detach()
+
+    def log_prob(self, value):
+        event_dim = len(self.event_shape)
+        lp = 0.0
+        y = value
+        for t in reversed(self.transforms):
+            x = t.inv(y)
+            lp = lp - _sum_rightmost(t.log_abs_det_jacobian(x, y), event_dim - t.event_dim)
+            y = x
+        return lp + _sum_rightmost(self.base_dist.log_prob(y),
+                                   event_dim - len(self.base_dist.event_shape))
+
+    def __repr__(self):
+        return f"TransformedDistribution({self.base_dist!r}, {self.transforms!r})"
+
+
+transforms = SimpleNamespace(Transform=Transform, ExpTransform=ExpTransform,
+                             AffineTransform=AffineTransform,
+                             SigmoidTransform=SigmoidTransform, TanhTransform=TanhTransform,
+                             SoftplusTransform=SoftplusTransform,
+                             PowerTransform=PowerTransform, ComposeTransform=ComposeTransform)
