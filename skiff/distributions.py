@@ -38,6 +38,7 @@ from skiff.kernels.train.core.distributions_r35 import (  # noqa: F401
     AffineTransform,
     ComposeTransform,
     ExpTransform,
+    LowRankMultivariateNormal,
     PowerTransform,
     SigmoidTransform,
     SoftplusTransform,
@@ -51,5 +52,6 @@ __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Ind
            "kl_divergence", "register_kl", "MultivariateNormal", "MixtureSameFamily", "Laplace",
            "Exponential", "Gamma", "Beta", "Poisson", "Dirichlet", "StudentT", "LogNormal",
            "Cauchy", "Binomial", "Geometric", "OneHotCategorical", "TransformedDistribution",
-           "transforms", "Transform", "ExpTransform", "AffineTransform", "SigmoidTransform",
-           "TanhTransform", "SoftplusTransform", "PowerTransform", "ComposeTransform"]
+           "LowRankMultivariateNormal", "transforms", "Transform", "ExpTransform",
+           "AffineTransform", "SigmoidTransform", "TanhTransform", "SoftplusTransform",
+           "PowerTransform", "ComposeTransform"]

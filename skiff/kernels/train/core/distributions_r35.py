@@ -1,7 +1,8 @@
-"""torch's ``TransformedDistribution`` and the common ``torch.distributions.transforms``
-(``ExpTransform``, ``AffineTransform``, ``SigmoidTransform``, ``TanhTransform``,
-``SoftplusTransform``, ``PowerTransform``, ``ComposeTransform``), for normalizing flows,
-squashed-Gaussian policies (SAC's ``tanh(Normal)``) and bounded priors ported from torch.
+"""torch's ``TransformedDistribution``, ``LowRankMultivariateNormal`` and the common
+``torch.distributions.transforms`` (``ExpTransform``, ``AffineTransform``,
+``SigmoidTransform``, ``TanhTransform``, ``SoftplusTransform``, ``PowerTransform``,
+``ComposeTransform``), for normalizing flows, squashed-Gaussian policies (SAC's
+``tanh(Normal)``) and bounded priors ported from torch.
 
 ``log_prob(y)`` is torch's: walking the transforms backwards, ``x = t.inv(y)`` and the
 log-determinant ``t.log_abs_det_jacobian(x, y)`` summed over the event dims, then the base's
@@ -19,9 +20,9 @@ import numpy as np
 from .distributions import Distribution, _shape, _t
 from .tensor import Tensor
 
-__all__ = ["TransformedDistribution", "Transform", "ExpTransform", "AffineTransform",
-           "SigmoidTransform", "TanhTransform", "SoftplusTransform", "PowerTransform",
-           "ComposeTransform", "transforms"]
+__all__ = ["TransformedDistribution", "LowRankMultivariateNormal", "Transform", "ExpTransform",
+           "AffineTransform", "SigmoidTransform", "TanhTransform", "SoftplusTransform",
+           "PowerTransform", "ComposeTransform", "transforms"]
 
 
 def _softplus(x):
@@ -268,3 +269,83 @@ transforms = SimpleNamespace(Transform=Transform, ExpTransform=ExpTransform,
                              SigmoidTransform=SigmoidTransform, TanhTransform=TanhTransform,
                              SoftplusTransform=SoftplusTransform,
                              PowerTransform=PowerTransform, ComposeTransform=ComposeTransform)
+
+
+class LowRankMultivariateNormal(Distribution):
+    """torch's ``LowRankMultivariateNormal(loc, cov_factor, cov_diag)``: covariance
+    ``W W^T + diag(D)`` through the capacitance ``I + W^T D^-1 W`` (Woodbury; its Cholesky
+    factor gives the log-determinant and the Mahalanobis term), as torch's."""
+
+    has_rsample = True
+
+    def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
+        loc = _t(loc)
+        cov_factor, cov_diag = _t(cov_factor, loc), _t(cov_diag, loc)
+        if loc.ndim < 1 or cov_factor.ndim < 2 or cov_diag.ndim < 1:
+            raise ValueError("LowRankMultivariateNormal needs loc (..., n), cov_factor "
+                             "(..., n, rank) and cov_diag (..., n)")
+        n = loc.shape[-1]
+        if cov_factor.shape[-2] != n or cov_diag.shape[-1] != n:
+            raise ValueError(f"cov_factor must be a batch of matrices with shape {n} x m and "
+                             f"cov_diag a batch of vectors of size {n}")
+        batch = np.broadcast_shapes(tuple(loc.shape[:-1]), tuple(cov_factor.shape[:-2]),
+                                    tuple(cov_diag.shape[:-1]))
+        self.loc = loc.expand(*(batch + (n,)))
+        self.cov_factor = cov_factor.expand(*(batch + tuple(cov_factor.shape[-2:])))
+        self.cov_diag = cov_diag.expand(*(batch + (n,)))
+        super().__init__(batch, (n,))
+        from .ops_linalg import cholesky
+        w = self.cov_factor
+        wt_dinv = w.transpose(-1, -2) / self.cov_diag.unsqueeze(-2)
+        k = w.shape[-1]
+        eye = Tensor._make(w.xp.eye(k, dtype=w.dtype), False, None, 0)
+        self._capacitance_tril = cholesky(eye + wt_dinv @ w)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return (self.cov_factor ** 2).sum(-1) + self.cov_diag
+
+    @property
+    def covariance_matrix(self):
+        return self.cov_factor @ self.cov_factor.transpose(-1, -2) + self.cov_diag.diag_embed()
+
+    def _log_det(self):
+        from .ops_linalg import diagonal
+        return 2 * diagonal(self._capacitance_tril).log().sum(-1) + self.cov_diag.log().sum(-1)
+
+    def log_prob(self, value):
+        from .ops_linalg import solve_triangular
+        diff = _t(value, self.loc) - self.loc
+        w, d = self.cov_factor, self.cov_diag
+        wt_dinv_x = ((w / d.unsqueeze(-1)) * diff.unsqueeze(-1)).sum(-2)  # (..., rank)
+        term1 = (diff ** 2 / d).sum(-1)
+        lt = self._capacitance_tril
+        shape = np.broadcast_shapes(tuple(wt_dinv_x.shape[:-1]), tuple(lt.shape[:-2]))
+        lt_b = lt.expand(*(shape + tuple(lt.shape[-2:])))
+        rhs = wt_dinv_x.expand(*(shape + tuple(wt_dinv_x.shape[-1:]))).unsqueeze(-1)
+        term2 = (solve_triangular(lt_b, rhs, upper=False).squeeze(-1) ** 2).sum(-1)
+        n = self.event_shape[0]
+        return -0.5 * (n * math.log(2 * math.pi) + self._log_det() + term1 - term2)
+
+    def entropy(self):
+        n = self.event_shape[0]
+        return 0.5 * (n * (1.0 + math.log(2 * math.pi)) + self._log_det())
+
+    def rsample(self, sample_shape=()):
+        from .random import get_generator
+        shape = _shape(sample_shape) + self.batch_shape
+        w = self.cov_factor
+        g = get_generator()
+        ew = Tensor._make(w.xp.asarray(g.standard_normal(shape + (w.shape[-1],)),
+                                       dtype=w.dtype), False, None, 0)
+        ed = Tensor._make(w.xp.asarray(g.standard_normal(shape + self.event_shape),
+                                       dtype=w.dtype), False, None, 0)
+        return self.loc + (w * ew.unsqueeze(-2)).sum(-1) + self.cov_diag.sqrt() * ed
