@@ -622,12 +622,14 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
 
             attention_mask = inferred_mask(self, input_ids, attention_mask, pad_token_id,
                                            eos_token_id, options)
-        if "assistant_model" in options or "assistant_tokenizer" in options:
-            # transformers' assisted decoding (ernie_assisted): a draft's proposals checked
-            # in one forward; the same greedy tokens
+        if "assistant_model" in options or "assistant_tokenizer" in options \
+                or options.get("prompt_lookup_num_tokens"):
+            # transformers' assisted decoding (ernie_assisted): a draft's (or the prompt's)
+            # proposals checked in one forward; the same greedy tokens
             from .ernie_assisted import assisted_call, take_assistant
 
             assistant, drafts = take_assistant(self, options, tokenizer)
+            drafts = drafts or assistant is None  # prompt lookup
             if drafts and embeds is None:
                 fast = assisted_call(self, assistant, input_ids, max_new_tokens, dict(
                     do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p,

@@ -60,12 +60,14 @@ def take_assistant(model, options: dict, tokenizer=None):
 
 def assisted_greedy(model, assistant, ids: np.ndarray, max_new: int, eos: set,
                     draft_tokens: int = 20, confidence: float | None = 0.4,
-                    schedule: str = "constant") -> np.ndarray:
+                    schedule: str = "constant", ngram: int = 2) -> np.ndarray:
     """Greedy decoding of one row ``ids`` (1, T) with ``assistant`` drafting; returns the
     ids (1, T + new) (after an eos: stops, as transformers does for one row). As
     transformers' drafting: at most ``draft_tokens`` a round, ending after a token the
     draft gives less than ``confidence`` probability; ``schedule="heuristic"``: two more
-    after a round wholly kept, one fewer otherwise."""
+    after a round wholly kept, one fewer otherwise. ``assistant=None``: prompt lookup
+    (transformers' ``prompt_lookup_num_tokens``): the proposal is what followed the first
+    earlier occurrence of the row's last ``ngram`` (down to 1) tokens."""
     from ..core.tensor import no_grad
     from .ernie_cache import KVCache
 
@@ -77,11 +79,12 @@ def assisted_greedy(model, assistant, ids: np.ndarray, max_new: int, eos: set,
                          f"({limit} positions)")
     room = T + max_new + k + 1
     main = KVCache(len(model.model.layers), room)
-    draft = KVCache(len(assistant.model.layers), room)
+    draft = KVCache(len(assistant.model.layers), room) if assistant is not None else None
     out = [int(t) for t in ids[0]]
-    was = model.training, assistant.training
+    was = model.training, assistant.training if assistant is not None else False
     model.eval()
-    assistant.eval()
+    if assistant is not None:
+        assistant.eval()
     try:
         with no_grad():
             logits = _host(model.forward(ids, main, last_only=True))
@@ -91,8 +94,8 @@ def assisted_greedy(model, assistant, ids: np.ndarray, max_new: int, eos: set,
                 base = len(out)
                 # the draft: its cache holds a prefix of out; feed it the rest, then its own
                 proposal = []
-                fresh = np.array([out[draft.length:]], dtype=np.int64)
-                for _ in range(want):
+                fresh = None if draft is None else np.array([out[draft.length:]], dtype=np.int64)
+                for _ in range(want if draft is not None else 0):
                     z = _host(assistant.forward(fresh, draft, last_only=True))[0, -1]
                     proposal.append(int(np.argmax(z)))
                     if proposal[-1] in eos:
@@ -102,6 +105,8 @@ def assisted_greedy(model, assistant, ids: np.ndarray, max_new: int, eos: set,
                         if 1.0 / np.exp(z).sum() < confidence:
                             break
                     fresh = np.array([[proposal[-1]]], dtype=np.int64)
+                if draft is None:
+                    proposal = _lookup(out, want, ngram, eos)
                 # the check: the last kept token and the proposal, in one forward
                 check = np.array([[out[-1], *proposal]], dtype=np.int64)
                 held = main.length
@@ -114,7 +119,8 @@ def assisted_greedy(model, assistant, ids: np.ndarray, max_new: int, eos: set,
                 if schedule in ("heuristic", "heuristic_transient"):
                     k = k + 2 if n == len(proposal) else max(1, k - 1)
                 main.length = held + 1 + n  # positions whose tokens were kept
-                draft.length = min(draft.length, base + n)
+                if draft is not None:
+                    draft.length = min(draft.length, base + n)
                 for t in kept:
                     if len(out) - T >= max_new:
                         break
@@ -123,8 +129,26 @@ def assisted_greedy(model, assistant, ids: np.ndarray, max_new: int, eos: set,
                         break
     finally:
         model.train(was[0])
-        assistant.train(was[1])
+        if assistant is not None:
+            assistant.train(was[1])
     return np.array([out], dtype=np.int64)
+
+
+def _lookup(out: list, want: int, ngram: int, eos: set) -> list:
+    """transformers' ``PromptLookupCandidateGenerator``: the tokens (at most ``want``) after
+    the first earlier match of the last ``ngram`` tokens (then shorter n-grams), cut
+    before an eos; [] when nothing matches."""
+    seq = np.asarray(out, dtype=np.int64)
+    L = len(seq)
+    for n in range(min(int(ngram), L - 1), 0, -1):
+        windows = np.lib.stride_tricks.sliding_window_view(seq, n)  # (L - n + 1, n)
+        for idx in np.flatnonzero((windows == seq[-n:]).all(axis=1)):
+            start = int(idx) + n
+            if start < L:
+                chosen = [int(t) for t in seq[start:min(start + want, L)]]
+                cut = next((i for i, t in enumerate(chosen) if t in eos), None)
+                return chosen if cut is None else chosen[:cut]
+    return []
 
 
 def _host(t):
@@ -180,6 +204,10 @@ def assisted_call(model, assistant, input_ids, max_new_tokens, named: dict, opti
             value = gc.get(name) if isinstance(gc, dict) else getattr(gc, name, None)
         return default if value is None else value
 
+    if assistant is None:  # prompt lookup
+        return assisted_greedy(model, None, ids.astype(np.int64), int(max_new), eos,
+                               int(options["prompt_lookup_num_tokens"]), None, "constant",
+                               int(options.get("max_matching_ngram_size") or 2))
     return assisted_greedy(model, assistant, ids.astype(np.int64), int(max_new), eos,
                            int(choice("num_assistant_tokens", 20)),
                            float(choice("assistant_confidence_threshold", 0.4)),

@@ -126,3 +126,25 @@ def test_several_positions_after_a_cache_as_transformers(tmp_path, shape):
     with torch.no_grad():
         want = ref(torch.tensor(ids)).logits.numpy()[:, 5:]
     np.testing.assert_allclose(got, want, atol=2e-4 * np.abs(want).max())
+
+
+def test_prompt_lookup_checks_proposals(models):
+    """``prompt_lookup_num_tokens`` (round 33: accepted, decoded without it) now proposes
+    what followed the last n-gram's earlier occurrence and checks it in one forward: on a
+    row that repeats itself the model runs fewer forwards than tokens; the tokens equal
+    transformers' prompt-lookup greedy (and plain greedy)."""
+    ref, _, model, _ = models
+    ids = np.array([[5, 6, 7, 8, 9, 10]])
+    with torch.no_grad():
+        want = ref.generate(torch.tensor(ids), max_new_tokens=30, eos_token_id=None,
+                            pad_token_id=0, prompt_lookup_num_tokens=5).numpy()
+    calls = []
+    forward = model.forward
+    model.forward = lambda *a, **k: calls.append(1) or forward(*a, **k)
+    try:
+        got = model.generate(ids, max_new_tokens=30, eos_token_id=None,
+                             prompt_lookup_num_tokens=5)
+    finally:
+        del model.forward
+    np.testing.assert_array_equal(got, want)
+    assert 2 <= len(calls) < 30, len(calls)  # the tiny model's greedy text cycles
