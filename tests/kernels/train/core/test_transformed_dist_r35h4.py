@@ -77,3 +77,27 @@ def test_transform_inverse_and_log_det(name):
         got.append((np.asarray(v.detach()), np.asarray(ld.detach()), np.asarray(xt.grad)))
     for a, b in zip(*got):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_low_rank_multivariate_normal(batched):
+    """(it was missing) log_prob, entropy, variance, covariance_matrix and their gradients;
+    shapes of samples."""
+    loc = R.standard_normal((2, 4) if batched else (4,))
+    w = R.standard_normal((2, 4, 2) if batched else (4, 2))
+    d = R.uniform(0.5, 1.5, (4,))
+    v = R.standard_normal((3, 2, 4) if batched else (3, 4))
+    got = []
+    for L in (skiff, torch):
+        a, b, c = (L.tensor(x, requires_grad=True) for x in (loc, w, d))
+        dist = L.distributions.LowRankMultivariateNormal(a, b, c)
+        outs = (dist.log_prob(L.tensor(v)), dist.entropy(), dist.variance,
+                dist.covariance_matrix)
+        sum(o.sum() for o in outs).backward()
+        vals = [np.asarray(o.detach()) for o in outs] + [np.asarray(t.grad) for t in (a, b, c)]
+        got.append((vals,
+                    (tuple(dist.batch_shape), tuple(dist.event_shape),
+                     tuple(dist.rsample((5,)).shape), tuple(dist.sample().shape))))
+    assert got[0][1] == got[1][1]
+    for x, y in zip(got[0][0], got[1][0]):
+        np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
