@@ -14,6 +14,9 @@ without the assistant: a speed-up not taken, the same greedy tokens (sampled one
 from the same distribution, not transformers' speculative draws). What transformers refuses
 is refused with its words: ``assistant_tokenizer`` for the same vocabulary, a different
 vocabulary without both tokenizers, ``num_return_sequences`` > 1.
+
+``prompt_lookup_num_tokens`` (transformers' prompt-lookup decoding) takes the same path with
+the row itself as the draft (:func:`_lookup`).
 """
 
 from __future__ import annotations
