@@ -100,6 +100,9 @@ def COMMAND(p):
                    help="where checkpoints go (default: the job's run folder)")
     p.add_argument("--checkpoint-every", type=positive_int, default=None, metavar="N",
                    help="write a checkpoint every N steps (and always at the end)")
+    p.add_argument("--keep-checkpoints", type=positive_int, default=None, metavar="N",
+                   help="how many of the newest checkpoints stay in the folder (default 3; "
+                        "transformers' save_total_limit)")
     p.add_argument("--resume", action="store_true",
                    help="continue from the newest checkpoint in --checkpoint-dir")
     p.add_argument("--precision", choices=PRECISIONS, default="32",
@@ -228,7 +231,7 @@ _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
                    "lora_targets": "q_proj,v_proj", "lora_dora": False,
                    "lora_rslora": False, "lora_modules_to_save": None, "target": None, "drop": None,
                    "eval": None, "class_weight": None,
-                   "clip": None, "schedule": None, "warmup": None}
+                   "clip": None, "schedule": None, "warmup": None, "keep_checkpoints": None}
 
 
 def ocr_rec_config(values: dict) -> dict:
@@ -563,7 +566,8 @@ def to_config(values: dict) -> dict:
         # trainer's defaults otherwise; configs of jobs before round 34 read the same)
         **{key: values[name] for name, key in (("weight_decay", "weight_decay"),
                                                ("clip", "clip"), ("schedule", "schedule"),
-                                               ("warmup", "warmup_steps"))
+                                               ("warmup", "warmup_steps"),
+                                               ("keep_checkpoints", "keep_checkpoints"))
            if values.get(name) is not None},
         "device": values.get("device", DEFAULT_DEVICE),
         "strategy": _check_strategy(values.get("strategy", "auto")),

@@ -213,6 +213,7 @@ def train_parts(parts: dict, config: dict, reporter):
         device_memory=config.get("device_memory"),  # --device-memory: the plan's limit
         checkpoint_dir=config.get("checkpoint_dir"),
         checkpoint_every=config.get("checkpoint_every"),
+        keep_checkpoints=int(config.get("keep_checkpoints") or 3),  # --keep-checkpoints
         resume=bool(config.get("resume")),
         seed=int(config.get("seed") or 0),
         stop_on_divergence=bool(config.get("stop_on_divergence", False)),
