@@ -138,6 +138,8 @@ def _pages(records: list[dict], pdf_dpi: float):
         label = str(record.get("image"))
         lines = record.get("lines") or []
         size = page_size(label, pdf_dpi)
+        if size is None and record.get("size"):  # an array read in memory: its [h, w]
+            size = (int(record["size"][1]), int(record["size"][0]))
         reach = [_bbox(line["box"]) for line in lines]
         w = max([size[0] if size else 0] + [b[2] for b in reach])
         h = max([size[1] if size else 0] + [b[3] for b in reach])

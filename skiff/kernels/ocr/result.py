@@ -148,6 +148,16 @@ class OcrResult:
         """Its lines as a table, a row each (:meth:`OcrResults.to_pandas`)."""
         return lines_frame([self.to_json()])
 
+    def write_hocr(self, path) -> str:
+        """Write it as hOCR (``--out FILE.hocr``'s format, :func:`.hocr.write_hocr`);
+        returns ``path``."""
+        return _write("hocr", [self], path)
+
+    def write_tsv(self, path) -> str:
+        """Write it as Tesseract's TSV (``--out FILE.tsv``'s format, pytesseract's
+        ``image_to_data``: :func:`.hocr.write_tsv`); returns ``path``."""
+        return _write("tsv", [self], path)
+
     def __iter__(self):
         """The lines, in reading order: ``for line in result: print(line.text)``."""
         return iter(self.lines)
@@ -234,6 +244,15 @@ class OcrResults(list):
         ``results.to_pandas().groupby("file").text.apply("\\n".join)``."""
         return lines_frame(r.to_json() for r in self)
 
+    def write_hocr(self, path) -> str:
+        """Write every result as a page of one hOCR document (``--out FILE.hocr``)."""
+        return _write("hocr", list(self), path)
+
+    def write_tsv(self, path) -> str:
+        """Write every result as a page of one Tesseract TSV table (``--out FILE.tsv``,
+        pytesseract's ``image_to_data``; ``pandas.read_csv(path, sep="\\t", quoting=3)``)."""
+        return _write("tsv", list(self), path)
+
     def write_jsonl(self, path) -> str:
         """Write one JSON line per result (the ``--out`` format) to ``path``; returns it."""
         import json
@@ -252,6 +271,16 @@ class OcrResults(list):
 
     def __repr__(self) -> str:
         return "\n".join(repr(r) for r in self)
+
+
+def _write(kind: str, results: list, path) -> str:
+    """``results`` written by :mod:`.hocr` as ``kind`` ("hocr" or "tsv"), PDF pages at the
+    resolution they were read at."""
+    from . import hocr
+
+    dpi = next((float(r.pdf_dpi) for r in results if r.pdf_dpi is not None), 200.0)
+    write = hocr.write_hocr if kind == "hocr" else hocr.write_tsv
+    return write([r.to_json() for r in results], str(path), pdf_dpi=dpi)
 
 
 def draw_boxes(rgb: np.ndarray, lines: list[TextLine], *, max_side: int = 900) -> str:

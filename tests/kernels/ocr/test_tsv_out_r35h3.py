@@ -92,3 +92,22 @@ def test_tsv_reads_as_tesseracts_does(tmp_path, fonts):
         return [r[-1] for r in table[1:] if r[0] == "5"]
     assert " ".join(text(ours)) == " ".join(w for row in ROWS for c in row for w in c.split())
     assert len(text(theirs)) >= 6
+
+
+def test_python_api_writes_tsv_and_hocr(tmp_path, fonts):
+    """``skiff.ocr(array).write_tsv(path)`` as a pytesseract user would call
+    ``image_to_data``: the page is the array's size (no file to measure), words as drawn."""
+    import numpy as np
+    from PIL import Image
+
+    from skiff.kernels.ocr import ocr
+
+    inks = _render(tmp_path / "bank.png")
+    rgb = np.asarray(Image.open(tmp_path / "bank.png").convert("RGB"))
+    result = ocr(rgb, threads=1)
+    rows = _table(result.write_tsv(tmp_path / "a.tsv"))
+    assert rows[1][:10] == ["1", "1", "0", "0", "0", "0", "0", "0", "700", "220"]
+    assert [r[-1] for r in rows[1:] if r[0] == "5"] == [w for w, _ in inks]
+    text = open(ocr([rgb, rgb], threads=1).write_hocr(tmp_path / "a.hocr"),
+                encoding="utf-8").read()
+    assert text.count('class="ocr_page"') == 2 and "bbox 0 0 700 220" in text
