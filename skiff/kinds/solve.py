@@ -1363,6 +1363,8 @@ class SolveKind(Kind):
             return [f"steady flow{at}: {result['stopped']} after {figure(steps)} Newton "
                     f"step{'' if steps == 1 else 's'}, last update "
                     f"{figure(updates[-1])} (its state kept in partial.npz)"]
+        if result.get("stopped") is not None and isinstance(result.get("columns"), int):
+            return [_stopped_columns_line(result)]   # several right-hand sides (round 35)
         if result.get("stopped") is not None:   # a cancelled solve's partial (round 34)
             its = result.get("iterations")
             return [f"{result.get('method', '?')} + {result.get('precond', '?')}, "
@@ -1826,6 +1828,34 @@ def _refined(result: dict, key: str) -> str:
     if ref is None or err is None:
         return ""
     return f"; refined {ref:.6g}, {100 * float(err):+.2g}%"
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _stopped_columns_line(result: dict) -> str:
+    """A stopped solve of k right-hand sides (round 35): the columns solved with their worst
+    ``|r|/|b|``, the one it stopped in (its iterations and residual), those not started: the
+    current column's residual alone read as the whole solve's."""
+    k, done = int(result["columns"]), int(result.get("columns_done") or 0)
+    rels = list(result.get("column_residuals") or [])
+    its = list(result.get("column_iterations") or [])
+    head = (f"{result.get('method', '?')} + {result.get('precond', '?')}, "
+            f"{figure(result.get('unknowns'))} unknowns, {k} right-hand sides: "
+            f"{result['stopped']}; ")
+    solved = [r for r in rels[:done] if r is not None]
+    parts = [f"{done} of {k} solved"
+             + (f" (|r|/|b| <= {figure(max(solved))})" if solved else "")]
+    if done < k:
+        now = rels[done] if done < len(rels) else None
+        n = its[done] if done < len(its) else None
+        parts.append(f"stopped in the {_ordinal(done + 1)} after {figure(n)} iteration"
+                     f"{'' if n == 1 else 's'}"
+                     + (f" at |r|/|b| = {figure(now)}" if now is not None else ""))
+    if k - done - 1 > 0:
+        parts.append(f"{k - done - 1} not started")
+    return head + "; ".join(parts)
 
 
 def _cylinder_summary(result: dict) -> list[str]:
