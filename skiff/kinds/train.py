@@ -1040,6 +1040,12 @@ class TrainKind(Kind):
                 lines.append(f"resume: the checkpoint at step {at} already reaches the "
                              f"{total} steps asked: nothing trained (steps count from 0: ask "
                              f"for more than {at})")
+            elif at == result.get("steps") and \
+                    str(result.get("stopped") or "").startswith("early stopping"):
+                trained_nothing = True   # the run it resumed had stopped early there
+                lines.append(f"resumed from step {at}: nothing trained, the run had stopped "
+                             f"early there ({result['stopped']}; a larger --early-stop trains "
+                             "on)")
             else:
                 lines.append(f"resumed from step {at}")
         notes = [str(n) for n in result.get("notes") or []]
