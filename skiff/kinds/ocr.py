@@ -3,8 +3,8 @@
 ``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B]
 [--out FILE.jsonl|.txt|.csv|.hocr|.tsv|-]
 [--det-model F.onnx] [--rec-model F.onnx|DIR] [--dict F.txt] [--no-cls] [--no-det] [--no-words]
-[--min-score X] [--pdf-dpi D] [--pages 1-3,7] [--precision auto|int8|fp32|hybrid] [--np N] [--wait]
-[-o NAME]``.
+[--min-score X] [--det-params K=V,...] [--pdf-dpi D] [--pages 1-3,7]
+[--precision auto|int8|fp32|hybrid] [--np N] [--wait] [-o NAME]``.
 Inputs are image or PDF files (a PDF, multi-page TIFF or animated GIF gives one result per page,
 ``file.pdf#page=N``; ``--pages`` reads only some of them), folders (their image and PDF
 files), glob patterns (``**`` for subfolders), or (in a notebook) a variable holding an
@@ -95,6 +95,10 @@ def COMMAND(p):
                         "numbers): not read again with common words and character pairs")
     p.add_argument("--min-score", type=nonneg_float, default=0.5, metavar="X",
                    help="drop lines read with a lower confidence (default 0.5)")
+    p.add_argument("--det-params", type=det_params_arg, default=None, metavar="K=V,...",
+                   help="the detector's knobs, as RapidOCR's: thresh (0.3), box_thresh "
+                        "(0.5), unclip_ratio (1.6), max_candidates (1000), limit (960: "
+                        "limit_side_len), target (18: the text height it reads at)...")
     p.add_argument("--pdf-dpi", type=positive_int, default=200, metavar="D",
                    help="resolution PDF pages are rendered at, 36-600 (default 200)")
     p.add_argument("--pages", default=None, metavar="LIST",
@@ -150,6 +154,56 @@ def _missing_input(inputs: list[str], exc: FileNotFoundError) -> Exception:
                 f"{item!r}" in str(exc):
             return missing_file(item, "file, folder or pattern", ": ")
     return exc
+
+
+# RapidOCR's / PaddleOCR's names for DetParams' knobs
+_DET_ALIASES = {"det_db_thresh": "thresh", "det_db_box_thresh": "box_thresh",
+                "det_db_unclip_ratio": "unclip_ratio", "limit_side_len": "limit",
+                "det_limit_side_len": "limit", "max_candidates": "max_candidates"}
+_DET_UNIT = ("thresh", "box_thresh")   # probabilities: in [0, 1]
+
+
+def det_params_arg(text) -> str:
+    """``--det-params box_thresh=0.6,unclip_ratio=2.0`` checked, as text (a form renders it
+    back into the line); the config holds :func:`parse_det_params`'s dict."""
+    return ",".join(f"{k}={v}" for k, v in parse_det_params(text).items())
+
+
+def parse_det_params(text) -> dict:
+    """``KEY=VALUE`` pairs naming fields of the detector's ``DetParams`` (RapidOCR's names
+    too: ``det_db_box_thresh``, ``limit_side_len``), each value of its field's type and in
+    range; a dict (a resumed job's config) is checked the same way."""
+    import argparse
+    import dataclasses
+
+    from skiff.kernels.ocr.det import DetParams
+
+    fields = {f.name: f for f in dataclasses.fields(DetParams)}
+    pairs = (list(text.items()) if isinstance(text, dict) else
+             [p.partition("=")[::2] for p in (q.strip() for q in str(text).split(",")) if p])
+    out: dict = {}
+    for key, value in pairs:
+        key, value = _DET_ALIASES.get(str(key).strip(), str(key).strip()), str(value).strip()
+        if key not in fields:
+            raise argparse.ArgumentTypeError(str(unknown_name("detector parameter", key,
+                                                              sorted(fields))))
+        kind = int if isinstance(getattr(DetParams, key), int) else float
+        try:
+            number = kind(float(value)) if kind is int and float(value).is_integer() \
+                else kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{key} is {'an integer' if kind is int else 'a number'}, got {value!r} "
+                f"(KEY=VALUE pairs, like box_thresh=0.6,unclip_ratio=2.0)") from None
+        if not number > 0 or (key in _DET_UNIT and number > 1):
+            raise argparse.ArgumentTypeError(
+                f"{key} must be {'in (0, 1]' if key in _DET_UNIT else 'positive'}, got "
+                f"{value!r}")
+        out[key] = number
+    if not out:
+        raise argparse.ArgumentTypeError("expected KEY=VALUE pairs, like "
+                                         "box_thresh=0.6,unclip_ratio=2.0")
+    return out
 
 
 def _out_file(out: str | None) -> str | None:
@@ -250,6 +304,8 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         "pdf_dpi": dpi,
         "pages": pages or None,
         "precision": values.get("precision") or "auto",
+        **({"det_params": parse_det_params(values["det_params"])}   # only when given
+           if values.get("det_params") else {}),
         # relative inputs are read from here, whatever folder the process is in by then (a
         # %cd while a thread job reads); the results keep them as written
         **({"cwd": _cwd()} if _cwd() else {}),

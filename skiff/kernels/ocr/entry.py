@@ -26,6 +26,7 @@ from pathlib import Path
 
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
+from .det import DetParams
 from .hocr import HOCR_SUFFIXES, TSV_SUFFIXES, write_hocr, write_tsv
 from .images import PAGED_SUFFIXES, frame_count, is_pdf, pdf_document, pdf_scale, pixel_stretch
 from .pipeline import OcrPipeline, takes_work
@@ -332,7 +333,8 @@ _CACHE: dict[tuple, OcrPipeline] = {}  # the last pipelines used, so a notebook 
 
 def _pipeline(config: dict) -> OcrPipeline:
     keys = ("model", "device", "batch_size", "threads", "det_model", "rec_model", "dict",
-            "use_cls", "use_det", "words", "min_score", "pdf_dpi", "precision")
+            "use_cls", "use_det", "words", "min_score", "pdf_dpi", "precision",
+            "det_params")
     key = tuple(str(config.get(k)) for k in keys)
     if key not in _CACHE:
         while len(_CACHE) >= 2:
@@ -351,7 +353,10 @@ def _new_pipeline(config: dict) -> OcrPipeline:
                        words=config.get("words"),
                        min_score=float(config.get("min_score", 0.5)),
                        pdf_dpi=float(config.get("pdf_dpi") or 200),
-                       precision=config.get("precision") or "auto")
+                       precision=config.get("precision") or "auto",
+                       # --det-params: the detector's knobs (RapidOCR's box_thresh, ...)
+                       params=(DetParams(**config["det_params"])
+                               if config.get("det_params") else None))
 
 
 def run(config: dict, reporter) -> OcrRun:
