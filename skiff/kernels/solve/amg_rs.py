@@ -158,17 +158,17 @@ def _rs_py(sptr, sidx, tptr, tidx, n):
     """The first pass of the Ruge-Stueben splitting: 1 for a C point, 0 for an F point.
     ``S`` (sptr, sidx): the points each point depends on; ``T = S^T`` (tptr, tidx): the
     points depending on each. Ties go to the lowest index (a bucket per weight, LIFO)."""
-    split = np.full(n, -1, dtype=np.int64)   # -1: undecided
-    lam = np.zeros(n, dtype=np.int64)
+    split = np.full(n, -1, dtype=sptr.dtype)   # -1: undecided
+    lam = np.zeros(n, dtype=sptr.dtype)
     top = 0
     for i in range(n):
         lam[i] = tptr[i + 1] - tptr[i]
         bound = lam[i] + sptr[i + 1] - sptr[i]
         if bound > top:
             top = bound
-    head = np.full(top + 1, -1, dtype=np.int64)
-    nxt = np.full(n, -1, dtype=np.int64)
-    prv = np.full(n, -1, dtype=np.int64)
+    head = np.full(top + 1, -1, dtype=sptr.dtype)
+    nxt = np.full(n, -1, dtype=sptr.dtype)
+    prv = np.full(n, -1, dtype=sptr.dtype)
     for i in range(n - 1, -1, -1):
         if lam[i] == 0 and sptr[i + 1] == sptr[i]:
             split[i] = 0   # no strong connection either way: the smoother resolves it
@@ -258,18 +258,18 @@ def _rs_pyamg_py(sptr, sidx, tptr, tidx, n, front=0):
     any (none of them depends on a C point, or it would be F). Log-normal 256^2: 20
     iterations (lowest order 20, pyamg's order 300); rotated anisotropy (FD, 1e-3, 30
     degrees, 120^2): 14 (lowest order 33, pyamg 14)."""
-    split = np.full(n, -1, dtype=np.int64)   # -1: undecided
-    lam = np.zeros(n, dtype=np.int64)
+    split = np.full(n, -1, dtype=sptr.dtype)   # -1: undecided
+    lam = np.zeros(n, dtype=sptr.dtype)
     lmax = 0
     for i in range(n):
         lam[i] = tptr[i + 1] - tptr[i]
         if lam[i] > lmax:
             lmax = lam[i]
     lmax = max(2 * lmax, n + 1)
-    iptr = np.zeros(lmax, dtype=np.int64)
-    icount = np.zeros(lmax, dtype=np.int64)
-    node = np.zeros(n, dtype=np.int64)       # index -> node
-    index = np.zeros(n, dtype=np.int64)      # node -> index
+    iptr = np.zeros(lmax, dtype=sptr.dtype)
+    icount = np.zeros(lmax, dtype=sptr.dtype)
+    node = np.zeros(n, dtype=sptr.dtype)       # index -> node
+    index = np.zeros(n, dtype=sptr.dtype)      # node -> index
     for i in range(n):
         icount[lam[i]] += 1
     total = 0
@@ -358,8 +358,9 @@ def prolongator_rows(S: sp.csr_matrix, split: np.ndarray, kernel=None) -> np.nda
     entry, an F point's one per strong C neighbour (``S``'s row, the diagonal not counted).
     :func:`_rows_py`, numba where it runs (numpy's vectorised count took 4x longer)."""
     fn = kernel or _kernel("rows")
-    return fn(np.asarray(S.indptr, dtype=np.int64), np.asarray(S.indices, dtype=np.int64),
-              np.asarray(split, dtype=np.int64))
+    idx = _index_dtype(S)
+    return fn(np.asarray(S.indptr, dtype=idx), np.asarray(S.indices, dtype=idx),
+              np.asarray(split, dtype=idx))
 
 
 def _pmis_py(gptr, gidx, order):
@@ -671,6 +672,14 @@ def _kernel(name):
     return _JIT[name]
 
 
+def _index_dtype(*mats) -> type:
+    """32-bit indices where every matrix's size and entries fit (round 35: the kernels read
+    half the bytes and the CSR arrays pass without copies; classical interpolation on
+    anisors' first level 0.054 -> 0.045 s CPU, the same P), else 64-bit."""
+    big = max((M.shape[0] + M.nnz for M in mats), default=0)
+    return np.int32 if big < 2 ** 31 - 1 else np.int64
+
+
 def pmis_weights(S: sp.csr_matrix, seed: int = 0) -> np.ndarray:
     """PMIS's weights (pyamg's): how many points depend on each, plus a random number in
     [0, 1) (``numpy.random.default_rng(seed)``: the same splitting on every run)."""
@@ -716,8 +725,12 @@ def rs_split(S: sp.csr_matrix, kernel=None, *, second_pass: bool = False,
     fn = kernel or _kernel("rs" if order == "lowest" else "rs-pyamg")
     i64 = np.int64
     extra = (1,) if order == "front" else ()   # pyamg's order, with round 35's fix
-    split = fn(S.indptr.astype(i64), S.indices.astype(i64), T.indptr.astype(i64),
-               T.indices.astype(i64), S.shape[0], *extra)
+    # 32-bit indices where they fit: the kernels' arrays take their dtype (round 35: the
+    # first pass 0.058 -> 0.040 s CPU on anisors' first level, pyamg's 0.034; the same split)
+    idx = np.int32 if S.shape[0] + S.nnz < 2 ** 31 - 1 else i64
+    split = fn(S.indptr.astype(idx, copy=False), S.indices.astype(idx, copy=False),
+               T.indptr.astype(idx, copy=False), T.indices.astype(idx, copy=False),
+               S.shape[0], *extra).astype(i64)
     if second_pass:
         fn2 = pass2_kernel or _kernel("pass2")
         split = fn2(S.indptr.astype(i64), S.indices.astype(i64),
@@ -735,11 +748,12 @@ def direct_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarray,
     split = np.asarray(split, dtype=np.int64)
     cindex = np.cumsum(split) - 1
     fn = kernel or _kernel("direct")
-    i64 = np.int64
+    i = _index_dtype(A, S)
     pptr = prolongator_rows(S, split)
-    pptr, pidx, pval = fn(A.indptr.astype(i64), A.indices.astype(i64),
-                          A.data.astype(np.float64), S.indptr.astype(i64),
-                          S.indices.astype(i64), split, cindex, pptr)
+    pptr, pidx, pval = fn(A.indptr.astype(i, copy=False), A.indices.astype(i, copy=False),
+                          A.data.astype(np.float64), S.indptr.astype(i, copy=False),
+                          S.indices.astype(i, copy=False), split.astype(i, copy=False),
+                          cindex.astype(i, copy=False), pptr)
     return sp.csr_matrix((pval, pidx, pptr), shape=(A.shape[0], int(split.sum())))
 
 
@@ -799,11 +813,12 @@ def classical_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarra
     cindex = np.cumsum(split) - 1
     nc = int(split.sum())
     fn = kernel or _kernel("interp")
-    i64 = np.int64
+    i = _index_dtype(A, S)
     pptr = prolongator_rows(S, split)
-    pptr, pidx, pval = fn(A.indptr.astype(i64), A.indices.astype(i64),
-                          A.data.astype(np.float64), S.indptr.astype(i64),
-                          S.indices.astype(i64), split, cindex,
+    pptr, pidx, pval = fn(A.indptr.astype(i, copy=False), A.indices.astype(i, copy=False),
+                          A.data.astype(np.float64, copy=False),
+                          S.indptr.astype(i, copy=False), S.indices.astype(i, copy=False),
+                          split.astype(i, copy=False), cindex.astype(i, copy=False),
                           A.diagonal().astype(np.float64), pptr)
     return sp.csr_matrix((pval, pidx, pptr), shape=(A.shape[0], nc))
 

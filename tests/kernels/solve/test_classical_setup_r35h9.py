@@ -181,3 +181,29 @@ def test_whole_hierarchy_as_pyamgs_levels():
         lv.A.shape[0] for lv in ml.levels[:len(mine.levels)]]
     for lv, lp in zip(mine.levels, ml.levels):
         assert abs(lv[3] - lp.P).max() < 1e-12
+
+
+@pytest.mark.parametrize("order", ["lowest", "pyamg", "front"])
+@pytest.mark.parametrize("case", sorted(MATRICES))
+def test_splitting_on_32_bit_indices_is_the_64_bit_twins(case, order):
+    # rs_split runs the numba kernels on int32 arrays where they fit; the Python twin on
+    # int64 arrays, called directly, gives the same splitting; pyamg's order is pyamg's RS
+    from pyamg.classical.split import RS
+
+    from skiff.kernels.solve.amg_rs import _rs_py, _rs_pyamg_py
+
+    A = sp.csr_matrix(MATRICES[case]())
+    A.sum_duplicates()
+    S = classical_strength(A)
+    T = S.T.tocsr()
+    i64 = np.int64
+    args = (S.indptr.astype(i64), S.indices.astype(i64), T.indptr.astype(i64),
+            T.indices.astype(i64), S.shape[0])
+    ref = (_rs_py(*args) if order == "lowest" else
+           _rs_pyamg_py(*args, 1 if order == "front" else 0))
+    split = rs_split(S, order=order)
+    assert split.dtype == np.int64
+    np.testing.assert_array_equal(split, ref)
+    if order == "pyamg":
+        np.testing.assert_array_equal(split, RS(_pattern(classical_strength_of_connection(
+            A, theta=0.25))))
