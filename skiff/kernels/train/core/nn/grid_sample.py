@@ -109,15 +109,75 @@ def _source(xp, c, size, padding, align):
     return pix, grad
 
 
+_A = -0.75  # torch's bicubic convolution constant
+
+
+def _cubic(t):
+    """The four cubic-convolution weights of taps -1, 0, 1, 2 at fraction ``t`` and their
+    derivatives in ``t`` (torch's ``get_cubic_upsample_coefficients``)."""
+    def c1(x):
+        return ((_A + 2) * x - (_A + 3)) * x * x + 1
+
+    def d1(x):
+        return (3 * (_A + 2) * x - 2 * (_A + 3)) * x
+
+    def c2(x):
+        return ((_A * x - 5 * _A) * x + 8 * _A) * x - 4 * _A
+
+    def d2(x):
+        return (3 * _A * x - 10 * _A) * x + 8 * _A
+
+    w = [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
+    dw = [d2(t + 1), d1(t), -d1(1 - t), -d2(2 - t)]
+    return w, dw
+
+
+def _tap(xp, k, size, padding, align):
+    """torch's ``compute_coordinates`` of an integer tap (border: clipped; reflection:
+    reflected then clipped; zeros: as it is), as int64."""
+    k = k.astype(np.float64)
+    if padding == "border":
+        k = xp.clip(k, 0, size - 1)
+    elif padding == "reflection":
+        k = (_reflect(xp, k, 0, 2 * (size - 1)) if align else
+             _reflect(xp, k, -1, 2 * size - 1))[0]
+        k = xp.clip(k, 0, size - 1)
+    return k.astype(np.int64)
+
+
 class GridSample2dFn(Function):
     def forward(self, x, grid, mode="bilinear", padding="zeros", align=False):
         xp = xp_of(x)
         n, c, h, w = x.shape
         ho, wo = grid.shape[1:3]
-        ix, gx = _source(xp, grid[..., 0], w, padding, align)
-        iy, gy = _source(xp, grid[..., 1], h, padding, align)
         flat = x.reshape(n, c, h * w)
         self.shape, self.mode = x.shape, mode
+        if mode == "bicubic":  # torch's: unnormalized only, the padding applies to each tap
+            ix, mx = _unnormalize(grid[..., 0], w, align)
+            iy, my = _unnormalize(grid[..., 1], h, align)
+            x0, y0 = xp.floor(ix), xp.floor(iy)
+            tx, ty = ix - x0, iy - y0
+            (wx, dwx), (wy, dwy) = _cubic(tx), _cubic(ty)
+            x0, y0 = x0.astype(np.int64), y0.astype(np.int64)
+            out = xp.zeros((n, c, ho * wo), dtype=x.dtype)
+            kept, grads = [], []
+            for j in range(4):
+                cy = _tap(xp, y0 - 1 + j, h, padding, align)
+                for i in range(4):
+                    cx = _tap(xp, x0 - 1 + i, w, padding, align)
+                    inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
+                    idx = (xp.clip(cy, 0, h - 1) * w + xp.clip(cx, 0, w - 1)).reshape(n, 1, -1)
+                    m = (wx[i] * wy[j] * inside).reshape(n, 1, -1).astype(x.dtype)
+                    v = xp.take_along_axis(flat, xp.broadcast_to(idx, (n, c, idx.shape[2])),
+                                           axis=2) * inside.reshape(n, 1, -1)
+                    out += v * m
+                    kept.append((idx, m, v))
+                    grads.append(((dwx[i] * wy[j]).reshape(n, 1, -1),
+                                  (wx[i] * dwy[j]).reshape(n, 1, -1)))
+            self.kept, self.cubic_grads, self.mults = kept, grads, (mx, my)
+            return out.reshape(n, c, ho, wo)
+        ix, gx = _source(xp, grid[..., 0], w, padding, align)
+        iy, gy = _source(xp, grid[..., 1], h, padding, align)
         if mode == "nearest":
             cx, cy = xp.rint(ix).astype(np.int64), xp.rint(iy).astype(np.int64)
             corners = [(cx, cy, xp.ones_like(ix))]
@@ -158,6 +218,13 @@ class GridSample2dFn(Function):
         if len(self.needs_input_grad) > 1 and self.needs_input_grad[1]:
             if self.mode == "nearest":
                 g_grid = xp.zeros((n, ho, wo, 2), dtype=g.dtype)
+            elif self.mode == "bicubic":
+                mx, my = self.mults
+                dx = sum(v * ddx for (_, _, v), (ddx, _) in zip(self.kept, self.cubic_grads))
+                dy = sum(v * ddy for (_, _, v), (_, ddy) in zip(self.kept, self.cubic_grads))
+                gix = (gf * dx).sum(1).reshape(n, ho, wo) * mx
+                giy = (gf * dy).sum(1).reshape(n, ho, wo) * my
+                g_grid = xp.stack([gix, giy], axis=-1).astype(g.dtype)
             else:
                 fx, fy, mx, my = self.saved
                 (_, _, v00), (_, _, v10), (_, _, v01), (_, _, v11) = self.kept
@@ -173,9 +240,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros",  # noqa: A00
                 align_corners=None):
     """torch's ``F.grid_sample`` on (N, C, H, W) input and an (N, Ho, Wo, 2) grid in [-1, 1]
     (x, y); ``align_corners=None`` is False with no warning."""
-    if mode not in ("bilinear", "nearest"):
-        raise ValueError(f"grid_sample: mode must be 'bilinear' or 'nearest' ('bicubic' is "
-                         f"not supported), got {mode!r}")
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"grid_sample: mode must be 'bilinear', 'nearest' or 'bicubic', got "
+                         f"{mode!r}")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"grid_sample: padding_mode must be 'zeros', 'border' or "
                          f"'reflection', got {padding_mode!r}")
