@@ -26,7 +26,17 @@ __all__ = ["BlockSGS", "block_inverses", "sweep_reference"]
 
 def _splits(A: sp.csr_matrix, bs: int) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the first entry whose column is in the row's node (``lo``) and the first
-    after it (``hi``); ``A``'s indices sorted."""
+    after it (``hi``); ``A``'s indices sorted. :func:`_splits_py` by numba where it runs
+    (round 35: 0.015 -> 0.002 s CPU on a 261 121-row P1 matrix's first level, the
+    classical setup's second largest extra over pyamg's), else :func:`_splits_numpy`."""
+    fn = _splits_kernel()
+    if fn is None:
+        return _splits_numpy(A, bs)
+    return fn(A.indptr, A.indices, int(bs))
+
+
+def _splits_numpy(A: sp.csr_matrix, bs: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_splits` vectorised (the reference of :func:`_splits_py`)."""
     n = A.shape[0]
     rows = np.repeat(np.arange(n), np.diff(A.indptr))
     first = (rows // bs) * bs
@@ -38,6 +48,46 @@ def _splits(A: sp.csr_matrix, bs: int) -> tuple[np.ndarray, np.ndarray]:
     lo = np.where(empty, A.indptr[:-1], lo)
     hi = np.where(empty, A.indptr[:-1], A.indptr[1:] - nafter)
     return lo.astype(np.uint64), hi.astype(np.uint64)
+
+
+def _splits_py(indptr, indices, bs):
+    """The loop of :func:`_splits` (numba's source): per row, its entries before the row's
+    node and after it counted, as :func:`_splits_numpy` does."""
+    n = indptr.shape[0] - 1
+    lo = np.empty(n, dtype=np.uint64)
+    hi = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        first = (i // bs) * bs
+        nb = 0
+        na = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            c = indices[p]
+            if c < first:
+                nb += 1
+            elif c >= first + bs:
+                na += 1
+        lo[i] = indptr[i] + nb
+        hi[i] = indptr[i + 1] - na
+    return lo, hi
+
+
+_SPLITS_NB = None
+
+
+def _splits_kernel():
+    """The numba twin of :func:`_splits_py`, or None (no numba, or deferring)."""
+    global _SPLITS_NB
+    if _SPLITS_NB is None:
+        from skiff.kernels.backend import numba_available
+
+        from .fused import deferring
+
+        if deferring() or not numba_available():
+            return None
+        from numba import njit
+
+        _SPLITS_NB = njit(cache=True)(_splits_py)
+    return _SPLITS_NB
 
 
 def unsigned(A: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:

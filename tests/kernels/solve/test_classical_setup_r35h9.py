@@ -207,3 +207,27 @@ def test_splitting_on_32_bit_indices_is_the_64_bit_twins(case, order):
     if order == "pyamg":
         np.testing.assert_array_equal(split, RS(_pattern(classical_strength_of_connection(
             A, theta=0.25))))
+
+
+@pytest.mark.parametrize("bs", [1, 2, 3])
+def test_gauss_seidel_row_splits_kernel_is_the_numpy_twin(bs):
+    from skiff.kernels.solve.amg_gs import _splits, _splits_numpy, _splits_py
+
+    A = sp.csr_matrix(_weighted(18, 4, positive=0.1))   # 324 rows: bs 1, 2, 3 divide it
+    A.sum_duplicates()
+    A = sp.csr_matrix(A.multiply(sp.random(324, 324, density=1.0, random_state=1) > 0.3))
+    A = sp.csr_matrix(sp.diags((np.arange(324) != 7).astype(float)) @ A)
+    A.eliminate_zeros()      # an empty row
+    A.sort_indices()
+    ref = _splits_numpy(A, bs)
+    for lo, hi in (_splits(A, bs), _splits_py(A.indptr, A.indices, bs)):
+        assert lo.dtype == hi.dtype == np.uint64
+        np.testing.assert_array_equal(lo, ref[0])
+        np.testing.assert_array_equal(hi, ref[1])
+    # the meaning: lo..hi holds exactly the columns of the row's node
+    node = np.repeat(np.arange(324), np.diff(A.indptr)) // bs
+    inside = A.indices // bs == node
+    for i in range(0, 324, 7):
+        cols = A.indices[int(ref[0][i]):int(ref[1][i])]
+        assert set(cols) == set(A.indices[A.indptr[i]:A.indptr[i + 1]][
+            inside[A.indptr[i]:A.indptr[i + 1]]])
