@@ -104,6 +104,12 @@ class CosineAnnealingLR(LRSchedule):
     """``eta_min + (base - eta_min) * (1 + cos(pi * step / T_max)) / 2`` (torch's closed form;
     past ``T_max`` it rises again, as torch's does)."""
 
+    def _chain(self, initial: bool = False) -> None:
+        t = self.T_max
+        if not initial and self.last_step and (self.last_step - 1 - t) % (2 * t) == 0:
+            self._same_groups()  # torch's form reads base_lrs here (zip strict: it raises)
+        super()._chain(initial)
+
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0):  # noqa: N803
         self.T_max, self.eta_min = int(T_max), float(eta_min)
         super().__init__(optimizer)

@@ -653,8 +653,16 @@ class LRSchedule:
         ``get_lr``; ``initial`` on the step the constructor takes)."""
         raise NotImplementedError  # pragma: no cover - abstract
 
+    # torch's recursive forms scale every group's lr, one added after the schedule was made
+    # too (add_param_group); CosineAnnealingLR's reads base_lrs and stops at those groups
+    _chain_all = True
+
     def _chain(self, initial: bool = False) -> None:
-        for g, b in zip(self.optimizer.param_groups, self.base_lrs):
+        groups = self.optimizer.param_groups
+        if not self._chain_all:
+            self._same_groups()
+        for k, g in enumerate(groups):
+            b = self.base_lrs[k] if k < len(self.base_lrs) else g.get("initial_lr", g["lr"])
             g["lr"] = self.lr_after(self.last_step, g["lr"], b, initial)
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
@@ -676,7 +684,18 @@ class LRSchedule:
         """torch's name for the steps taken."""
         return self.last_step
 
+    _strict_groups = True  # torch's schedules; skiff's own WarmupCosine keeps the old zip
+
+    def _same_groups(self) -> None:
+        n, m = len(self.optimizer.param_groups), len(self.base_lrs)
+        if n != m and self._strict_groups:  # torch's zip(..., strict=True) raises too
+            raise ValueError(f"{type(self).__name__}: the optimizer has {n} param groups, the "
+                             f"schedule was made for {m} (a group added with add_param_group "
+                             "after it); make the scheduler after adding the group (torch "
+                             "raises here too)")
+
     def _apply(self):
+        self._same_groups()
         for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
             g["lr"] = lr
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
@@ -739,6 +758,8 @@ class LRSchedule:
 class WarmupCosine(LRSchedule):
     """Linear warmup from ``base/warmup_steps`` to ``base`` over ``warmup_steps`` steps, then a
     cosine decay to ``base * min_lr_ratio`` at ``total_steps`` (held there afterwards)."""
+
+    _strict_groups = False
 
     def __init__(self, optimizer, warmup_steps: int, total_steps: int, min_lr_ratio=0.1):
         if warmup_steps < 0 or total_steps <= 0 or warmup_steps > total_steps:

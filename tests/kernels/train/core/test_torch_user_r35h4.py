@@ -112,3 +112,45 @@ def test_adaptive_log_softmax_errors():
         tm(torch.tensor(x), torch.tensor([0, 20, 3]))
     with pytest.raises(RuntimeError, match="same size in the batch"):
         sm(skiff.tensor(x), skiff.tensor(np.array([0, 1])))
+
+
+SCHEDS = {
+    "StepLR": lambda S, o: S.StepLR(o, 2, 0.5),
+    "MultiStepLR": lambda S, o: S.MultiStepLR(o, [1, 3], 0.3),
+    "ExponentialLR": lambda S, o: S.ExponentialLR(o, 0.8),
+    "ConstantLR": lambda S, o: S.ConstantLR(o, 0.25, total_iters=3),
+    "LinearLR": lambda S, o: S.LinearLR(o, 0.2, 1.0, total_iters=4),
+    "PolynomialLR": lambda S, o: S.PolynomialLR(o, total_iters=4, power=2.0),
+    "CosineAnnealingLR": lambda S, o: S.CosineAnnealingLR(o, 5, eta_min=0.01),
+    "LambdaLR": lambda S, o: S.LambdaLR(o, lambda e: 0.9 ** e),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDS))
+def test_param_group_added_after_the_scheduler(name):
+    """A group added with ``add_param_group`` after the schedule was made (a fine-tuning
+    script unfreezing the backbone): torch's recursive schedules scale it too (skiff's left
+    its lr alone); where torch's form zips the groups with base_lrs (LambdaLR, a
+    CosineAnnealingLR step past T_max) both raise ValueError."""
+    lrs = []
+    for L in (skiff, torch):
+        p, q = L.nn.Parameter(L.tensor(np.ones(3))), L.nn.Parameter(L.tensor(np.ones(2)))
+        o = L.optim.SGD([p], lr=0.1)
+        s = SCHEDS[name](L.optim.lr_scheduler, o)
+        o.add_param_group({"params": [q], "lr": 0.04})
+        got = []
+        for _ in range(6):
+            o.zero_grad()
+            ((p ** 2).sum() + (q ** 2).sum()).backward()
+            o.step()
+            try:
+                s.step()
+            except ValueError:  # torch's zip(..., strict=True) of the groups and base_lrs:
+                got.append("raised")  # LambdaLR at once, CosineAnnealingLR at T_max + 1
+                break
+            got.append([g["lr"] for g in o.param_groups])
+        lrs.append(got)
+    assert len(lrs[0]) == len(lrs[1]) and (lrs[0][-1] == "raised") == (lrs[1][-1] == "raised")
+    for a, b in zip(*lrs):
+        if a != "raised":
+            np.testing.assert_allclose(a, b, rtol=1e-12)
