@@ -231,3 +231,30 @@ def test_gauss_seidel_row_splits_kernel_is_the_numpy_twin(bs):
         cols = A.indices[int(ref[0][i]):int(ref[1][i])]
         assert set(cols) == set(A.indices[A.indptr[i]:A.indptr[i + 1]][
             inside[A.indptr[i]:A.indptr[i + 1]]])
+
+
+@pytest.mark.parametrize("m", [1, 2, 4, 7])
+def test_truncation_kernel_is_the_numpy_twin(m):
+    from skiff.kernels.solve.amg_rs import _truncate_numpy, _truncate_py, truncate_rows
+
+    rng = np.random.default_rng(m)
+    n, nc = 400, 150
+    counts = rng.integers(0, 12, n)
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    indices = np.concatenate([np.sort(rng.choice(nc, c, replace=False)) for c in counts])
+    data = np.round(rng.standard_normal(indptr[-1]), 1)   # ties in magnitude, both signs
+    data[rng.random(data.size) < 0.05] = 0.0
+    data[5] = np.nan
+    P = sp.csr_matrix((data, indices, indptr), shape=(n, nc))
+    ref = _truncate_numpy(P, m)
+    for Q in (truncate_rows(P, m), truncate_rows(P, m, kernel=_truncate_py)):
+        np.testing.assert_array_equal(Q.indptr, ref.indptr)
+        np.testing.assert_array_equal(Q.indices, ref.indices)
+        np.testing.assert_array_equal(Q.data, ref.data)   # NaN where NaN
+    assert np.diff(ref.indptr).max() <= m
+    # the meaning: rows that kept a nonzero sum keep their sum
+    sums, kept = np.asarray(P.sum(axis=1)).ravel(), np.asarray(ref.sum(axis=1)).ravel()
+    big = np.asarray(abs(ref).max(axis=1).toarray()).ravel()
+    # (a kept part summing to rounding noise scales the row by 1e16: not comparable)
+    ok = np.isfinite(sums) & (np.abs(kept) > 1e-8) & (big < 10)
+    np.testing.assert_allclose(kept[ok], sums[ok], rtol=1e-10, atol=1e-10)
