@@ -175,8 +175,10 @@ def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None
         # the height: from the dark side (light print too shows there, by its ground's
         # edges around the glyphs: the lit segments of a seven-segment display measured
         # from the light side are half a digit, and the scale then doubled), else the light
+        # (a bar over 16x taller than wide is a barcode's or a rule's, no glyph: a parcel
+        # label's 140-px bars measured its 14-px print 141 px and the sender's lines were lost)
         keep = some & (ch >= 4) & (ch < small.shape[0] / 2) & (cw < 4 * ch) & \
-            (cw * ch < 40 * area)
+            (ch < 16 * cw) & (cw * ch < 40 * area)
         if keep.sum() >= 3:
             counts.append(int(keep.sum()))
             heights.append(float(np.percentile(ch[keep], 70)) / r)

@@ -32,6 +32,7 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from . import denoise
 from .blocks import block_rows
 from .checkboxes import SIGNS, box_before, checkbox_text
+from .combs import join_combs
 from .det import DetParams
 from .detecting import DetectionPasses
 from .engine import (
@@ -49,6 +50,7 @@ from .marks import (
     could_be_box,
     cross_marks,
     edge_dashes,
+    empty_brackets,
     page_number_spaces,
     tick_marks,
 )
@@ -654,6 +656,7 @@ class OcrPipeline(DetectionPasses, LineReading):
             text = digit_spaces(text, crops[k])
             text = tick_marks(edge_dashes(text, crops[k]), crops[k])
             text = one_width(page_number_spaces(text, crops[k]))
+            text = empty_brackets(text, crops[k])   # monospaced "f( )" -> "f()"
             box = it.boxes[owners[k][1]][0]
             if could_be_box(text):
                 text = box_marks(text, crops[k], _around(it.bgr, box))
@@ -690,6 +693,13 @@ class OcrPipeline(DetectionPasses, LineReading):
         for line, t in zip(lines, overlap_repeats(rows, boxes, [line.text for line in lines]),
                            strict=True):
             line.text = t
+        # a comb's one-character boxes ("M U E L L E R" in a form's cells) read as one field
+        combed, joined = join_combs(rows, boxes, [line.text for line in lines], it.bgr)
+        for k, t in enumerate(combed):
+            if t != lines[k].text:
+                lines[k].text, boxes[k] = t, joined[k]
+                lines[k].box = joined[k].round(1).tolist()
+        rows = [kept for row in rows if (kept := [i for i in row if lines[i].text])]
         text = monospace_text(rows, boxes, [line.text for line in lines], angles,
                               it.bgr) or \
             "\n".join(" ".join(lines[i].text for i in row) for row in rows)

@@ -115,6 +115,9 @@ class OcrResult:
     unread: int = 0
     # the resolution a PDF page was rendered at, to render it alike when drawn again
     pdf_dpi: float | None = field(default=None, repr=False)
+    # one line each: what the page holds that the model set cannot read (a script it has
+    # no characters for, ``script_mix.unread_ink``); in the JSON record when there are any
+    warnings: list[str] = field(default_factory=list, repr=False)
 
     @property
     def rows(self) -> list[list[TextLine]]:
@@ -130,8 +133,9 @@ class OcrResult:
 
     def to_json(self) -> dict:
         """The JSONL record: ``{"image", "page", "size", "dpi", "text", "lines", "error",
-        "unread", "elapsed_s"}``: ``page`` the page number of a ``file#page=N`` label (from
-        1; None for an image that has no pages, as :func:`line_records` reads it), ``size``
+        "unread", "elapsed_s"}`` (and ``"warnings"`` when there are any): ``page`` the page
+        number of a ``file#page=N`` label (from 1; None for an image that has no pages, as
+        :func:`line_records` reads it), ``size``
         the ``[height, width]`` in pixels the page was read at (the boxes' frame; None when
         it could not be read), ``dpi`` the resolution a PDF page was rendered at (None for
         other images)."""
@@ -142,7 +146,8 @@ class OcrResult:
                 "dpi": int(dpi) if dpi is not None and dpi.is_integer() else dpi,
                 "text": self.text,
                 "lines": [line.to_json() for line in self.lines], "error": self.error,
-                "unread": int(self.unread), "elapsed_s": round(float(self.elapsed_s), 4)}
+                "unread": int(self.unread), "elapsed_s": round(float(self.elapsed_s), 4),
+                **({"warnings": [str(w) for w in self.warnings]} if self.warnings else {})}
 
     def to_pandas(self):
         """Its lines as a table, a row each (:meth:`OcrResults.to_pandas`)."""
@@ -205,6 +210,8 @@ class OcrResult:
                  f"{self.elapsed_s:.3f} s on {html.escape(self.device)}</div>"]
         if self.error:
             parts.append(f"<div style='color:#b00'>error: {html.escape(self.error)}</div>")
+        for message in self.warnings:
+            parts.append(f"<div style='color:#a60'>warning: {html.escape(str(message))}</div>")
         rgb = self._rgb()
         if rgb is not None and rgb.size and min(rgb.shape[:2]) > 1:
             png = draw_boxes(rgb, self.lines, max_side=900)
