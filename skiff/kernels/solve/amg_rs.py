@@ -498,6 +498,10 @@ def _extended_py(indptr, indices, data, sptr, sidx, split, cindex, diag):
     pval = np.zeros(pptr[n], dtype=np.float64)
     slot = np.full(n, -1, dtype=np.int64)
     strong = np.zeros(n, dtype=np.bool_)
+    longest = 0
+    for i in range(n):
+        longest = max(longest, indptr[i + 1] - indptr[i])
+    hit = np.empty(longest, dtype=np.int64)   # row k's entries over C^_i and i, in order
     for i in range(n):
         q = pptr[i]
         if split[i] == 1:
@@ -534,20 +538,23 @@ def _extended_py(indptr, indices, data, sptr, sidx, split, cindex, diag):
             else:                                # a strong F neighbour
                 pos = diag[k] > 0
                 den = 0.0
+                h = 0
                 for r in range(indptr[k], indptr[k + 1]):
                     m = indices[r]
                     if (slot[m] >= 0 or m == i) and (data[r] > 0) != pos:
                         den += data[r]
+                        hit[h] = r           # row k read once (round 35: was twice)
+                        h += 1
                 if den == 0.0:
                     d += a
                 else:
-                    for r in range(indptr[k], indptr[k + 1]):
+                    for t in range(h):
+                        r = hit[t]
                         m = indices[r]
-                        if (data[r] > 0) != pos:
-                            if slot[m] >= 0:
-                                pval[slot[m]] += a * data[r] / den
-                            elif m == i:
-                                d += a * data[r] / den
+                        if slot[m] >= 0:
+                            pval[slot[m]] += a * data[r] / den
+                        else:
+                            d += a * data[r] / den
         if d * diag[i] <= 0.0:   # lumped past zero (not an M-matrix row): the diagonal
             d = diag[i]
         for q in range(pptr[i], pptr[i + 1]):
@@ -768,10 +775,11 @@ def extended_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarray
     split = np.asarray(split, dtype=np.int64)
     cindex = np.cumsum(split) - 1
     fn = kernel or _kernel("extended")
-    i64 = np.int64
-    pptr, pidx, pval = fn(A.indptr.astype(i64), A.indices.astype(i64),
-                          A.data.astype(np.float64), S.indptr.astype(i64),
-                          S.indices.astype(i64), split, cindex,
+    i = _index_dtype(A, S)   # 32-bit where they fit: no copies (round 35)
+    pptr, pidx, pval = fn(A.indptr.astype(i, copy=False), A.indices.astype(i, copy=False),
+                          A.data.astype(np.float64, copy=False),
+                          S.indptr.astype(i, copy=False), S.indices.astype(i, copy=False),
+                          split.astype(i, copy=False), cindex.astype(i, copy=False),
                           A.diagonal().astype(np.float64))
     P = sp.csr_matrix((pval, pidx, pptr), shape=(A.shape[0], int(split.sum())))
     if max_elements:

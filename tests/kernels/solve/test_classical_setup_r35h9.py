@@ -258,3 +258,30 @@ def test_truncation_kernel_is_the_numpy_twin(m):
     # (a kept part summing to rounding noise scales the row by 1e16: not comparable)
     ok = np.isfinite(sums) & (np.abs(kept) > 1e-8) & (big < 10)
     np.testing.assert_allclose(kept[ok], sums[ok], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("case", sorted(MATRICES))
+def test_extended_kernel_on_32_bit_indices_is_the_64_bit_twin(case):
+    from skiff.kernels.solve.amg_rs import _extended_py, extended_interpolation, pmis_split
+
+    A = sp.csr_matrix(MATRICES[case]())
+    A.sum_duplicates()
+    S = classical_strength(A)
+    for split in (pmis_split(S), rs_split(S)):
+        P = extended_interpolation(A, S, split, max_elements=0)   # numba, int32 arrays
+        i64 = np.int64
+        cindex = np.cumsum(split) - 1
+        ptr, idx, val = _extended_py(A.indptr.astype(i64), A.indices.astype(i64), A.data,
+                                     S.indptr.astype(i64), S.indices.astype(i64),
+                                     split.astype(i64), cindex, A.diagonal())
+        ref = sp.csr_matrix((val, idx, ptr), shape=P.shape)
+        ref.sort_indices()
+        np.testing.assert_array_equal(P.indptr, ref.indptr)
+        np.testing.assert_array_equal(P.indices, ref.indices)
+        np.testing.assert_array_equal(P.data, ref.data)
+        if case not in ("m-matrix", "3-D"):
+            continue   # (positive entries: a row lumped past zero takes its diagonal)
+        # M-matrix rows of zero sum keep the constant
+        zero = np.abs(np.asarray(A.sum(axis=1)).ravel()) < 1e-12 * np.abs(A.diagonal())
+        ones = P @ np.ones(P.shape[1])
+        np.testing.assert_allclose(ones[zero & (np.diff(P.indptr) > 0)], 1.0, atol=1e-12)
