@@ -6,7 +6,8 @@ jumps better than smoothed aggregates. Setup per level (on the CPU):
 
 * classical strength of connection: ``j`` is a strong neighbour of ``i`` when
   ``|a_ij| >= theta max_{k != i} |a_ik|`` (``theta = 0.25``, pyamg's default; not made
-  symmetric: ``i`` depends on ``j``) -- :func:`classical_strength`, numpy;
+  symmetric: ``i`` depends on ``j``) -- :func:`classical_strength`, one numba loop with
+  its numpy twin :func:`_strength_numpy`;
 * the Ruge-Stueben C/F splitting (first pass): the point that the most undecided points
   depend on becomes a C point, the undecided points depending on it F points, and the
   undecided points those F points depend on gain weight (a bucket queue, ties to the
