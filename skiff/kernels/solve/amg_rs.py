@@ -766,8 +766,16 @@ def direct_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarray,
     return sp.csr_matrix((pval, pidx, pptr), shape=(A.shape[0], int(split.sum())))
 
 
+def _diagonal(A: sp.csr_matrix, diag) -> np.ndarray:
+    """``A``'s diagonal as float64: ``diag`` where the caller has it (RugeStuben's level,
+    round 35: one ``A.diagonal()`` a level, was three), else computed."""
+    if diag is None:
+        return A.diagonal().astype(np.float64)
+    return np.asarray(diag, dtype=np.float64)
+
+
 def extended_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarray,
-                           kernel=None, max_elements: int = 4) -> sp.csr_matrix:
+                           kernel=None, max_elements: int = 4, diag=None) -> sp.csr_matrix:
     """The prolongator of extended+i (distance-two) interpolation (:func:`_extended_py`;
     ``interpolation='extended+i'``): with PMIS's splitting, hypre's default pairing; at
     most ``max_elements`` entries a row (:func:`truncate_rows`; 0: all)."""
@@ -781,7 +789,7 @@ def extended_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarray
                           A.data.astype(np.float64, copy=False),
                           S.indptr.astype(i, copy=False), S.indices.astype(i, copy=False),
                           split.astype(i, copy=False), cindex.astype(i, copy=False),
-                          A.diagonal().astype(np.float64))
+                          _diagonal(A, diag))
     P = sp.csr_matrix((pval, pidx, pptr), shape=(A.shape[0], int(split.sum())))
     if max_elements:
         P = truncate_rows(P, max_elements)
@@ -877,7 +885,7 @@ def _truncate_py(pptr, pidx, pval, m):
 
 
 def classical_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarray,
-                            kernel=None) -> sp.csr_matrix:
+                            kernel=None, diag=None) -> sp.csr_matrix:
     """The prolongator (n x number of C points) of modified classical interpolation from
     ``A`` (real CSR), its strength pattern ``S`` and the splitting ``split`` (1 = C)."""
     A = sp.csr_matrix(A)
@@ -892,7 +900,7 @@ def classical_interpolation(A: sp.csr_matrix, S: sp.csr_matrix, split: np.ndarra
                           A.data.astype(np.float64, copy=False),
                           S.indptr.astype(i, copy=False), S.indices.astype(i, copy=False),
                           split.astype(i, copy=False), cindex.astype(i, copy=False),
-                          A.diagonal().astype(np.float64), pptr)
+                          _diagonal(A, diag), pptr)
     return sp.csr_matrix((pval, pidx, pptr), shape=(A.shape[0], nc))
 
 
@@ -993,7 +1001,7 @@ class RugeStuben(SmoothedAggregation):
                 i = int(np.flatnonzero(d == 0)[0])
                 raise ValueError(f"amg: the matrix has zeros on its diagonal (entry {i}); "
                                  f"the Gauss-Seidel smoother divides by it")
-            P, split = self._coarsen(A, cf, order, interpolation)
+            P, split = self._coarsen(A, cf, order, interpolation, d)
             if P is None:
                 break
             if len(self.levels) < self.aggressive and P.shape[1] > max_coarse:
@@ -1028,7 +1036,8 @@ class RugeStuben(SmoothedAggregation):
         if host_sgs:
             from .amg_gs import BlockSGS
 
-            self._sgs = [BlockSGS.build(lv[0], 1, max(1, self.degree // 2))
+            # point-wise: the level's 1 / diagonal is BlockSGS.build's (no zero on it)
+            self._sgs = [BlockSGS(lv[0], 1, lv[1].reshape(-1, 1, 1), max(1, self.degree // 2))
                          for lv in self.levels]
             if any(s is None for s in self._sgs):
                 self._sgs = None
@@ -1043,17 +1052,19 @@ class RugeStuben(SmoothedAggregation):
         self.grid_complexity = (sum(lv[0].shape[0] for lv in self.levels) + A.shape[0]) / max(
             self.levels[0][0].shape[0] if self.levels else A.shape[0], 1)
 
-    def _coarsen(self, A, cf, order, interpolation):
-        """One level's splitting and prolongator (None where it would not coarsen)."""
+    def _coarsen(self, A, cf, order, interpolation, diag=None):
+        """One level's splitting and prolongator (None where it would not coarsen);
+        ``diag``: ``A``'s diagonal where the caller has it."""
         S = classical_strength(A, self.theta)
         split = (pmis_split(S, seed=len(self.levels)) if cf == "PMIS" else
                  rs_split(S, second_pass=self.second_pass, order=order))
         nc = int(split.sum())
         if nc == 0 or nc >= A.shape[0]:
             return None, split
-        P = {"direct": direct_interpolation, "extended+i": extended_interpolation}.get(
-            interpolation, classical_interpolation)(A, S, split)
-        return P, split
+        if interpolation == "direct":
+            return direct_interpolation(A, S, split), split
+        fn = extended_interpolation if interpolation == "extended+i" else classical_interpolation
+        return fn(A, S, split, diag=diag), split
 
     def describe(self) -> str:
         sizes = [lv[0].shape[0] for lv in self.levels] + [self.coarse_n]

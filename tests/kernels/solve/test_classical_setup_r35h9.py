@@ -285,3 +285,23 @@ def test_extended_kernel_on_32_bit_indices_is_the_64_bit_twin(case):
         zero = np.abs(np.asarray(A.sum(axis=1)).ravel()) < 1e-12 * np.abs(A.diagonal())
         ones = P @ np.ones(P.shape[1])
         np.testing.assert_allclose(ones[zero & (np.diff(P.indptr) > 0)], 1.0, atol=1e-12)
+
+
+def test_smoothers_and_prolongators_from_the_levels_diagonal_are_the_rebuilt_ones():
+    # RugeStuben hands each level's diagonal to the interpolation and 1/diagonal to the
+    # Gauss-Seidel smoother: the same as computing them again
+    from skiff.kernels.solve.amg_gs import BlockSGS
+
+    A = sp.csr_matrix(_weighted(40, 5))
+    A.sum_duplicates()
+    A.sort_indices()
+    h = RugeStuben(A, max_coarse=50)
+    assert h._sgs is not None and len(h.levels) >= 2
+    for (Al, _d, _, P, _), sgs, split in zip(h.levels, h._sgs, h.splittings):
+        ref = BlockSGS.build(Al, 1, 1)
+        np.testing.assert_array_equal(sgs.dinv, ref.dinv)
+        np.testing.assert_array_equal(sgs.lo, ref.lo)
+        np.testing.assert_array_equal(sgs.hi, ref.hi)
+        Q = classical_interpolation(Al, classical_strength(Al), split)
+        np.testing.assert_array_equal(P.indptr, Q.indptr)
+        np.testing.assert_array_equal(P.data, Q.data)
