@@ -321,6 +321,7 @@ class Trainer(Inference, TrainerState):
     def evaluate(self, dataset, batch_size: int | None = None, *, per_class: bool = False):
         from .trainer_torch_habits import from_torch_loader
 
+        self._refuse_stale("evaluate")   # from a callback during a pp run
         _keras_pair("evaluate", batch_size, "batch_size=...")
         dataset, size = from_torch_loader(dataset)  # a torch DataLoader: its dataset
         return super().evaluate(dataset, batch_size or size, per_class=per_class)
@@ -330,6 +331,7 @@ class Trainer(Inference, TrainerState):
     def predict(self, data, batch_size: int | None = None, *, inputs: int = 1):
         from .trainer_torch_habits import from_torch_loader
 
+        self._refuse_stale("predict")
         data, size = from_torch_loader(data)
         return super().predict(data, batch_size or size, inputs=inputs)
 
@@ -429,18 +431,6 @@ class Trainer(Inference, TrainerState):
         finally:
             self.batch_size = own_batch
             self._live_strategy = None
-
-    def evaluate(self, dataset, batch_size: int | None = None, *, per_class: bool = False):
-        self._refuse_stale("evaluate")
-        return super().evaluate(dataset, batch_size, per_class=per_class)
-
-    evaluate.__doc__ = Inference.evaluate.__doc__
-
-    def predict(self, data, batch_size: int | None = None, *, inputs: int = 1):
-        self._refuse_stale("predict")
-        return super().predict(data, batch_size, inputs=inputs)
-
-    predict.__doc__ = Inference.predict.__doc__
 
     def _refuse_stale(self, what: str) -> None:
         """``trainer.evaluate()`` / ``predict()`` from a callback during a run whose ranks
