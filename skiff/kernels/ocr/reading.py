@@ -39,6 +39,7 @@ from .rec import (
     rec_input,
     sideways_page,
     trim_rows,
+    wide_share,
 )
 from .script_mix import latin_letters
 from .spacing import cjk_spaces, missed_spaces, separator_spaces, spurious_spaces
@@ -131,6 +132,18 @@ TRIM_WIDE_CHARS = 2
 TRIM_WIDE_MORE: tuple[float, ...] = ()
 FLUENCY = 0.1
 TRIM_WIDE_MARGIN = 0.1
+# such a line is read again by the recognizer adapted to small degraded print
+# (:mod:`.small_print`: the shipped ``ch`` recognizer's last stage and neck fine-tuned on
+# 13-18 px lines under blur, noise and JPEG), from the crop as cut and from each of
+# SMALL_PRINT_KEEPS of its middle rows, its readings weighed as the trimmed ones are, plus
+# SMALL_PRINT_LEAN; only where the pipeline's recognizer is the one the adapted model was
+# trained from (round 35: docs/ocr.md "Round 35, small degraded print"); False reads none
+SMALL_PRINT = False
+SMALL_PRINT_KEEPS: tuple[float, ...] = (1.0, 0.75)
+SMALL_PRINT_LEAN = 0.0
+# and only a reading at least this much CJK by print width, not a dashed rule: on text-free
+# images (a ruler's ticks) it read "三ll：llllll：" where the shipped model gave nothing
+SMALL_PRINT_WIDE = 0.5
 # small print only: a crop no taller than the recognizer's input (48 rows), which reading
 # enlarges: the trimmed crop is read larger still. Crops of larger print (shrunk to read)
 # were not measured and are left to the other second readings (a 40-px seven-segment "1111"
@@ -693,6 +706,18 @@ class LineReading:
                             weight[i], out[i] = w, (text, score)
                     elif score > first[i][1] + TRIM_MARGIN and score > out[i][1]:
                         out[i] = (text, score)
+            small = self._small_print_engine() if SMALL_PRINT and wide else None
+            for keep in SMALL_PRINT_KEEPS if small is not None else ():
+                copies = {i: crops[i] if keep >= 1 else trim_rows(crops[i], keep) for i in wide}
+                mine = [i for i in wide if keep >= 1 or copies[i] is not crops[i]]
+                again = self._read_with("rec-small", self.alphabet,
+                                        [copies[i] for i in mine]) if mine else []
+                for i, (text, score) in zip(mine, again, strict=True):
+                    if text and len(text.replace(" ", "")) >= TRIM_WIDE_CHARS and \
+                            wide_share(text) >= SMALL_PRINT_WIDE and not is_rule_line(text):
+                        w = score + FLUENCY * fluency(text, lex) + SMALL_PRINT_LEAN
+                        if w > weight[i]:
+                            weight[i], out[i] = w, (text, score)
         self._share(items, owners, "rec", time.perf_counter() - t0)
         return out
 
@@ -721,7 +746,7 @@ class LineReading:
         at least ``min_score`` and ``mend_from`` is read again with words (:mod:`.beam`)."""
         out: list[tuple[str, float]] = [("", 0.0)] * len(crops)
         mend = max(self.min_score, mend_from)
-        rec = self.engine(which)
+        rec = self._small_print_engine() if which == "rec-small" else self.engine(which)
         height = self.models.rec_height
         widths = [int(np.ceil(height * c.shape[1] / max(1, c.shape[0]))) for c in crops]
         # a crop is read at its own input width (rec.input_width): buckets on a GPU, whose
@@ -769,6 +794,36 @@ class LineReading:
             for i, d in zip(idx, decoded, strict=True):
                 out[i] = d
         return out
+
+    def _small_print_engine(self):
+        """The engine of :func:`.small_print.small_print_model` for this pipeline's
+        recognizer, made on first use; None where there is none (another recognizer than
+        the one its delta was trained from, or a build that failed: said once)."""
+        made = self.__dict__.get("_small_engine", False)
+        if made is not False:
+            return made
+        with self._lock:
+            if "_small_engine" in self.__dict__:
+                return self._small_engine
+            engine = None
+            try:
+                from .engine import OnnxEngine
+                from .small_print import small_print_model
+
+                path = None if self.models.rec_fallback is not None else \
+                    small_print_model(self.models.path("rec"))
+                if path is not None:
+                    threads = self.threads
+                    if self.device == "cpu" and self.rec_workers > 1:
+                        threads = max(1, (self.threads or 2) // self.rec_workers)
+                    engine = OnnxEngine(path, self.device, threads=threads, gate=self.gate,
+                                        arena=True)
+            except Exception as exc:  # a read-only cache, a broken delta: read as before
+                import sys
+
+                print(f"skiff: the small-print recognizer is not used ({exc})", file=sys.stderr)
+            self._small_engine = engine
+            return engine
 
     def _rec_pool(self) -> ThreadPoolExecutor | None:
         """On the CPU, recognition batches run ``rec_workers`` at a time (each on a session

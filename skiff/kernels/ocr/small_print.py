@@ -1,0 +1,102 @@
+"""A recognizer adapted to small degraded print, shipped as a delta: the trained initializers
+of a fine-tune of the ``ch`` recognizer (its later layers), float16, with the SHA-256 of the
+recognizer it was trained from, laid onto the installed file at load.
+
+:func:`small_print_model` builds the adapted model from the delta the first time it is asked
+for (~1 s) and keeps it in skiff's cache folder, named by the digests of both files (as
+:mod:`.quantize`'s int8 twin), so nothing is downloaded and nothing trains at run time; a
+recognizer whose bytes differ from the delta's base (another set, a user's ``rec_model``)
+gets None. :mod:`.reading` reads a small image's unsure CJK lines with it as a second
+opinion when ``reading.SMALL_PRINT`` is set and a delta is at :data:`DELTA`.
+
+Round 35 (docs/ocr.md "Round 35, small degraded print"): a delta trained on rendered small
+degraded lines in faces the unseen-font set does not use read that set 0.8671 -> 0.8692 as a
+second opinion but one hard-tier image and one unseen label worse, so none ships and
+``SMALL_PRINT`` is off; the scripts that render, train and measure are in
+``/work/round35/h1/`` (``gen_train.py``, ``cache_train.py``, ``finalize.py``, ``reg35.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from skiff.kernels.backend.cache import cache_dir
+
+__all__ = ["DELTA", "small_print_model", "delta_info", "apply_delta"]
+
+DELTA = Path(__file__).with_name("small_print_r35.npz")
+_LOCK = threading.Lock()
+_BASE_KEY = "__base_sha256__"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def delta_info(delta: str | Path = DELTA) -> dict:
+    """The delta's trained initializers (name -> shape), the base digest and its bytes."""
+    with np.load(delta) as z:
+        base = str(z[_BASE_KEY]) if _BASE_KEY in z.files else None
+        shapes = {k: z[k].shape for k in z.files if k != _BASE_KEY}
+    return {"base_sha256": base, "tensors": shapes, "bytes": os.path.getsize(delta),
+            "weights": int(sum(int(np.prod(s)) for s in shapes.values()))}
+
+
+def apply_delta(src: str | Path, dst: str | Path, delta: str | Path = DELTA) -> Path:
+    """Write ``src`` with the delta's initializers put in (float32), to ``dst``. Raises
+    ValueError when a delta tensor is missing from ``src`` or has another shape."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(src))
+    with np.load(delta) as z:
+        new = {k: z[k] for k in z.files if k != _BASE_KEY}
+    done = set()
+    for init in model.graph.initializer:
+        if init.name in new:
+            old = numpy_helper.to_array(init)
+            if old.shape != new[init.name].shape:
+                raise ValueError(f"delta tensor {init.name!r} is {new[init.name].shape}, the "
+                                 f"model's {old.shape}")
+            init.CopyFrom(numpy_helper.from_array(new[init.name].astype(old.dtype), init.name))
+            done.add(init.name)
+    if done != set(new):
+        raise ValueError(f"delta tensors not in {src}: {sorted(set(new) - done)[:3]}")
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dst.parent, suffix=".onnx.tmp")
+    os.close(fd)
+    try:
+        onnx.save(model, tmp)
+        os.replace(tmp, dst)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return dst
+
+
+def small_print_model(src: str | Path, delta: str | Path = DELTA) -> Path | None:
+    """The adapted recognizer for recognizer file ``src``, built into the cache on first use;
+    None where there is no delta or ``src`` is not the recognizer it was trained from."""
+    src, delta = Path(src), Path(delta)
+    if not delta.is_file() or not src.is_file():
+        return None
+    info = delta_info(delta)
+    base = _sha256(src)
+    if info["base_sha256"] != base:
+        return None
+    target = cache_dir() / "ocr" / f"{src.stem}-small-print-{base[:8]}{_sha256(delta)[:8]}.onnx"
+    with _LOCK:
+        if not target.is_file():
+            apply_delta(src, target, delta)
+    return target
