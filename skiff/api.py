@@ -177,6 +177,7 @@ _TORCH_NAMES = (
     "get_float32_matmul_precision", "get_rng_state", "set_rng_state", "Generator",
     "autocast", "masked_scatter", "cfloat", "cdouble", "complex64", "complex128",
     "view_as_real", "view_as_complex", "complex", "angle", "is_complex", "real", "imag", "conj",
+    "resolve_conj", "resolve_neg", "conj_physical", "is_conj", "is_neg",
 )
 
 # the names skiff/__init__.py finds past NAMES and __all__ (the core's ops_stats.__all__, a

@@ -307,6 +307,7 @@ __all__ = [
     # complex tensors (round 28): torch.cfloat, torch.view_as_real, torch.complex, ...
     "cfloat", "cdouble", "complex64", "complex128", "view_as_real", "view_as_complex",
     "complex", "angle", "is_complex", "real", "imag", "conj",
+    "resolve_conj", "resolve_neg", "conj_physical", "is_conj", "is_neg",
 ]
 
 from . import torch_autograd as autograd  # noqa: E402  (skiff.autograd: torch's names)
