@@ -43,8 +43,9 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def delta_info(delta: str | Path = DELTA) -> dict:
+def delta_info(delta: str | Path | None = None) -> dict:
     """The delta's trained initializers (name -> shape), the base digest and its bytes."""
+    delta = DELTA if delta is None else delta
     with np.load(delta) as z:
         base = str(z[_BASE_KEY]) if _BASE_KEY in z.files else None
         shapes = {k: z[k].shape for k in z.files if k != _BASE_KEY}
@@ -52,9 +53,10 @@ def delta_info(delta: str | Path = DELTA) -> dict:
             "weights": int(sum(int(np.prod(s)) for s in shapes.values()))}
 
 
-def apply_delta(src: str | Path, dst: str | Path, delta: str | Path = DELTA) -> Path:
+def apply_delta(src: str | Path, dst: str | Path, delta: str | Path | None = None) -> Path:
     """Write ``src`` with the delta's initializers put in (float32), to ``dst``. Raises
     ValueError when a delta tensor is missing from ``src`` or has another shape."""
+    delta = DELTA if delta is None else delta
     import onnx
     from onnx import numpy_helper
 
@@ -85,10 +87,11 @@ def apply_delta(src: str | Path, dst: str | Path, delta: str | Path = DELTA) -> 
     return dst
 
 
-def small_print_model(src: str | Path, delta: str | Path = DELTA) -> Path | None:
-    """The adapted recognizer for recognizer file ``src``, built into the cache on first use;
-    None where there is no delta or ``src`` is not the recognizer it was trained from."""
-    src, delta = Path(src), Path(delta)
+def small_print_model(src: str | Path, delta: str | Path | None = None) -> Path | None:
+    """The adapted recognizer for recognizer file ``src``, built into the cache on first use
+    (``delta``: default :data:`DELTA`); None where there is no delta or ``src`` is not the
+    recognizer it was trained from."""
+    src, delta = Path(src), Path(DELTA if delta is None else delta)
     if not delta.is_file() or not src.is_file():
         return None
     info = delta_info(delta)

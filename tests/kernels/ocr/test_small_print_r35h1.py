@@ -175,3 +175,40 @@ def test_pipeline_reads_no_small_print_copy_by_default():
     from skiff.kernels.ocr import reading
 
     assert reading.SMALL_PRINT is False  # round 35: not better everywhere (docs/ocr.md)
+
+
+def test_pipeline_reads_unsure_small_cjk_with_the_delta_when_asked(built, delta, tmp_path,
+                                                                   monkeypatch):
+    """reading.SMALL_PRINT on, a delta in place: an unsure small CJK line is read again by
+    the adapted engine (and never with it off); the texts are the pipeline's either way."""
+    from PIL import Image
+
+    from skiff.kernels.ocr import OcrPipeline, reading
+
+    monkeypatch.setenv("SKIFF_CACHE", str(tmp_path))
+    monkeypatch.setattr(small_print, "DELTA", delta)
+    calls = []
+    orig = reading.LineReading._read_with
+
+    def spy(self, which, *a, **k):
+        calls.append(which)
+        return orig(self, which, *a, **k)
+
+    monkeypatch.setattr(reading.LineReading, "_read_with", spy)
+    crops = [c for c, _ in _labels(9)]  # nine small noisy lines, one under another
+    page = np.full((sum(c.shape[0] + 12 for c in crops) + 40,
+                    max(c.shape[1] for c in crops) + 80, 3), 225, np.uint8)
+    y = 20
+    for c in crops:
+        page[y:y + c.shape[0], 40:40 + c.shape[1]] = c
+        y += c.shape[0] + 12
+    path = tmp_path / "label.png"
+    Image.fromarray(page[:, :, ::-1]).save(path)
+    pipe = OcrPipeline("ch", device="cpu", threads=1, precision="fp32")
+    monkeypatch.setattr(reading, "SMALL_PRINT", False)
+    pipe(str(path))
+    assert "rec-small" not in calls
+    monkeypatch.setattr(reading, "SMALL_PRINT", True)
+    pipe(str(path))
+    assert "rec-small" in calls
+    assert pipe._small_engine is not None and str(pipe._small_engine.path).startswith(str(tmp_path))
