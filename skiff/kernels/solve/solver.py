@@ -1436,6 +1436,9 @@ class Solver:
             current = part.get("residual")
             rels = [float(s.relative_residual) for s in done] + [
                 None if current is None else float(current)] + [None] * (k - j - 1)
+            known = [r for r in rels if r is not None]
+            if known:   # the worst column's, as a finished several-column solve's result says
+                part["relative_residual"] = max(known)
             part.update(columns=k, columns_done=j, column_residuals=rels,
                         iterations=sum(s.iterations for s in done)
                         + int(part.get("iterations", 0)),
@@ -1839,6 +1842,7 @@ class Solver:
             exc.partial = {
                 "iterations": k, "converged": False,
                 "residual": float(true),
+                "relative_residual": float(true),   # the key a finished solve's result uses
                 "recurrence_residual": None if rec is None or not bnorm else float(rec) / bnorm,
                 "method": self.method, "precond": self.precond_name, "unknowns": int(field.size),
                 "warm_start": "x0 = partial.npz's x (skiff solve ... --x0 RUN/partial.npz)"}

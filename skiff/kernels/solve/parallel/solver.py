@@ -264,6 +264,7 @@ class DistributedSolver:
         exc.partial = {
             "iterations": k, "converged": False,
             "residual": true / bnorm if bnorm else true,
+            "relative_residual": true / bnorm if bnorm else true,   # as a finished solve's
             "recurrence_residual": None if rec is None or not bnorm else float(rec) / bnorm,
             "method": self.method, "precond": self.precond_name,
             "unknowns": int(self.problem.unknowns), "ranks": comm.size,
