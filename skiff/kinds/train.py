@@ -207,9 +207,13 @@ def _ocr_rec_arguments(p):
                    help="ocr-rec: folder for rec.onnx and rec_dict.txt (default: run folder)")
     g.add_argument("--register", default=None, metavar="SET",
                    help="ocr-rec: register the result as OCR model set SET (%%ocr --lang SET)")
+    g.add_argument("--upright", choices=("auto", "yes", "no"), default=None,
+                   help="ocr-rec: whether the exported recognizer says its crops come "
+                        "upright, so %%ocr skips the direction model for it (auto, the "
+                        "default: when its held-out crops read better without that model)")
 
 
-_OCR_REC_ONLY = ("add_chars", "mix", "freeze", "val", "out", "register")
+_OCR_REC_ONLY = ("add_chars", "mix", "freeze", "val", "out", "register", "upright")
 
 
 def _refuse_ocr_rec_options(values: dict, model) -> None:
@@ -285,6 +289,9 @@ def ocr_rec_config(values: dict) -> dict:
             "eval_every": values.get("eval_every"),
             "base": _base(values.get("from_dir") or values.get("base") or "ch-v6"),
             "add_chars": bool(values.get("add_chars")),
+            # --upright yes|no: said, not measured (in the config only when given)
+            **({"upright": values["upright"] == "yes"}
+               if values.get("upright") in ("yes", "no") else {}),
             "mix": mix, "freeze": freeze, "val_split": values.get("val_split"),
             "epochs": values.get("epochs"),
             "steps": values.get("steps"),
@@ -1651,6 +1658,9 @@ def _ocr_rec_summary(result: dict) -> list[str]:
         lines += [f"  {e}" for e in errors[:5]]
         if len(errors) > 5:
             lines.append(f"  ... and {len(errors) - 5} more (the result's 'errors')")
+    if result.get("upright"):   # the export says so: %ocr skips the direction model for it
+        lines.append(f"crops come upright ({result.get('upright_measure') or 'said'}): "
+                     "%ocr with it skips the direction model (--no-cls is not needed)")
     lines.append(f"model: {result['onnx']}")
     use = (f"--lang {result['model_set']}" if result.get("model_set")
            else f"--rec-model {shlex.quote(str(result['onnx']))}")

@@ -25,6 +25,8 @@ def config_from(config: dict, run_dir=None) -> FineTuneConfig:
                          seed=int(config.get("seed") or 0), name=config.get("name"),
                          checkpoint_dir=config.get("checkpoint_dir"),
                          resume=bool(config.get("resume")))
+    if config.get("upright") is not None:   # --upright yes|no: said, not measured
+        cfg.upright = bool(config["upright"])
     if config.get("val_split") is not None:   # --val-split: the share of --data held out
         cfg.val_fraction = float(config["val_split"])
     for key in ("epochs", "steps", "lr", "batch_size", "mix", "freeze", "checkpoint_every",
