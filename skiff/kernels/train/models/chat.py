@@ -344,6 +344,14 @@ def as_chat_row(row, where: str = "row"):
       is the instruction and the input joined by a newline (LLaMA-Factory's
       ``"\n".join``), the answer the assistant's, learned as a prompt/completion pair.
 
+    LLaMA-Factory's ShareGPT tool rows: a ``"function_call"`` turn (its value the JSON text of
+    ``{"name", "arguments"}``, or of a list of them) is an assistant message with
+    ``tool_calls`` (``[{"type": "function", "function": {"name", "arguments"}}]``, content
+    ``""``), an ``"observation"`` turn a ``tool`` message; the row's ``tools`` (LLaMA-Factory
+    keeps the JSON text of bare ``{"name", "description", "parameters"}`` schemas) are parsed
+    and wrapped as transformers' ``{"type": "function", "function": ...}``, and its
+    ``system`` text is the first message when the turns have none.
+
     A speaker ShareGPT does not name is one error (``where`` names the row)."""
     if not isinstance(row, dict):
         return row
@@ -365,15 +373,67 @@ def as_chat_row(row, where: str = "row"):
     if all("from" in m and "value" in m for m in turns):
         messages = []
         for i, m in enumerate(turns):
-            role = _SHAREGPT_ROLES.get(str(m["from"]).lower())
+            speaker = str(m["from"]).lower()
+            if speaker == "function_call":
+                messages.append({"role": "assistant", "content": "",
+                                 "tool_calls": _sharegpt_calls(m["value"], f"{where}: turn {i}")})
+                continue
+            role = _SHAREGPT_ROLES.get(speaker)
             if role is None:
                 raise ValueError(f"{where}: turn {i} is from {m['from']!r}; ShareGPT turns are "
-                                 f"from {', '.join(sorted(_SHAREGPT_ROLES))}")
+                                 "from " + ", ".join(sorted([*_SHAREGPT_ROLES, "function_call"])))
             messages.append({"role": role, "content": m["value"]})
+        system = out.pop("system", None)
+        if isinstance(system, str) and system and messages[0]["role"] != "system":
+            messages.insert(0, {"role": "system", "content": system})
+        if "tools" in out:
+            out["tools"] = _sharegpt_tools(out["tools"], where)
         return dict(out, messages=messages)
     if key == "conversations" and all("role" in m for m in turns):
         return dict(out, messages=turns)
     return row
+
+
+def _sharegpt_calls(value, where: str) -> list:
+    """The ``tool_calls`` of a LLaMA-Factory ``function_call`` turn: its value is the JSON
+    text (or the object) of one ``{"name", "arguments"}`` call or a list of them."""
+    calls = value
+    if isinstance(value, str):
+        try:
+            calls = json.loads(value)
+        except ValueError as e:
+            raise ValueError(f"{where} (function_call) is not JSON ({e}): LLaMA-Factory's "
+                             'function_call value is {"name": ..., "arguments": {...}} or a '
+                             "list of them") from None
+    calls = calls if isinstance(calls, list) else [calls]
+    out = []
+    for call in calls:
+        if isinstance(call, dict) and call.get("type") == "function" \
+                and isinstance(call.get("function"), dict):
+            call = call["function"]
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str) \
+                or "arguments" not in call:
+            raise ValueError(f"{where} (function_call) holds {call!r}: each call is "
+                             '{"name": ..., "arguments": {...}}')
+        out.append({"type": "function", "function": {"name": call["name"],
+                                                     "arguments": call["arguments"]}})
+    return out
+
+
+def _sharegpt_tools(tools, where: str):
+    """A ShareGPT row's ``tools`` (LLaMA-Factory: the JSON text of bare function schemas) as
+    transformers' ``[{"type": "function", "function": schema}]``."""
+    if isinstance(tools, str):
+        try:
+            tools = json.loads(tools) if tools.strip() else None
+        except ValueError as e:
+            raise ValueError(f"{where}: 'tools' is text but not JSON ({e})") from None
+    if isinstance(tools, dict):
+        tools = [tools]
+    if not isinstance(tools, list):
+        return tools
+    return [{"type": "function", "function": t}
+            if isinstance(t, dict) and "name" in t and "type" not in t else t for t in tools]
 
 
 def alpaca_prompt(instruction: str, extra) -> str:
