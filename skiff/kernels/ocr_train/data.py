@@ -117,16 +117,38 @@ class Augment:
 class GeneralText:
     """Rendered lines of ordinary text (the classes the base model already reads)."""
 
-    def __init__(self, seed: int = 0, *, dictionary=None):
+    def __init__(self, seed: int = 0, *, dictionary=None, fonts=None):
+        """``fonts``: the font files to draw in (a ``.ttc`` by its first face, or
+        ``(path, index)``), each line in one that has all its characters; default the OCR
+        test set's (DejaVu Sans / Serif, Noto Sans CJK SC). A run that is measured on that
+        set's faces afterwards gives others, so the general lines do not train on them."""
         from skiff.kernels.ocr import synth
 
-        self.fonts = synth.fonts()
         self.rng = random.Random(seed)
         pool = synth.ENGLISH + synth.CHINESE + synth.MIXED
         if dictionary is not None:  # only lines the dictionary can spell
             pool = [t for t in pool if not dictionary.missing(t)]
-        self.pool = pool
         self.cjk = synth._CJK
+        self.faces = None
+        if fonts is None:
+            self.fonts = synth.fonts()
+        else:
+            self.faces = _faces(fonts)
+            self._covers: dict[str, list] = {}
+            pool = [t for t in pool if self._faces_for(t)]
+            if not pool:
+                raise ValueError("general text: none of the fonts "
+                                 f"({', '.join(str(f) for f in fonts)}) draws any general line")
+        self.pool = pool
+
+    def _faces_for(self, line: str) -> list:
+        """The given faces that hold every character of ``line``."""
+        found = self._covers.get(line)
+        if found is None:
+            need = {ord(c) for c in line if not c.isspace()}
+            found = [(path, index) for path, index, chars in self.faces if need <= chars]
+            self._covers[line] = found
+        return found
 
     def sample(self, max_width: int | None = None, height: int = 48) -> tuple[np.ndarray, str]:
         """A rendered line and its text; with ``max_width``, a line that would be wider than
@@ -141,7 +163,9 @@ class GeneralText:
         if r.random() < 0.15:
             line = "".join(r.choice("0123456789.,:-/") for _ in range(r.randint(3, 10)))
             line = line.strip() or "0"
-        if self.cjk.search(line):
+        if self.faces is not None:
+            font, index = r.choice(self._faces_for(line) or [self.faces[0][:2]])
+        elif self.cjk.search(line):
             font, index = self.fonts["cjk"], 2
         else:
             font, index = r.choice([self.fonts["latin"], self.fonts["serif"]]), 0
@@ -156,6 +180,33 @@ class GeneralText:
             line = line[start: start + n].strip() or line[:n]
             crop = render_line(line, font, size, r, index=index)
         return crop, " ".join(line.split())
+
+
+def _faces(fonts) -> list[tuple[str, int, set]]:
+    """(path, face index, the code points it draws) of each font given: a path (a ``.ttc``'s
+    first face) or ``(path, index)``; a file that is missing or no font is refused."""
+    import os
+
+    from fontTools.ttLib import TTFont
+
+    if isinstance(fonts, (str, os.PathLike)):
+        fonts = [fonts]
+    out = []
+    for f in fonts:
+        path, index = (f if isinstance(f, (tuple, list)) else (f, 0))
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise ValueError(f"general text font {path!r}: no such file")
+        try:
+            with TTFont(path, fontNumber=int(index), lazy=True) as tt:
+                chars = set(tt.getBestCmap() or ())
+        except Exception as exc:
+            raise ValueError(f"general text font {path!r} cannot be read as a font "
+                             f"({type(exc).__name__}: {exc})") from None
+        out.append((path, int(index), chars))
+    if not out:
+        raise ValueError("general text: an empty list of fonts (None: the default faces)")
+    return out
 
 
 def fit_width(crop: np.ndarray, height: int, max_width: int) -> np.ndarray:

@@ -36,7 +36,8 @@ from .data import Augment, GeneralText, as_read, load_crop, make_batch
 from .labels import Dictionary, LabelRow, read_labels
 
 __all__ = ["FineTuneConfig", "FineTuneResult", "fine_tune", "base_model_path", "evaluate",
-           "BASE_MODELS", "RecTrainer", "split_rows", "going_on"]
+           "BASE_MODELS", "RecTrainer", "split_rows", "going_on", "freeze_before",
+           "weight_order"]
 
 BASE_MODELS = {"ch-v6": "ch", "ch": "ch", "ch-v4": "ch-v4", "ch-tiny": "ch-tiny"}
 
@@ -133,6 +134,11 @@ class FineTuneConfig:
     eval_rows: int = 64           # held-out crops measured then (all of them before and after)
     upright: bool | None = None   # the crops come upright: the pipeline runs no direction
     # model before this recognizer (None: measured on the held-out crops, below)
+    freeze_head: bool = False     # the classifier (the last MatMul + Add) kept fixed
+    train_from: str | None = None  # a weight's name in the file: the weights the graph uses
+    # before it stay fixed (in place of freeze); see freeze_before
+    general_fonts: list | None = None  # font files the rendered general lines are drawn in
+    # (default: the OCR test set's, synth.fonts()); keeps an evaluation set's faces out
 
 
 @dataclass
@@ -362,6 +368,65 @@ def freeze_early(module: OnnxModule, fraction: float) -> int:
     return n
 
 
+def weight_order(module: OnnxModule) -> list[str]:
+    """The module's weight keys (parameters and batch-norm statistics) in the order the
+    graph first uses them."""
+    keys, seen = module._key_of, {}
+    for _, ins, _, _ in module._nodes:
+        for name in ins:
+            k = keys.get(name)
+            if k is not None and k not in seen:
+                seen[k] = None
+    return list(seen)
+
+
+def train_from_key(module: OnnxModule, name: str) -> str:
+    """The weight key of ``name`` (a weight's tensor name in the ONNX file, as Netron shows
+    it: ``linear_8.w_0``); a name that is no weight is refused naming the closest (and, for
+    a tensor the graph computes, the first weight used after it)."""
+    import difflib
+
+    key = module._key_of.get(name)
+    if key is not None:
+        return key
+    names = [module.onnx_names[k] for k in weight_order(module)]
+    def first_after(i):
+        after = {module._key_of.get(n) for _, ins, _, _ in module._nodes[i + 1:]
+                 for n in ins} - {None}
+        return next((module.onnx_names[k] for k in weight_order(module) if k in after), None)
+
+    made = [i for i, (_, _, outs, _) in enumerate(module._nodes) if name in outs]
+    if made:  # a computed tensor (h1 cut ch-v6 after the backbone's multiply.4 output)
+        first = first_after(made[0])
+        raise ValueError(f"train_from {name!r} is a tensor the graph computes, not a weight"
+                         + (f": the first weight used after it is {first!r}" if first else ""))
+    part = [(i, outs[0]) for i, (_, _, outs, _) in enumerate(module._nodes)
+            if outs and f".{name}." in f".{outs[0]}."]
+    if len(part) == 1:  # "multiply.4" for ch-v6's "p2o.pd_op.multiply.4.0"
+        first = first_after(part[0][0])
+        raise ValueError(f"train_from {name!r} is not a weight; the graph computes "
+                         f"{part[0][1]!r}" + (f", and the first weight used after it is "
+                                              f"{first!r}" if first else ""))
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.4)
+    raise ValueError(f"train_from {name!r} is not a weight of the recognizer"
+                     + (f"; the closest: {', '.join(map(repr, close))}" if close else "")
+                     + f" ({len(names)} weights, first {names[0]!r}, last {names[-1]!r})")
+
+
+def freeze_before(module: OnnxModule, name: str) -> int:
+    """Keep fixed every weight the graph uses before the weight ``name`` (graph order, as
+    :func:`freeze_early` counts by share); returns how many trained weights were frozen."""
+    key = train_from_key(module, name)
+    order = weight_order(module)
+    n = 0
+    for k in order[: order.index(key)]:
+        p = getattr(module, k)
+        if p.requires_grad:
+            p.requires_grad_(False)
+            n += 1
+    return n
+
+
 def epoch_batches(widths: list[float], size: int, pool: int, rng: random.Random) \
         -> list[list[int]]:
     """One epoch of batches of ``size`` crop indices, every crop once (the last batch topped
@@ -400,7 +465,8 @@ class RecTrainer:
         self.module, self.dictionary, self.cfg = module, dictionary, cfg
         self.reporter = reporter or NullReporter()
         self.head = _final_linear(module)
-        self.general = GeneralText(cfg.seed + 1, dictionary=dictionary)
+        self.general = GeneralText(cfg.seed + 1, dictionary=dictionary,
+                                   fonts=cfg.general_fonts)
         self.augment = Augment(cfg.seed + 2) if cfg.augment else None
         self.rng = random.Random(cfg.seed)
 
@@ -448,9 +514,17 @@ class RecTrainer:
         own = max(1, int(round(cfg.batch_size * (1.0 - cfg.mix))))
         per_epoch = math.ceil(len(crops) / own)
         total = cfg.steps or per_epoch * cfg.epochs
-        if cfg.freeze:
+        if cfg.train_from:
+            freeze_before(self.module, cfg.train_from)
+        elif cfg.freeze:
             freeze_early(self.module, cfg.freeze)
+        if cfg.freeze_head:
+            for k in self.head[:2]:
+                getattr(self.module, k).requires_grad_(False)
         params = [p for p in self.module.parameters() if p.requires_grad]
+        if not params:
+            raise ValueError("no weight is left to train (train_from names the last weights "
+                             "and freeze_head keeps the classifier): name an earlier weight")
         opt = AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
         # Adam's first steps move every weight by about lr whatever its gradient: a warm-up
         # of a fifth of a short run keeps a pretrained model from being thrown off at once
@@ -736,6 +810,8 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     module = OnnxModule.load(base)
     wkey = _final_linear(module)[0]
     classes = getattr(module, wkey).shape[1]
+    if cfg.train_from:  # refused now, not after the base model is measured
+        train_from_key(module, cfg.train_from)
     dictionary = _base_dictionary(cfg.base, module, classes)
     base_alphabet = dictionary.alphabet
     labels = read_labels(cfg.data, dictionary, add_chars=cfg.add_chars)
@@ -774,12 +850,17 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     for e in _few_rows(len(crops), len(vcrops)):
         reporter.log(e, level="warning")
     if dictionary.num_classes != classes:
+        if cfg.freeze_head:
+            raise ValueError(f"freeze_head keeps the classifier fixed, and the labels add "
+                             f"{len(labels.added)} characters ({''.join(labels.added[:10])!r}) "
+                             "whose classes it would never learn: drop freeze_head or "
+                             "add_chars")
         grow_classes(module, wkey, _final_linear(module)[1],
                      _base_dictionary(cfg.base, module, classes), dictionary.num_classes,
                      cfg.seed)
         reporter.log(f"added {len(labels.added)} characters to the dictionary: "
                      f"{''.join(labels.added)!r}")
-    general = _general_set(cfg.general_eval, cfg.seed + 7, dictionary)
+    general = _general_set(cfg.general_eval, cfg.seed + 7, dictionary, cfg.general_fonts)
     result = FineTuneResult(onnx="", dict="", base=str(base), rows=len(crops) + len(vcrops),
                             train_rows=len(crops), val_rows=len(vcrops), errors=errors,
                             added_chars=list(labels.added))
@@ -933,9 +1014,9 @@ def _shared_rows(train: list[LabelRow], held: list[LabelRow]) -> int:
     return sum((os.path.realpath(r.image), r.box) in seen for r in held)
 
 
-def _general_set(n: int, seed: int, dictionary: Dictionary):
+def _general_set(n: int, seed: int, dictionary: Dictionary, fonts=None):
     if n <= 0:
         return None
-    gen = GeneralText(seed, dictionary=dictionary)
+    gen = GeneralText(seed, dictionary=dictionary, fonts=fonts)
     samples = [gen.sample() for _ in range(n)]
     return [c for c, _ in samples], [t for _, t in samples]
