@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["join_combs", "comb_cells"]
+__all__ = ["join_combs", "comb_cells", "comb_line", "cell_strips"]
 
 # a stroke rises from the comb's line at least this much of the row's text height
 TICK_RISE = 0.25
@@ -55,6 +55,14 @@ def comb_cells(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float,
     height; at the band's middle x, the band rising ``slope`` px a px to the right: a photo
     turned a little) between ``x0`` and ``x1`` (image coordinates), evenly spaced; None
     where no comb is there."""
+    found = comb_line(gray, x0, x1, y0, y1, height, slope)
+    return None if found is None else found[0]
+
+
+def comb_line(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float,
+              height: float, slope: float = 0.0) -> tuple[list[float], float, float] | None:
+    """:func:`comb_cells`'s strokes, with the comb's line: ``(ticks, y, s)``, the line's
+    top at image x ``ticks[0]`` at image row ``y``, falling ``s`` px a px to the right."""
     h, w = gray.shape[:2]
     left, right = int(max(0, x0)), int(min(w, x1))
     tilt = (abs(slope) + SLOPE_SEARCH) * (right - left) / 2
@@ -80,10 +88,10 @@ def comb_cells(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float,
         counts = level[max(middle, 0):].sum(1)
         y = int(np.argmax(counts)) + max(middle, 0)
         if best is None or counts.max() > best[0]:
-            best = (int(counts.max()), y, level)
+            best = (int(counts.max()), y, level, float(s))
     if best is None:
         return None
-    _, y, dark = best
+    _, y, dark, tilt_s = best
     runs = [r for r in _runs(dark[y]) if r[1] - r[0] >= MIN_CELLS * PITCH_MIN * height]
     if not runs:
         return None
@@ -119,11 +127,58 @@ def comb_cells(gray: np.ndarray, x0: float, x1: float, y0: float, y1: float,
     if not PITCH_MIN * height <= pitch <= PITCH_MAX * height or \
             np.any(np.abs(steps - pitch) > PITCH_TOL * pitch):
         return None
-    return ticks
+    # level row ly is image row top + ly + s * (column - width / 2)
+    y_first = top + ly + tilt_s * (ticks[0] - left - dark.shape[1] / 2)
+    return ticks, float(y_first), tilt_s
+
+
+def cell_strips(image: np.ndarray, ticks: list[float], y_first: float, slope: float,
+                height: float) -> list[tuple[np.ndarray, int]]:
+    """The comb's written cells as crops to read, without its strokes and lines:
+    ``(crop, cells)`` for each run of cells holding ink, left to right (blank cells part
+    them: a space written as an empty box), the run's cells set side by side. A photo's
+    blurred strokes inside one crop of the whole comb read as commas and "1"s ("14031988"
+    read "1 410,3,1,9 818"); each cell cut between its strokes, the frame's top line and
+    the comb's line blanked, reads as the letter it holds."""
+    from .rec import crop_box
+
+    pitch = float(np.median(np.diff(ticks)))
+    margin = max(3.0, 0.1 * pitch)
+    runs: list[list[np.ndarray]] = [[]]
+    for a, b in zip(ticks, ticks[1:], strict=False):
+        xa, xb = a + margin, b - margin
+        ya, yb = (y_first + slope * (x - ticks[0]) - 2 for x in (xa, xb))
+        box = np.array([[xa, ya - height], [xb, yb - height], [xb, yb], [xa, ya]], np.float32)
+        crop = crop_box(image if image.ndim == 3 else np.dstack([image] * 3), box)
+        grey = crop.astype(np.float32).mean(2)
+        ground = float(np.median(grey))
+        dark = grey < ground - DARK
+        # a frame's top line or a side stroke caught at the edge: blanked
+        rows, edge = dark.mean(1) > 0.6, dark.mean(0) > 0.6
+        crop[rows] = np.uint8(min(255, ground))
+        crop[:, edge] = np.uint8(min(255, ground))
+        dark[rows] = False
+        dark[:, edge] = False
+        if dark.sum() < max(4, 0.01 * dark.size):  # a blank cell
+            if runs[-1]:
+                runs.append([])
+            continue
+        runs[-1].append(crop)
+    return [(np.ascontiguousarray(np.hstack(r)), len(r)) for r in runs if r]
+
+
+def _spread_marks(text: str, ext) -> bool:
+    """A piece of 3-16 letters and digits, no closer set than one a 0.7 height, with a
+    mark (not a letter or digit) between two of them."""
+    t = text.replace(" ", "")
+    n = sum(c.isalnum() for c in t)
+    x0, y0, x1, y1 = ext
+    return 3 <= n <= 16 and n <= (x1 - x0) / (0.7 * (y1 - y0)) + 1 and \
+        any(not c.isalnum() for c in t[1:-1])
 
 
 def join_combs(rows: list[list[int]], boxes: list, texts: list[str],
-               image: np.ndarray) -> tuple[list[str], list[np.ndarray]]:
+               image: np.ndarray, read=None) -> tuple[list[str], list[np.ndarray]]:
     """``(texts, boxes)`` with each row's pieces that stand in one comb joined into the first
     of them (its box the union, the others' texts ""), the spaces inside them dropped, one
     space where a whole cell between two pieces is blank. A piece that holds more characters
@@ -143,8 +198,11 @@ def join_combs(rows: list[list[int]], boxes: list, texts: list[str],
         # only upright rows: wider than tall pieces or single characters
         if height < 8 or any(e[3] - e[1] > 1.6 * height for e in ext.values()):
             continue
-        # at least two characters standing alone (a piece of one, or one between spaces)
-        if sum(len(t) == 1 and t.isalnum() for i in row for t in texts[i].split()) < 2:
+        # at least two characters standing alone (a piece of one, or one between spaces);
+        # or, where the cells can be read again, a short piece with marks inside its
+        # characters, spread wide (a photo's comb strokes read as "8.033", "410,3,1,9")
+        if sum(len(t) == 1 and t.isalnum() for i in row for t in texts[i].split()) < 2 and \
+                not (read is not None and any(_spread_marks(texts[i], ext[i]) for i in row)):
             continue
         y0 = float(np.median([e[1] for e in ext.values()]))
         y1 = float(np.median([e[3] for e in ext.values()]))
@@ -161,27 +219,42 @@ def join_combs(rows: list[list[int]], boxes: list, texts: list[str],
         if abs(slope) > 0.1:
             continue
         mid = (y0 + y1) / 2 + slope * ((x0 + x1) / 2 - float(np.mean(centres[:, 0])))
-        ticks = comb_cells(gray, x0, x1, mid - (y1 - y0) / 2, mid + (y1 - y0) / 2, height,
-                           slope)
-        if ticks is None:
+        found = comb_line(gray, x0, x1, mid - (y1 - y0) / 2, mid + (y1 - y0) / 2, height,
+                          slope)
+        if found is None:
             continue
+        ticks = found[0]
         pitch = float(np.median(np.diff(ticks)))
         inside = sorted((i for i in row if ticks[0] - 0.3 * pitch <= (ext[i][0] + ext[i][2]) / 2
                          <= ticks[-1] + 0.3 * pitch), key=lambda i: ext[i][0])
         if not inside:
             continue
-        # each piece holds about one character a cell it spans
-        if any(len(texts[i].replace(" ", "")) > round((ext[i][2] - ext[i][0]) / pitch) + 1
+        # each piece holds about one character a cell it spans; where the cells are read
+        # again, at most a stroke read as "1" or "," besides each ("1 410,3,1,9 818")
+        if any(len(texts[i].replace(" ", "")) >
+               (2 if read is not None else 1) * round((ext[i][2] - ext[i][0]) / pitch) + 1
                for i in inside):
             continue
-        if len(inside) < 2 and not any(" " in texts[i].strip() for i in inside):
+        again = None
+        if read is not None:
+            # the comb's whole run of cells: a photo's detector box can stop a cell short
+            # of the last character ("8033" for "80331")
+            wide = comb_line(gray, x0 - height, x1 + height, mid - (y1 - y0) / 2,
+                             mid + (y1 - y0) / 2, height, slope) or found
+            strips = cell_strips(image, *wide, height)
+            said = [t.replace(" ", "") for t in read([c for c, _ in strips])] if strips else []
+            if said and all(len(t) == n and t.isalnum() for t, (_, n) in
+                            zip(said, strips, strict=True)):
+                again = " ".join(said)
+        if again is None and len(inside) < 2 and not any(" " in texts[i].strip()
+                                                         for i in inside):
             continue
         parts = [texts[inside[0]].replace(" ", "")]
         for a, b in zip(inside, inside[1:], strict=False):
             gap = ext[b][0] - ext[a][2]
             parts.append((" " if gap > 1.2 * pitch else "") + texts[b].replace(" ", ""))
         first = inside[0]
-        texts[first] = "".join(parts)
+        texts[first] = "".join(parts) if again is None else again
         pts = np.concatenate([boxes[i] for i in inside])
         (bx0, by0), (bx1, by1) = pts.min(0), pts.max(0)
         boxes[first] = np.array([[bx0, by0], [bx1, by0], [bx1, by1], [bx0, by1]])

@@ -176,9 +176,11 @@ def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None
         # edges around the glyphs: the lit segments of a seven-segment display measured
         # from the light side are half a digit, and the scale then doubled), else the light
         # (a bar over 16x taller than wide is a barcode's or a rule's, no glyph: a parcel
-        # label's 140-px bars measured its 14-px print 141 px and the sender's lines were lost)
+        # label's 140-px bars measured its 14-px print 141 px and the sender's lines were lost;
+        # its ink's mean width, area / height, not the box's: a bar photographed 3 degrees
+        # off upright has a box 10-20 px wide, and measured the print 50 px)
         keep = some & (ch >= 4) & (ch < small.shape[0] / 2) & (cw < 4 * ch) & \
-            (ch < 16 * cw) & (cw * ch < 40 * area)
+            (ch * ch < 16 * area) & (cw * ch < 40 * area)
         if keep.sum() >= 3:
             counts.append(int(keep.sum()))
             heights.append(float(np.percentile(ch[keep], 70)) / r)
