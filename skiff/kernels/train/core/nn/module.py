@@ -337,10 +337,12 @@ class Module:
         state = _weights_of(state)
         kept_base = ()
         if isinstance(state, _TrainedWeights):  # the base must be the one it trained on
-            from ...trainer_frozen import check_frozen
+            from ...trainer_frozen import check_frozen, frozen_names
 
             check_frozen(self, state.frozen, where="this checkpoint")
-            kept_base = set(state.frozen.get("fingerprints") or ())
+            # a split layout's checkpoint (tp, pp, ep) records no prints: the model's frozen
+            # names are the base it leaves out (it said they were missing)
+            kept_base = set(state.frozen.get("fingerprints") or frozen_names(self))
         extra = self._extra_state_modules()
         if any(k in state for k in extra):
             state = dict(state)
@@ -710,7 +712,8 @@ def _weights_of(state):
             raise FileNotFoundError(
                 f"{path!r} is a checkpoint folder or its 'latest' pointer, not a weights "
                 f"file: read its weights with skiff.kernels.train.parallel.model_weights."
-                f"model_weights({path!r}) and pass them here")
+                f"model_weights({path!r}) and pass them here (a LoRA fine-tune's: "
+                f"model_weights(path, model))")
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no weights file at {path!r}")
         with np.load(path, allow_pickle=False) as npz:
