@@ -211,9 +211,19 @@ def _ocr_rec_arguments(p):
                    help="ocr-rec: whether the exported recognizer says its crops come "
                         "upright, so %%ocr skips the direction model for it (auto, the "
                         "default: when its held-out crops read better without that model)")
+    g.add_argument("--freeze-head", action="store_true", default=None,
+                   help="ocr-rec: keep the classifier (the last layer) fixed")
+    g.add_argument("--train-from", default=None, metavar="WEIGHT",
+                   help="ocr-rec: train from this weight on (its name in the .onnx file, "
+                        "e.g. conv2d_117.w_0); the weights before it stay fixed (in place "
+                        "of --freeze)")
+    g.add_argument("--general-fonts", default=None, metavar="F1,F2",
+                   help="ocr-rec: font files the rendered general lines are drawn in "
+                        "(default: the OCR test set's; keeps an evaluation set's faces out)")
 
 
-_OCR_REC_ONLY = ("add_chars", "mix", "freeze", "val", "out", "register", "upright")
+_OCR_REC_ONLY = ("add_chars", "mix", "freeze", "val", "out", "register", "upright",
+                 "freeze_head", "train_from", "general_fonts")
 
 
 def _refuse_ocr_rec_options(values: dict, model) -> None:
@@ -245,7 +255,8 @@ def ocr_rec_config(values: dict) -> dict:
             raise ValueError(f"--{name.replace('_', '-')} is not an option of train ocr-rec "
                              "(it fine-tunes an OCR recognizer with its own loop: --epochs, "
                              "--steps, --lr, --batch-size, --weight-decay, --mix, "
-                             "--freeze, --val, --val-split, --eval-every, --checkpoint-every, "
+                             "--freeze, --freeze-head, --train-from, --general-fonts, --val, "
+                             "--val-split, --eval-every, --checkpoint-every, "
                              "--checkpoint-dir, --resume); "
                              "drop it")
     labels = values["labels"] = (values.get("data_opt") or values.get("labels")
@@ -267,6 +278,14 @@ def ocr_rec_config(values: dict) -> dict:
     freeze = values.get("freeze")
     if freeze is not None and not 0.0 <= freeze < 1.0:
         raise ValueError(f"--freeze must be in [0, 1), got {freeze!r}")
+    if values.get("train_from") and freeze is not None:
+        raise ValueError("--train-from names where training starts and --freeze a share of "
+                         "the weights: give one of them")
+    fonts = [os.path.abspath(os.path.expanduser(f.strip()))
+             for f in (values.get("general_fonts") or "").split(",") if f.strip()]
+    for f in fonts:
+        if not os.path.isfile(f):
+            raise ValueError(f"--general-fonts: {f!r}: no such file")
     device = values.get("device", DEFAULT_DEVICE)
     if str(device).startswith("cuda"):
         raise ValueError(f"train ocr-rec runs on the CPU for now; got --device {device!r}")
@@ -292,6 +311,9 @@ def ocr_rec_config(values: dict) -> dict:
             # --upright yes|no: said, not measured (in the config only when given)
             **({"upright": values["upright"] == "yes"}
                if values.get("upright") in ("yes", "no") else {}),
+            **({"freeze_head": True} if values.get("freeze_head") else {}),
+            **({"train_from": values["train_from"]} if values.get("train_from") else {}),
+            **({"general_fonts": fonts} if fonts else {}),
             "mix": mix, "freeze": freeze, "val_split": values.get("val_split"),
             "epochs": values.get("epochs"),
             "steps": values.get("steps"),

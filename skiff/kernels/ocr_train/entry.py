@@ -27,6 +27,12 @@ def config_from(config: dict, run_dir=None) -> FineTuneConfig:
                          resume=bool(config.get("resume")))
     if config.get("upright") is not None:   # --upright yes|no: said, not measured
         cfg.upright = bool(config["upright"])
+    if config.get("freeze_head"):   # --freeze-head: the classifier kept fixed
+        cfg.freeze_head = True
+    if config.get("train_from"):   # --train-from WEIGHT: the weights before it kept fixed
+        cfg.train_from = str(config["train_from"])
+    if config.get("general_fonts"):   # --general-fonts F1,F2: the general lines' faces
+        cfg.general_fonts = list(config["general_fonts"])
     if config.get("val_split") is not None:   # --val-split: the share of --data held out
         cfg.val_fraction = float(config["val_split"])
     for key in ("epochs", "steps", "lr", "batch_size", "mix", "freeze", "checkpoint_every",
