@@ -164,7 +164,13 @@ def cell_strips(image: np.ndarray, ticks: list[float], y_first: float, slope: fl
                 runs.append([])
             continue
         runs[-1].append(crop)
-    return [(np.ascontiguousarray(np.hstack(r)), len(r)) for r in runs if r]
+    import cv2
+
+    tall = int(round(height))  # a tilted box's crops differ by a row or so
+    return [(np.ascontiguousarray(np.hstack([
+        c if c.shape[0] == tall else cv2.resize(c, (c.shape[1], tall),
+                                                interpolation=cv2.INTER_LINEAR)
+        for c in r])), len(r)) for r in runs if r]
 
 
 def _spread_marks(text: str, ext) -> bool:
