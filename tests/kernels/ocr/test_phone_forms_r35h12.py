@@ -84,3 +84,16 @@ def test_a_photographed_barcode_does_not_set_the_text_height(pipe):
     phone, _, truth = _phone("shipping_label")
     got = pipe(phone).text.split("\n")
     assert got == truth
+
+
+@pytest.mark.parametrize("value,face,full", [("WILLIAMS", 0, False), ("VAN DER", 0, True),
+                                             ("14031988", 2, True), ("AB12CD", 0, False)])
+def test_drawn_combs_read_cell_by_cell(with_reader, value, face, full):
+    """h3's drawn combs (DejaVu Serif Condensed Italic, Liberation Mono; boxes or ticks) read
+    whole through the pipeline: "WLLIAMS", "VANDER", "14日31988", "AB12.CD」" without the
+    reader; a blank cell stays one space."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_combs_r35h3 import comb
+
+    img, _, _ = comb(value, face=face, full=full)
+    assert with_reader(img).text == f"Name {value}"
