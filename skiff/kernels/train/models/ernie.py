@@ -485,10 +485,7 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         ``rows``: the cache rows these tokens continue (default all, in order)."""
         idx = _as_index(np.asarray(_host(ids), dtype=np.int64).reshape(-1), self)
         rows = None if rows is None else np.asarray(rows, dtype=np.int64)
-        places = cache.lengths
-        if getattr(cache, "shift", None) is not None:  # rows placed elsewhere (right padding)
-            places = places + cache.shift
-        cos, sin = self.rotary(places if rows is None else places[rows])
+        cos, sin = self.rotary(cache.lengths if rows is None else cache.lengths[rows])
         logits = forward_step_fast(self, idx, cache, rows, cos, sin)  # no graph: fused
         if logits is None:
             x = self.model.embed_tokens(idx)  # (B, C)
@@ -746,9 +743,13 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
             from .ernie_masked_past import as_mask, needs_cache
 
             keymask = as_mask(attention_mask, *input_ids.shape)
-            from .ernie_generate import warn_right_padding
+            if keymask.any(-1).all() and not keymask[:, -1].all():
+                import warnings
 
-            warn_right_padding(keymask)  # transformers' warning; its tokens follow
+                warnings.warn("A decoder-only architecture is being used, but right-padding "
+                              "was detected! For correct generation results, please set "
+                              "`padding_side='left'` when initializing the tokenizer.",
+                              stacklevel=2)  # transformers' words; its tokens follow
             if not needs_cache(keymask, past, extra["return_dict_in_generate"] and use_cache):
                 keymask = None
         if attention_mask is not None and keymask is None:

@@ -117,14 +117,7 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
     positions = np.concatenate([np.arange(n) for n in lengths])
     logits = model.forward_packed(np.concatenate(prompts), cu, positions, cache=cache,
                                   last_only=True)
-    logits = _host(logits._data)
-    right = [b for b, c in enumerate(spans) if c[-1] != T - 1]  # right-padded rows
-    if right:  # transformers reads their first step at the last column (a pad query)
-        logits = logits.copy()
-        logits[right] = _last_column_logits(model, ids, spans, right)
-        # and places the new tokens after the pad's position 0: 1, 2, ...
-        cache.shift = np.where([c[-1] != T - 1 for c in spans], 1 - lengths, 0)
-    logits = np.repeat(logits, nb, axis=0)  # (B * nb, V)
+    logits = np.repeat(_host(logits._data), nb, axis=0)  # (B * nb, V)
     _reorder(cache, np.repeat(np.arange(B), nb))
     cur = T
     while True:
@@ -292,20 +285,6 @@ def _topk_order(values, k: int) -> np.ndarray:
         .numpy().astype(np.int64)
 
 
-def _last_column_logits(model, ids, spans, right):
-    """The last column's logits of the right-padded ``right`` rows as transformers'
-    ``generate`` reads them: a pad query at position 0 that sees its row's real tokens."""
-    from .ernie_masked_graph import forward_masked_graph
-    from .ernie_masked_past import generate_positions
-
-    mask = np.zeros((len(right), ids.shape[1]), dtype=bool)
-    for i, b in enumerate(right):
-        mask[i, spans[b]] = True
-    out = forward_masked_graph(model, ids[right], mask.astype(np.int64),
-                               generate_positions(mask))
-    return _host(out._data)[:, -1]
-
-
 def _reorder(cache: PackedKVCache, index) -> None:
     """Cache rows taken in ``index`` order (beam ``i`` continues row ``index[i]``)."""
     index = np.asarray(index, dtype=np.int64)
@@ -316,8 +295,6 @@ def _reorder(cache: PackedKVCache, index) -> None:
             cache.k[layer] = cache.k[layer][xi]
             cache.v[layer] = cache.v[layer][xi]
     cache.lengths = cache.lengths[index]
-    if getattr(cache, "shift", None) is not None:
-        cache.shift = cache.shift[index]
 
 
 def _xp_index(array, index):
@@ -362,9 +339,6 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
 
     attention_mask = inferred_mask(model, input_ids, attention_mask, pad_token_id,
                                    eos_token_id, options)
-    from .ernie_generate import warn_right_padding
-
-    warn_right_padding(attention_mask, stacklevel=4)
 
     stopping_criteria = with_max_time(stopping_criteria, options)
     options = model._checkpoint_options(max_new_tokens, options)

@@ -301,23 +301,6 @@ def _mask_rows(attention_mask, input_ids):
     return rows
 
 
-RIGHT_PADDING = ("A decoder-only architecture is being used, but right-padding was detected! "
-                 "For correct generation results, please set `padding_side='left'` when "
-                 "initializing the tokenizer.")  # transformers' words
-
-
-def warn_right_padding(attention_mask, stacklevel: int = 3) -> None:
-    """transformers' warning when a row of a padded batch ends in padding (``generate``
-    still runs it as transformers does)."""
-    if attention_mask is None:
-        return
-    keep = np.asarray(_host(attention_mask)) != 0
-    if keep.ndim == 2 and keep.any(-1).all() and not keep[:, -1].all():
-        import warnings
-
-        warnings.warn(RIGHT_PADDING, stacklevel=stacklevel)
-
-
 def mask_columns(attention_mask, input_ids):
     """Each row's real columns (an int array) under a 2-D ``attention_mask`` of any
     layout (left or right padding, or holes: a pad id inside a row), or None when it pads
