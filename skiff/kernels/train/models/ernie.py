@@ -602,10 +602,7 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         prompts, padding=True, return_tensors="np"))``): the rows' real tokens go to
         :meth:`generate_batch`, and the result is laid out as transformers lays it out (the
         prompts as given, then each row's new tokens, ``pad_token_id`` after a finished
-        row's eos), with the same tokens as transformers' greedy ``generate``. A right-padded
-        row runs as transformers runs it (its warning; the first new token read at the last
-        column's pad, the new tokens after the pads): pad on the left
-        (``padding_side="left"``) for the tokens the prompt alone gives."""
+        row's eos), with the same tokens as transformers' greedy ``generate``."""
         if input_ids is None:  # transformers' name for the prompt ids
             input_ids = options.pop("inputs", None)
         embeds = options.pop("inputs_embeds", None)
