@@ -740,13 +740,6 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
             from .ernie_masked_past import as_mask, needs_cache
 
             keymask = as_mask(attention_mask, *input_ids.shape)
-            if keymask.any(-1).all() and not keymask[:, -1].all():
-                import warnings
-
-                warnings.warn("A decoder-only architecture is being used, but right-padding "
-                              "was detected! For correct generation results, please set "
-                              "`padding_side='left'` when initializing the tokenizer.",
-                              stacklevel=2)  # transformers' words; its tokens follow
             if not needs_cache(keymask, past, extra["return_dict_in_generate"] and use_cache):
                 keymask = None
         if attention_mask is not None and keymask is None:

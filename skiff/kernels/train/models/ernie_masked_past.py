@@ -193,11 +193,9 @@ def _attend(q, k, v, bias, empty, scale):
 def needs_cache(mask: np.ndarray, past, returned: bool = False) -> bool:
     """Whether ``generate`` runs a padded batch on a padded cache: when it continues a cache,
     returns one (``return_dict_in_generate``: transformers' ``out.past_key_values``, for the
-    next turn), the mask has padding between tokens (a second turn appended to a padded
-    first), or a row is right-padded (transformers reads its first new token at the last
-    column, a pad query that sees the row's real tokens, then places the new tokens after
-    the pads at ``cumsum(mask) - 1``: the same tokens here, and its warning); plain left
-    padding otherwise takes the packed path (no padding computed)."""
+    next turn), or the mask has padding between tokens (a second turn appended to a padded
+    first); plain left or right padding otherwise takes the packed path (no padding
+    computed)."""
     if mask.all():
         return False
     if past is not None or returned:
@@ -205,6 +203,4 @@ def needs_cache(mask: np.ndarray, past, returned: bool = False) -> bool:
     first = mask.argmax(-1)
     last = mask.shape[1] - 1 - mask[:, ::-1].argmax(-1)
     real = mask.sum(-1)
-    if not (real > 0).all():
-        return False
-    return bool((last - first + 1 != real).any() or not mask[:, -1].all())
+    return bool((real > 0).all() and (last - first + 1 != real).any())
