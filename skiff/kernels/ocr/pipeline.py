@@ -694,7 +694,10 @@ class OcrPipeline(DetectionPasses, LineReading):
                            strict=True):
             line.text = t
         # a comb's one-character boxes ("M U E L L E R" in a form's cells) read as one field
-        combed, joined = join_combs(rows, boxes, [line.text for line in lines], it.bgr)
+        # (a photographed comb's strokes read as marks inside one box of the whole field:
+        # its cells are cut between the strokes and read again by the recognizer)
+        combed, joined = join_combs(rows, boxes, [line.text for line in lines], it.bgr,
+                                    read=lambda cs: [t for t, _ in self._recognize_once(cs, True)])
         for k, t in enumerate(combed):
             if t != lines[k].text:
                 lines[k].text, boxes[k] = t, joined[k]

@@ -4,8 +4,7 @@ through the whole pipeline. Oracle: the text drawn into each scene.
 - the comb's blurred strokes inside one detector box of the whole field read as marks and
   "1"s ("Postcode 8.033", "Date 1 410,3,1,9 818"): with a reader, ``combs.join_combs`` cuts
   each cell between its strokes and reads the cells again ("80331", "14031988");
-  ``pipeline._assemble`` does not pass one yet (h2's file), so the test passes the
-  pipeline's own recognizer as that call would;
+  ``pipeline._assemble`` passes its own recognizer;
 - a barcode photographed 3 degrees off upright: its bars' boxes are 10-20 px wide, under
   16 times their 142-px height, and measured the label's print 50 px (the 14-px sender
   lines were shrunk away); ``det._text_height`` now takes a component's mean ink width
@@ -37,16 +36,9 @@ def _phone(scene):
 
 
 @pytest.fixture
-def with_reader(pipe, monkeypatch):
-    import skiff.kernels.ocr.pipeline as pl
-
-    orig = pl.join_combs
-
-    def read(crops):
-        return [t for t, _ in pipe._recognize_once(crops, True)]
-
-    monkeypatch.setattr(pl, "join_combs", lambda rows, boxes, texts, image:
-                        orig(rows, boxes, texts, image, read=read))
+def with_reader(pipe):
+    """The pipeline as it stands: ``_assemble`` passes its recognizer to ``join_combs``
+    (round 35, the coordinator's change)."""
     return pipe
 
 
@@ -54,14 +46,6 @@ def test_a_photographed_comb_reads_cell_by_cell(with_reader):
     phone, clean, truth = _phone("comb_form")
     assert with_reader(phone).text.split("\n") == truth
     assert with_reader(clean).text.split("\n") == truth
-
-
-def test_without_a_reader_the_strokes_stay_read(pipe):
-    """The pipeline as it stands (no reader): the photo's comb keeps its strokes' marks
-    (this test fails once ``_assemble`` passes one: then drop it)."""
-    phone, _, truth = _phone("comb_form")
-    got = pipe(phone).text.split("\n")
-    assert got[0] == truth[0] and got[2] != truth[2]
 
 
 def test_cells_are_cut_between_the_strokes(pipe):
