@@ -275,10 +275,9 @@ def _host(a):
     return np.asarray(a)
 
 
-def _mask_rows(attention_mask, input_ids):
-    """``[(start, end)]`` of each row's real tokens under a padding mask (left or right
-    padding), or None when the mask pads nothing; a mask of another shape, with holes, or
-    a row without a token is one error."""
+def _kept(attention_mask, input_ids):
+    """The mask's real positions as a 2-D boolean array (one row for 1-D ids), or None when
+    it pads nothing; a mask of another shape than the ids is one error."""
     mask = np.asarray(_host(attention_mask))
     ids = np.asarray(_host(input_ids))
     if ids.ndim == 1:
@@ -286,7 +285,15 @@ def _mask_rows(attention_mask, input_ids):
     if mask.shape != ids.shape:
         raise ValueError(f"attention_mask has shape {mask.shape}, input_ids {ids.shape}")
     keep = mask != 0
-    if keep.all():
+    return None if keep.all() else keep
+
+
+def _mask_rows(attention_mask, input_ids):
+    """``[(start, end)]`` of each row's real tokens under a padding mask (left or right
+    padding), or None when the mask pads nothing; a mask of another shape, with holes, or
+    a row without a token is one error."""
+    keep = _kept(attention_mask, input_ids)
+    if keep is None:
         return None
     rows = []
     for b, row in enumerate(keep):
@@ -307,14 +314,8 @@ def mask_columns(attention_mask, input_ids):
     nothing; a row without a token is one error. Computing on the real columns only, at
     positions ``0..n-1``, is what transformers' ``generate`` computes under such a mask
     (``cumsum(mask) - 1`` positions, the masked keys never seen)."""
-    mask = np.asarray(_host(attention_mask))
-    ids = np.asarray(_host(input_ids))
-    if ids.ndim == 1:
-        ids, mask = ids[None], mask.reshape(1, -1)
-    if mask.shape != ids.shape:
-        raise ValueError(f"attention_mask has shape {mask.shape}, input_ids {ids.shape}")
-    keep = mask != 0
-    if keep.all():
+    keep = _kept(attention_mask, input_ids)
+    if keep is None:
         return None
     cols = [np.flatnonzero(row) for row in keep]
     for b, c in enumerate(cols):
