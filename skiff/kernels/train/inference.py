@@ -168,7 +168,8 @@ class Inference:
                                                                             host_batch)
                     if named:  # HF items: model(input_ids=..., attention_mask=...)
                         out = outputs_of(self.model(**self.strategy.to_device(named, dtype)))
-                        outs.append(np.asarray(out.numpy()))
+                        outs.append(self.strategy.whole_outputs(self.model,
+                                                                np.asarray(out.numpy())))
                         continue
                     if isinstance(host_batch, dict):
                         host_batch = next((host_batch[k] for k in INPUT_KEYS
@@ -179,8 +180,9 @@ class Inference:
                     xs = tuple(host_batch[:inputs]) if isinstance(host_batch, (tuple, list)) \
                         else (host_batch,)
                     out = self.model(*self.strategy.to_device(xs, dtype))
-                    outs.append(np.asarray(out.numpy()) if hasattr(out, "numpy")
-                                else np.asarray(out))
+                    out = np.asarray(out.numpy()) if hasattr(out, "numpy") else np.asarray(out)
+                    # a head split over ranks (tp): the ranks' slices joined
+                    outs.append(self.strategy.whole_outputs(self.model, out))
         finally:
             if was_training:
                 self.model.train()

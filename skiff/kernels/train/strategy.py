@@ -266,6 +266,13 @@ class Strategy:
         :meth:`whole_model`) or, when it cannot make one, raises ValueError."""
         return model
 
+    def whole_outputs(self, model, out: np.ndarray) -> np.ndarray:
+        """One batch's outputs of ``model`` (host arrays, for ``predict``) as one device's:
+        where the model's output layer is split over ranks (tp of a GPT: each rank holds a
+        slice of the vocabulary) the ranks' slices are joined, a collective, as the split
+        model's forward already is. As they are elsewhere."""
+        return out
+
     def _gathered_copy(self, model):
         weights = self.full_state_dict(model)
         return self.whole_model(model, weights) if self.is_root else None

@@ -22,6 +22,7 @@ from .tensor_parallel import (
     ParallelAttention,
     RowParallelLinear,
     VocabParallelEmbedding,
+    _cat,
     gather_full_state,
     parallelize_gpt,
     shard_from_full,
@@ -202,6 +203,16 @@ class TensorParallel(DataParallel):
             raise ValueError("held-out evaluation under tp needs an ERNIE-4.5 model (a whole "
                              "copy is gathered for it); use dp or zero for this model")
         return self._gathered_copy(model)
+
+    def whole_outputs(self, model, out):
+        """A GPT split by tp ends in a vocabulary-split head: each rank's outputs are its
+        slice of the logits (``predict`` after a tp run gave rank 0 columns 0..V/2 alone,
+        shape (5, 16, 128) for a vocabulary of 256); joined in rank order here."""
+        head = getattr(model, "lm_head", None)
+        if isinstance(head, ColumnParallelLinear) and head.comm.size > 1 and \
+                out.ndim >= 1 and out.shape[-1] * head.comm.size == head.full_out:
+            return np.asarray(_cat(head.comm, np.asarray(out), out.ndim - 1))
+        return out
 
     def whole_model(self, model, weights: dict):
         if self.copies is None:

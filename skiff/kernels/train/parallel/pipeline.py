@@ -471,8 +471,12 @@ class PipelineParallel(DataParallel):
             self.whole_model(model, self.full_state_dict(model))
 
     def evaluation_model(self, model):
-        raise ValueError("held-out evaluation needs the model whole on one rank: pp holds one "
-                         "stage per rank; use dp, zero, tp or ep (an ERNIE-4.5 model)")
+        """The model object with every stage's current weights (gathered on every rank, as
+        before a validation): the evaluator scores it on the reporting rank. It was
+        refused ("pp holds one stage per rank"), though the model object is whole on each
+        rank and only its other stages are stale."""
+        self.sync_for_evaluation(model)
+        return model
 
     def whole_model(self, model, weights: dict):
         """Every stage's trained weights into this rank's model object."""

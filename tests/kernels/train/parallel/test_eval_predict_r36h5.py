@@ -1,0 +1,56 @@
+"""Round 36 (h5): an evaluator under pp, and ``predict`` after a tp run.
+
+- ``Trainer(evaluator=...)`` (``--eval FILE``) under pp was refused ("pp holds one stage
+  per rank"), though each rank's model object is whole and only its other stages are
+  stale: ``PipelineParallel.evaluation_model`` now gathers the stages first (as round 35
+  did for the validation loss), and the evaluator's rows equal one process's.
+- ``trainer.predict(X)`` after a tp run of a GPT gave each rank its slice of the
+  vocabulary: shape (5, 16, 128) for gpt-mini's 256, rank 1's columns 128..255 with no
+  word; the ranks' slices are joined now (``Strategy.whole_outputs``).
+- ``trainer.evaluate`` after a pp or tp run (checked: it was right) and ``predict`` after
+  pp equal one process's.
+
+The oracle: the same run in one process, and an independent numpy cross-entropy of the
+predicted logits for the evaluate figure."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .mpi_util import run_mpi
+
+SCRIPT = "eval_predict_r36h5_check.py"
+
+
+def _cross_entropy(logits, held):
+    z = logits - logits.max(-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
+    return float(-np.take_along_axis(logp, held[:, 1:, None], -1).mean())
+
+
+@pytest.fixture(scope="module")
+def single():
+    return run_mpi(1, SCRIPT, "single", timeout=120)[0]
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", ["pp", "tp"])
+def test_evaluator_and_predict_on_two_ranks_equal_one_process(single, strategy):
+    want = np.asarray(single["predict"])
+    held = np.asarray(single["held"])
+    assert want.shape == (5, 16, 256)
+    assert single["evaluate"] == pytest.approx(_cross_entropy(want, held), rel=1e-5)
+    for got in run_mpi(2, SCRIPT, strategy, timeout=240):
+        assert got["loss"] == pytest.approx(single["loss"], rel=1e-6)
+        pred = np.asarray(got["predict"])
+        assert pred.shape == want.shape  # tp: (5, 16, 128), each rank its slice, before
+        np.testing.assert_allclose(pred, want, rtol=1e-4, atol=1e-5)
+        assert got["evaluate"] == pytest.approx(single["evaluate"], rel=1e-6)
+        if strategy == "pp":  # the evaluator's rows at steps 0, 2, 3 (before: refused)
+            rows = got["evaluation"] if got["rank"] == 0 else []
+            assert [r["step"] for r in rows] == ([0, 2, 3] if got["rank"] == 0 else [])
+            for r, w in zip(rows, single["evaluation"]):
+                assert r["logits_sum"] == pytest.approx(w["logits_sum"], rel=1e-5)
+                assert r["logits_sq"] == pytest.approx(w["logits_sq"], rel=1e-6)
