@@ -13,7 +13,11 @@ as much as one of 23.
 
 Other losses (one value per sample: classification of rows, regression, a loss function of
 one's own, class weights) keep the rule of ``loss / grad_accum`` per micro-batch, as torch's
-accumulation loop writes it (a short last micro-batch counts as a full one).
+accumulation loop writes it (a short last micro-batch counts as a full one). With class
+weights that is the mean of each micro-batch's weighted mean, and dp's ranks are weighed by
+the same rule (DDP: each rank's weighted mean, the gradients averaged), so ``--np 2`` with
+``grad_accum=2`` is a step of 4 parts' weighted means, as DDP with ``no_sync`` accumulation
+(``test_class_weight_accum_r36h5.py``).
 """
 
 from __future__ import annotations
