@@ -13,19 +13,10 @@ import pytest
 import scipy.sparse as sp
 
 from skiff.jobs.worker import keep_partial
-from skiff.kernels.backend.report import JobCancelled, NullReporter
+from skiff.kernels.backend.report import JobCancelled
 from skiff.kernels.solve.solver import Solver
 from skiff.kinds.solve import KIND
-
-
-class _StopAt(NullReporter):
-    def __init__(self, k):
-        super().__init__()
-        self.k, self.n = k, 0
-
-    def should_stop(self):
-        self.n += 1
-        return self.n >= self.k
+from tests.helpers.stop_at import StopAtLook
 
 
 def _stopped(tmp_path, k_stop, columns=3):
@@ -33,8 +24,8 @@ def _stopped(tmp_path, k_stop, columns=3):
     A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
     B = np.column_stack([np.cos(np.arange(n) * 0.07 * (c + 1)) + 1 for c in range(columns)])
     with pytest.raises(JobCancelled) as info:
-        Solver(A, method="cg", precond="jacobi").solve(B, reporter=_StopAt(k_stop))
-    keep_partial(tmp_path, info.value, _StopAt(10**9), "cancelled")
+        Solver(A, method="cg", precond="jacobi").solve(B, reporter=StopAtLook(k_stop))
+    keep_partial(tmp_path, info.value, StopAtLook(10**9), "cancelled")
     doc = json.loads((tmp_path / "result.json").read_text())
     X = np.load(tmp_path / "partial.npz")["x"]
     rel = [np.linalg.norm(B[:, c] - A @ X[:, c]) / np.linalg.norm(B[:, c])

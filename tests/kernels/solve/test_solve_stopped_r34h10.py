@@ -19,26 +19,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skiff.kernels.backend.report import JobCancelled, NullReporter
+from skiff.kernels.backend.report import JobCancelled
 from skiff.kernels.solve.entry import build_problem, load_x0, solve_system
 from skiff.kernels.solve.solver import Solver
+from tests.helpers.stop_at import StopAtLook
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def _lap1d(n: int) -> sp.csr_matrix:
     return sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
-
-
-class _StopAt(NullReporter):
-    """Asked to stop at its ``k``-th look."""
-
-    def __init__(self, k: int):
-        self.k, self.looks = k, 0
-
-    def should_stop(self):
-        self.looks += 1
-        return self.looks >= self.k
 
 
 @pytest.mark.parametrize("method", ["cg", "gmres", "bicgstab", "minres"])
@@ -49,7 +39,7 @@ def test_a_stopped_solve_carries_its_iterate_and_its_true_residual(method):
     A = sp.csr_matrix(A)
     b = np.sin(np.arange(n) * 0.37) + 1.0
     with pytest.raises(JobCancelled) as info:
-        Solver(A, method=method, precond="jacobi").solve(b, reporter=_StopAt(12))
+        Solver(A, method=method, precond="jacobi").solve(b, reporter=StopAtLook(12))
     exc = info.value
     x = exc.arrays["x"]
     assert x.shape == (n,) and int(exc.arrays["iteration"]) == exc.partial["iterations"] == 11
@@ -188,7 +178,7 @@ def test_a_stopped_newton_keeps_its_state_and_updates():
     th = TaylorHood(channel_mesh(16, wake=c.wake))
     prob, _ = _problem(th, c.u_max)
     with pytest.raises(JobCancelled) as info:
-        solve_steady(prob, reporter=_StopAt(3))   # two Newton steps, then the stop
+        solve_steady(prob, reporter=StopAtLook(3))   # two Newton steps, then the stop
     exc = info.value
     assert exc.partial["newton_steps"] == int(exc.arrays["iteration"]) == 2
     # the oracle: the same two steps run by themselves (maxiter=2 raises, its state kept)

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 from pyamg.classical.interpolate import direct_interpolation as pyamg_direct
 
-from skiff.kernels.backend.report import JobCancelled, NullReporter
+from skiff.kernels.backend.report import JobCancelled
 from skiff.kernels.solve.amg_rs import (
     _direct_py,
     _interp_py,
@@ -24,6 +24,7 @@ from skiff.kernels.solve.amg_rs import (
 )
 from skiff.kernels.solve.entry import amg_config, solve_system, solver_from_config
 from skiff.kernels.solve.solver import Solver
+from tests.helpers.stop_at import StopAtLook
 
 
 def _levels(solver):
@@ -102,26 +103,17 @@ def test_near_nullspace_and_grid_interpolation_through_the_entry(tmp_path):
     assert amg_config({"interpolation": "constant"})[3] == "constant"
 
 
-class _StopAt(NullReporter):
-    def __init__(self, k):
-        self.k, self.looks = k, 0
-
-    def should_stop(self):
-        self.looks += 1
-        return self.looks >= self.k
-
-
 def test_a_stopped_multi_column_solve_keeps_every_column_done():
     n = 300
     A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n), format="csr")
     B = np.column_stack([np.sin(np.arange(n) * 0.1 * (c + 1)) + 1.0 for c in range(4)])
     first = Solver(A, method="cg", precond="jacobi").solve(B[:, 0])
-    looks = _StopAt(10 ** 9)
+    looks = StopAtLook(10 ** 9)
     Solver(A, method="cg", precond="jacobi").solve(B[:, 0], reporter=looks)
     per_column = looks.looks   # the looks one column's solve takes
     with pytest.raises(JobCancelled) as info:
         Solver(A, method="cg", precond="jacobi").solve(
-            B, reporter=_StopAt(2 * per_column + per_column // 3))
+            B, reporter=StopAtLook(2 * per_column + per_column // 3))
     exc = info.value
     X = exc.arrays["x"]
     assert X.shape == (n, 4) and int(exc.arrays["columns_done"]) == 2

@@ -9,18 +9,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skiff.kernels.backend.report import JobCancelled, NullReporter
+from skiff.kernels.backend.report import JobCancelled
 from skiff.kernels.solve.solver import Solver
-
-
-class _StopAt(NullReporter):
-    def __init__(self, k):
-        super().__init__()
-        self.k, self.n = k, 0
-
-    def should_stop(self):
-        self.n += 1
-        return self.n >= self.k
+from tests.helpers.stop_at import StopAtLook
 
 
 def _system(n=200):
@@ -31,7 +22,7 @@ def _system(n=200):
 def test_one_column():
     A, b = _system()
     with pytest.raises(JobCancelled) as info:
-        Solver(A, method="cg", precond="jacobi").solve(b, reporter=_StopAt(20))
+        Solver(A, method="cg", precond="jacobi").solve(b, reporter=StopAtLook(20))
     x = info.value.arrays["x"]
     want = np.linalg.norm(b - A @ x) / np.linalg.norm(b)
     assert info.value.partial["relative_residual"] == pytest.approx(want, rel=1e-10)
@@ -41,7 +32,7 @@ def test_several_columns_report_the_worst():
     A, b = _system()
     B = np.column_stack([b, 2 * b + 1, b[::-1]])
     with pytest.raises(JobCancelled) as info:
-        Solver(A, method="cg", precond="jacobi").solve(B, reporter=_StopAt(150))
+        Solver(A, method="cg", precond="jacobi").solve(B, reporter=StopAtLook(150))
     X = info.value.arrays["x"]
     done = int(info.value.partial["columns_done"])
     rels = [np.linalg.norm(B[:, c] - A @ X[:, c]) / np.linalg.norm(B[:, c])

@@ -10,21 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 import skiff
-from skiff.kernels.backend.report import NullReporter
 from skiff.kernels.train.checkpoint import flatten_state, unflatten_state
 from skiff.kernels.train.core.tensor import _as_dtype
 from skiff.kernels.train.models.gpt import GPT, GPTConfig
-
-
-class _StopAt(NullReporter):
-    def __init__(self, stop=None):
-        self.stop, self.step = stop, 0
-
-    def progress(self, done, total=None, **kw):
-        self.step = done
-
-    def should_stop(self):
-        return self.stop is not None and self.step >= self.stop
+from tests.helpers.stop_at import StopAtStep
 
 
 def _run(folder, stop=None, resume=False):
@@ -33,7 +22,7 @@ def _run(folder, stop=None, resume=False):
     ids = np.random.default_rng(0).integers(0, 32, size=(16, 9))
     trainer = skiff.Trainer(model, precision="bf16-mixed", lr=1e-2, batch_size=4,
                             schedule="constant", checkpoint_dir=folder, resume=resume,
-                            reporter=_StopAt(stop))
+                            reporter=StopAtStep(stop))
     result = trainer.train((ids[:, :-1], ids[:, 1:]), steps=6)
     return result, [m.numpy().copy() for m in trainer.mixed.master], model.state_dict()
 

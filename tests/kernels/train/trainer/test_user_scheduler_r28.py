@@ -14,8 +14,8 @@ import pytest
 import torch
 
 import skiff
-from skiff.kernels.backend.report import NullReporter
 from skiff.nn import Linear, ReLU, Sequential
+from tests.helpers.stop_at import StopAtStep
 
 STEPS = 16
 SCHEDULES = {
@@ -24,17 +24,6 @@ SCHEDULES = {
     "OneCycleLR": lambda m, opt: m.OneCycleLR(opt, max_lr=0.05, total_steps=STEPS),
     "CosineAnnealingLR": lambda m, opt: m.CosineAnnealingLR(opt, T_max=10, eta_min=1e-4),
 }
-
-
-class _StopAt(NullReporter):
-    def __init__(self, stop=None):
-        self.stop, self.step = stop, 0
-
-    def progress(self, done, total=None, **kw):
-        self.step = done
-
-    def should_stop(self):
-        return self.stop is not None and self.step >= self.stop
 
 
 def _data():
@@ -49,7 +38,7 @@ def _run(name, folder=None, stop=None, resume=False):
     make = SCHEDULES[name]
     trainer = skiff.Trainer(model, optimizer="sgd", lr=0.01, batch_size=8, shuffle=False,
                             clip=None, checkpoint_dir=folder, resume=resume,
-                            reporter=_StopAt(stop),
+                            reporter=StopAtStep(stop),
                             schedule=lambda opt: make(skiff.optim.lr_scheduler, opt))
     result = trainer.train(_data(), steps=STEPS)
     return [r["lr"] for r in result.history], [r["loss"] for r in result.history]
