@@ -220,10 +220,13 @@ def _ocr_rec_arguments(p):
     g.add_argument("--general-fonts", default=None, metavar="F1,F2",
                    help="ocr-rec: font files the rendered general lines are drawn in "
                         "(default: the OCR test set's; keeps an evaluation set's faces out)")
+    g.add_argument("--general-eval", type=int, default=None, metavar="N",
+                   help="ocr-rec: rendered general lines read before and after, to measure "
+                        "what the model forgets (100; 0: not measured, the faster run)")
 
 
 _OCR_REC_ONLY = ("add_chars", "mix", "freeze", "val", "out", "register", "upright",
-                 "freeze_head", "train_from", "general_fonts")
+                 "freeze_head", "train_from", "general_fonts", "general_eval")
 
 
 def _refuse_ocr_rec_options(values: dict, model) -> None:
@@ -255,7 +258,8 @@ def ocr_rec_config(values: dict) -> dict:
             raise ValueError(f"--{name.replace('_', '-')} is not an option of train ocr-rec "
                              "(it fine-tunes an OCR recognizer with its own loop: --epochs, "
                              "--steps, --lr, --batch-size, --weight-decay, --mix, "
-                             "--freeze, --freeze-head, --train-from, --general-fonts, --val, "
+                             "--freeze, --freeze-head, --train-from, --general-fonts, "
+                             "--general-eval, --val, "
                              "--val-split, --eval-every, --checkpoint-every, "
                              "--checkpoint-dir, --resume); "
                              "drop it")
@@ -298,7 +302,7 @@ def ocr_rec_config(values: dict) -> dict:
         raise ValueError("train ocr-rec --resume needs --out DIR (the stopped fine-tune's "
                          "model folder, where it kept rec.ckpt) or --checkpoint-dir DIR; "
                          "or resume the stopped job itself: jobs resume ID")
-    for name in ("checkpoint_every", "eval_every"):
+    for name in ("checkpoint_every", "eval_every", "general_eval"):
         every = values.get(name)
         if every is not None and int(every) < 0:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 0 (0: never), got {every}")
@@ -314,6 +318,9 @@ def ocr_rec_config(values: dict) -> dict:
             **({"freeze_head": True} if values.get("freeze_head") else {}),
             **({"train_from": values["train_from"]} if values.get("train_from") else {}),
             **({"general_fonts": fonts} if fonts else {}),
+            # --general-eval N: the forgetting measure's lines (100); in the config when given
+            **({"general_eval": int(values["general_eval"])}
+               if values.get("general_eval") is not None else {}),
             "mix": mix, "freeze": freeze, "val_split": values.get("val_split"),
             "epochs": values.get("epochs"),
             "steps": values.get("steps"),

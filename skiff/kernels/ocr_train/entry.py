@@ -36,7 +36,7 @@ def config_from(config: dict, run_dir=None) -> FineTuneConfig:
     if config.get("val_split") is not None:   # --val-split: the share of --data held out
         cfg.val_fraction = float(config["val_split"])
     for key in ("epochs", "steps", "lr", "batch_size", "mix", "freeze", "checkpoint_every",
-                "eval_every", "weight_decay"):
+                "eval_every", "weight_decay", "general_eval"):
         if config.get(key) is not None:
             setattr(cfg, key, type(getattr(cfg, key) if getattr(cfg, key) is not None
                                    else 0)(config[key]))
