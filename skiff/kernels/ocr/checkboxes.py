@@ -116,12 +116,16 @@ def _thickness(part: np.ndarray) -> int:
     that run is more than :data:`MERGED` times the second shortest of the sides' runs (a
     mark drawn into the frame's sides: a phone photo's blurred tick joined the left and the
     bottom side at their middles, 9 and 10 px against 3 and 3, and the inside left to read
-    was the tick's stem, round 34): then that second shortest."""
+    was the tick's stem, round 34): then that second shortest. A run begins at the side's
+    first ink within its band (a frame turned a little misses the box's edge row there: a
+    phone photo's tick joined two sides, and the third side's run read 0, round 36)."""
     h, w = part.shape
+    band = max(1, min(w, h) // 6)
     runs = []
     for line in (part[:, w // 2], part[::-1, w // 2], part[h // 2], part[h // 2, ::-1]):
-        gaps = np.flatnonzero(~line)
-        runs.append(int(gaps[0]) if len(gaps) else len(line))
+        start = np.flatnonzero(line[:band])
+        gaps = np.flatnonzero(~line[start[0]:]) if len(start) else np.array([0])
+        runs.append(int(gaps[0]) if len(gaps) else len(line) - int(start[0]))
     width = max(runs)
     some = sorted(r for r in runs if r)
     if len(some) >= 2 and width > MERGED * some[1]:

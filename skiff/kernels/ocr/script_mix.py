@@ -16,11 +16,13 @@ the word is mostly of that script.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 
 import numpy as np
 
-__all__ = ["latin_letters", "LATIN_P", "unread_ink"]
+__all__ = ["latin_letters", "LATIN_P", "unread_ink", "user_stacklevel", "greek_warning"]
 
 # the Latin runner-up's probability in the frame that a foreign letter takes at least this:
 # the recognizer hesitated between the two shapes
@@ -133,3 +135,43 @@ def unread_ink(text: str, crop: np.ndarray) -> float:
     if tall - want < UNREAD_MIN_EM * ink_h or ratio < UNREAD_INK:
         return 0.0
     return ratio
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for a ``warnings.warn`` made by the caller of this function that
+    names the first frame outside the skiff package: the user's ``skiff.ocr(...)`` line,
+    however deep the pipeline called it (Python 3.11 has no ``skip_file_prefixes``). A
+    stack wholly inside skiff (a worker thread's) gives its outermost frame's level."""
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and \
+            os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+# modern Greek's accented letters and final sigma: none is in a shipped dictionary (round 36:
+# `ch` holds 76 Greek letters, `ch-tiny` 50, `ch-v4` 10, no tonos, no dialytika, no "ς"),
+# and the recognizer drops them ("Ελληνικά" -> "Eλληνικ", "Καλημέρα σας" -> "Kαλημρα σα")
+GREEK_MARKED = "\u03ac\u03ad\u03ae\u03af\u03cc\u03cd\u03ce\u03c2\u03ca\u03cb\u0390\u03b0"
+# a lower-case Greek word: two Greek small letters in a row (a unit's "μm" or a lone "α"
+# is none; capitals carry no accents in Greek print)
+_GREEK_WORD = re.compile("[\u03b1-\u03c9]{2}")
+
+
+def greek_warning(label, text: str, alphabet, model: str) -> str:
+    """The line said where ``text`` (a line read) holds a lower-case Greek word and the
+    recognizer's ``alphabet`` lacks letters of :data:`GREEK_MARKED`, which such print
+    most likely held and the reading dropped; "" elsewhere."""
+    if not _GREEK_WORD.search(text):
+        return ""
+    held = set(alphabet)
+    missing = "".join(c for c in GREEK_MARKED if c not in held)
+    if not missing:
+        return ""
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    return (f"{label}: the line read {shown!r} is Greek, and {model!r}'s dictionary holds "
+            f"no {' '.join(missing)}: accented letters and the final sigma are dropped "
+            "from the reading; %train ocr-rec adds them from labelled crops")
