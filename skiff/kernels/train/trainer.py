@@ -56,13 +56,13 @@ from .trainer_run import (
     resume_folder,
     same_objects,
 )
+from .trainer_schedule import check_schedule, make_schedule
 from .trainer_state import TrainerState
 from .trainer_stop import EarlyStopping, check_early_stopping, default_hold_out
 
 __all__ = ["Trainer", "TrainingDiverged"]
 
 LOSSES = ("auto", "cross_entropy", "mse", "bce")
-SCHEDULES = ("cosine", "constant")
 DEFAULT_LR = 1e-3  # a model without config.lr (any nn.Module of the user's)
 
 
@@ -123,11 +123,12 @@ class Trainer(Inference, TrainerState):
         ZeRO when Adam's state does not fit). Default: what the device reports.
     clip : float or None
         Clip the global gradient norm to this (None: no clipping).
-    schedule : {"cosine", "constant"} or callable
-        Learning-rate schedule: linear warmup over ``warmup_steps`` then cosine to
-        ``min_lr_ratio * lr``, or constant; or a factory ``make(optimizer)`` of a torch-style
-        scheduler (``lambda opt: skiff.optim.lr_scheduler.StepLR(opt, 10)``), stepped after
-        every optimizer step and kept in checkpoints, as a torch loop steps its own.
+    schedule : {"cosine", "linear", "constant"} or callable
+        Learning-rate schedule: linear warmup over ``warmup_steps`` then cosine (or a
+        straight line, transformers' default) to ``min_lr_ratio * lr``, or constant; or a
+        factory ``make(optimizer)`` of a torch-style scheduler (``lambda opt:
+        skiff.optim.lr_scheduler.StepLR(opt, 10)``), stepped after every optimizer step and
+        kept in checkpoints, as a torch loop steps its own.
     checkpoint_dir, checkpoint_every, keep_checkpoints
         Where, how often (optimizer steps), and how many checkpoints to keep. A checkpoint is
         always written at the end when ``checkpoint_dir`` is set (or the reporter has a run
@@ -154,7 +155,7 @@ class Trainer(Inference, TrainerState):
         before the first step, every ``eval_every`` steps and after the last, each value
         reported as a metric at that step and kept in ``result.evaluation``. It needs the
         whole model on that rank: one device, DP or ZeRO; under TP or EP of an ERNIE model
-        the ranks gather a whole copy for it; PP is refused.
+        the ranks gather a whole copy for it; under PP the stages' weights.
     eval_every : int or None
         Optimizer steps between evaluations (None: only before and after training).
     recompute : bool or None
@@ -238,9 +239,7 @@ class Trainer(Inference, TrainerState):
             raise ValueError(f"lr must be a positive finite number, got {lr!r}")
         if clip is not None and not clip > 0:
             raise ValueError(f"clip must be positive or None, got {clip!r}")
-        if not callable(schedule) and schedule not in SCHEDULES:
-            raise ValueError(f"unknown schedule {schedule!r}: choose from {', '.join(SCHEDULES)}"
-                             " or pass a factory make(optimizer) -> lr scheduler")
+        check_schedule(schedule)  # "cosine", "linear", "constant" or a factory
         from .trainer_torch_habits import check_loss_module
 
         check_loss_module(loss)  # torch.nn.CrossEntropyLoss(): skiff's of the same name
@@ -1118,7 +1117,6 @@ class Trainer(Inference, TrainerState):
         raise TypeError(f"optimizer must be an Optimizer, a factory or a name, got {spec!r}")
 
     def _make_scheduler(self, total: int):
-        from .core import optim
 
         if self.schedule == "constant":
             return None
@@ -1127,8 +1125,7 @@ class Trainer(Inference, TrainerState):
         warmup = self.warmup_steps
         if warmup is None:
             warmup = min(100, total // 10)
-        return optim.WarmupCosine(self.optimizer, warmup_steps=warmup, total_steps=total,
-                                  min_lr_ratio=self.min_lr_ratio)
+        return make_schedule(self.schedule, self.optimizer, warmup, total, self.min_lr_ratio)
 
     def _current_lr(self) -> float:
         return float(self.optimizer.param_groups[0]["lr"])

@@ -1,0 +1,59 @@
+"""The schedules ``Trainer(schedule=NAME)`` names: ``"cosine"`` (linear warm-up, then a
+cosine to ``min_lr_ratio * lr``), ``"linear"`` (the same warm-up, then a straight line to
+``min_lr_ratio * lr``: transformers' default ``lr_scheduler_type="linear"`` with
+``min_lr_ratio=0``) and ``"constant"``; other libraries' names are refused naming skiff's.
+
+The warm-up is skiff's ``WarmupCosine``'s: step ``s`` < ``warmup`` has ``lr * (s + 1) /
+warmup`` (transformers' has ``lr * s / warmup``: its first step takes lr 0); after it
+both schedules equal transformers' ``get_{cosine,linear}_schedule_with_warmup`` (min_lr_ratio
+0) step for step.
+"""
+
+from __future__ import annotations
+
+from .core.optim import WarmupCosine
+
+__all__ = ["SCHEDULES", "WarmupLinear", "check_schedule", "make_schedule"]
+
+SCHEDULES = ("cosine", "linear", "constant")
+
+# other libraries' names (transformers' lr_scheduler_type, habits) -> what skiff calls it
+_THEIRS = {"cosine_with_warmup": "cosine", "warmup_cosine": "cosine", "cosine_warmup": "cosine",
+           "cosine_with_min_lr": "cosine (min_lr_ratio= sets the floor)",
+           "cosineannealing": "cosine", "linear_with_warmup": "linear",
+           "warmup_linear": "linear", "linear_warmup": "linear", "none": "constant",
+           "constant_with_warmup": "a factory (constant has no warm-up): schedule=lambda "
+                                   "opt: skiff.optim.lr_scheduler.LinearLR(opt, 0.1, 1.0, "
+                                   "total_iters=WARMUP)"}
+
+
+class WarmupLinear(WarmupCosine):
+    """Linear warm-up over ``warmup_steps`` (as :class:`WarmupCosine`), then a straight line
+    from the base lr to ``base * min_lr_ratio`` at ``total_steps`` (held there after)."""
+
+    def lr_at(self, step, base):
+        if step < self.warmup_steps:
+            return base * (step + 1) / self.warmup_steps
+        span = max(1, self.total_steps - self.warmup_steps)
+        progress = min(1.0, (step - self.warmup_steps) / span)
+        low = base * self.min_lr_ratio
+        return low + (base - low) * (1.0 - progress)
+
+
+def check_schedule(schedule) -> None:
+    """A schedule's name checked when the Trainer is made (a factory passes)."""
+    if callable(schedule) or schedule in SCHEDULES:
+        return
+    key = str(schedule).lower().replace("-", "_").replace(" ", "_")
+    hint = f" (did you mean {_THEIRS[key]}?)" if key in _THEIRS else ""
+    if not hint and key in SCHEDULES:
+        hint = f" (did you mean {key!r}?)"
+    raise ValueError(f"unknown schedule {schedule!r}{hint}: choose from "
+                     f"{', '.join(map(repr, SCHEDULES))} (cosine and linear warm up first: "
+                     "warmup_steps=, by default a tenth of the steps up to 100), or pass a "
+                     "factory make(optimizer) -> lr scheduler")
+
+
+def make_schedule(name: str, optimizer, warmup: int, total: int, min_lr_ratio: float):
+    kind = WarmupLinear if name == "linear" else WarmupCosine
+    return kind(optimizer, warmup_steps=warmup, total_steps=total, min_lr_ratio=min_lr_ratio)
