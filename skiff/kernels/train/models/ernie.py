@@ -38,6 +38,7 @@ from .ernie_config import ARCHITECTURES, PUBLISHED, ErnieConfig  # noqa: F401 (i
 from .ernie_generate import (
     StopStrings,
     _check_sampling,
+    _kept,
     _mask_rows,
     generate_packed,
     sampling_rng,
@@ -209,6 +210,8 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         want_attn = bool(kwargs.pop("output_attentions", False))
         want_router = kwargs.pop("output_router_logits", None)
         positions = kwargs.pop("position_ids", None)
+        if positions is None and embeds is None and not (want_attn or want_hidden):
+            positions = _hole_positions(args, kwargs)
         _forward_options(kwargs)
         routed = self.config.is_moe and bool(self.config.output_router_logits
                                              if want_router is None else want_router)
@@ -300,10 +303,11 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         if y.shape != (B, T):
             raise ValueError(f"labels have shape {y.shape}, the input ids {(B, T)}")
         mask = kwargs.get("attention_mask")
-        if mask is not None:  # a label predicted from a padded position has no context
-            mask = np.asarray(_host(mask)).reshape(B, T)
+        if mask is not None:  # a label predicted from a row's leading or trailing padding
+            mask = np.asarray(_host(mask)).reshape(B, T) != 0  # (a hole's is counted)
             y = y.copy()
-            y[:, 1:][mask[:, :-1] == 0] = -100
+            inside = (np.cumsum(mask, 1) > 0) & (np.cumsum(mask[:, ::-1], 1)[:, ::-1] > 0)
+            y[:, 1:][~inside[:, :-1]] = -100
         target = _as_index(y[:, 1:].reshape(-1), self)
         flat = logits[:, :-1].reshape(B * (T - 1), V)
         if num_items is None:
@@ -1034,6 +1038,22 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                f"{c.moe_num_shared_experts})" if c.is_moe else "")
         return (f"layers={c.num_hidden_layers}, hidden={c.hidden_size}, heads="
                 f"{c.num_attention_heads}/{c.num_key_value_heads}, vocab={c.vocab_size}{moe}")
+
+
+def _hole_positions(args, kwargs):
+    """transformers' forward positions (the columns, ``arange(T)``) for an
+    ``attention_mask`` with padding between a row's tokens (a hole), else None: such a
+    batch then runs as a mask given with positions (``ernie_masked_graph`` /
+    ``ernie_masked_past``), the logits transformers' forward gives."""
+    mask = kwargs.get("attention_mask")
+    ids = args[0] if args else kwargs.get("input_ids")
+    if mask is None or ids is None:
+        return None
+    keep = _kept(mask, ids)
+    if keep is None or not any(len(at) and at[-1] - at[0] + 1 != len(at)
+                               for at in map(np.flatnonzero, keep)):
+        return None
+    return np.arange(keep.shape[1], dtype=np.int64)[None]
 
 
 def _forward_options(kwargs: dict) -> None:

@@ -78,6 +78,26 @@ class PastKeyValues(KVCache):
         n = self.length + max_length if max_length < 0 else max_length
         self.length = max(0, min(self.length, int(n)))
 
+    def batch_select_indices(self, indices) -> None:
+        """Keep the rows ``indices`` (in that order), as transformers' cache method: e.g.
+        each prompt's best beam of a beam search's cache (rows ``b * num_beams``)."""
+        from .gpt import _host
+
+        idx = np.asarray(_host(indices), dtype=np.int64).reshape(-1)
+        rows = self.batch_size
+        if rows is not None and len(idx) and (idx.min() < -rows or idx.max() >= rows):
+            raise IndexError(f"indices {idx.tolist()} out of the cache's {rows} rows")
+        for store in (self.k, self.v):
+            for i, a in enumerate(store):
+                if a is not None:
+                    store[i] = a[idx]
+
+    reorder_cache = batch_select_indices  # transformers' name for a beam reordering
+
+    def batch_repeat_interleave(self, repeats: int) -> None:
+        """Each row ``repeats`` times in a row, as transformers' cache method."""
+        self.batch_select_indices(np.repeat(np.arange(self.batch_size or 0), int(repeats)))
+
     @property
     def batch_size(self) -> int | None:
         return None if self.k[0] is None else int(self.k[0].shape[0])

@@ -90,12 +90,3 @@ def test_the_hole_matters_here(pair):
     _, model = pair
     ones = model.generate(IDS, max_new_tokens=6, attention_mask=np.ones_like(IDS), **BASE)
     assert not np.array_equal(ones, model.generate(IDS, max_new_tokens=6, **BASE))
-
-
-def test_a_forward_with_a_hole_is_still_refused(pair):
-    """A forward's positions are the columns (transformers' ``model(ids, attention_mask)``
-    without ``position_ids``): a hole would shift them, so the padded forward still reads
-    left or right padding only, and says so."""
-    _, model = pair
-    with pytest.raises(ValueError, match="padding between tokens"):
-        model(IDS, attention_mask=MASK)

@@ -1,0 +1,79 @@
+"""A plain forward with a hole in its attention mask (round 36, h6): transformers' forward
+reads ``model(ids, attention_mask=m)`` at the columns' positions and masks the hole's keys;
+skiff refused it ("only left or right padding is read"). Now it runs as a mask given with
+positions: logits equal transformers' at the real tokens, the holes and the trailing
+padding, with and without a graph, and the loss counts a label predicted from a hole (its
+query sees the real tokens before it), as transformers does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skiff.kernels.train.core.tensor import enable_grad
+from skiff.kernels.train.models import from_pretrained
+
+from .ernie_reference import make_checkpoint, torch
+
+IDS = np.array([[0, 5, 0, 6, 7, 9], [8, 9, 10, 0, 11, 12], [3, 4, 5, 6, 0, 0]])
+MASK = (IDS != 0).astype(np.int64)
+DEFINED = np.ones_like(MASK, dtype=bool)
+DEFINED[0, 0] = False  # a query with nothing to see: eager and sdpa differ there
+
+
+@pytest.fixture(scope="module", params=["dense-gqa-tied", "moe-shared"])
+def pair(request, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fwdholes36")
+    _, ref = make_checkpoint(folder, request.param)
+    ref.config._attn_implementation = "eager"
+    return ref, from_pretrained(folder)
+
+
+def _want(ref, **kw):
+    with torch.no_grad():
+        return ref(torch.tensor(IDS), attention_mask=torch.tensor(MASK),
+                   **{k: torch.tensor(v) for k, v in kw.items()})
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["inference", "graph"])
+def test_logits_equal_transformers(pair, graph):
+    ref, model = pair
+    want = _want(ref).logits.numpy()
+    if graph:
+        with enable_grad():
+            got = np.asarray(model(IDS, attention_mask=MASK).detach())
+    else:
+        got = np.asarray(model(IDS, attention_mask=MASK))
+    np.testing.assert_allclose(got[DEFINED], want[DEFINED], atol=3e-5, rtol=0)
+    # not vacuous: the hole attended to (a mask of ones) moves the later tokens' logits
+    ones = np.asarray(model(IDS))
+    assert np.abs(ones[0, 3:] - want[0, 3:]).max() > 1e-2
+
+
+def test_loss_counts_the_label_after_a_hole(pair):
+    """The label after a row's leading padding is left out (skiff's rule since round 26:
+    transformers' eager and sdpa disagree there); the one after a hole is counted."""
+    ref, model = pair
+    labels = IDS.copy()
+    labels[2, 4:] = -100
+    given = labels.copy()
+    labels[0, 1] = -100
+    want = _want(ref, labels=labels).loss.item()
+    got = float(np.asarray(model(IDS, attention_mask=MASK, labels=given).loss))
+    assert abs(got - want) < 2e-5
+    labels[1, 4] = -100  # the label predicted from the hole: it weighs in
+    assert abs(_want(ref, labels=labels).loss.item() - want) > 1e-3
+
+
+def test_the_cache_of_such_a_forward_continues_as_transformers(pair):
+    """``past_key_values`` of the forward, then one more token: transformers' logits."""
+    ref, model = pair
+    out = model(IDS, attention_mask=MASK, use_cache=True)
+    nxt = np.array([[4], [5], [6]])
+    mask2 = np.concatenate([MASK, np.ones((3, 1), np.int64)], 1)
+    got = np.asarray(model(nxt, past_key_values=out.past_key_values, attention_mask=mask2))
+    with torch.no_grad():
+        first = ref(torch.tensor(IDS), attention_mask=torch.tensor(MASK), use_cache=True)
+        want = ref(torch.tensor(nxt), cache=first.past_key_values,
+                   attention_mask=torch.tensor(mask2)).logits.numpy()
+    np.testing.assert_allclose(got, want, atol=3e-5, rtol=0)
