@@ -34,6 +34,7 @@ class TrainResult:
     stopped: str | None = None  # why it ended early ("cancelled", "early stopping: ..")
     best_step: int | None = None  # early stopping: the step whose weights the model holds
     best_val_loss: float | None = None  # early stopping: that step's validation loss
+    best_metric: dict | None = None  # early stopping on monitor="val_accuracy": {name: best}
     notes: list = field(default_factory=list)  # what reading the data decided (a job's)
     num_parameters: int | None = None
     weights: str | None = None  # the final full weights (npz), written by a job
@@ -76,6 +77,8 @@ class TrainResult:
             out["class_metrics"] = self.class_metrics
         if self.best_step is not None:  # early stopping: whose weights the model holds
             out["best_step"], out["best_val_loss"] = self.best_step, self.best_val_loss
+        if self.best_metric is not None:
+            out["best_metric"] = self.best_metric
         return out
 
     @property

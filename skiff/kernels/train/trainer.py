@@ -58,7 +58,7 @@ from .trainer_run import (
 )
 from .trainer_schedule import check_schedule, make_schedule
 from .trainer_state import TrainerState
-from .trainer_stop import EarlyStopping, check_early_stopping, default_hold_out
+from .trainer_stop import EarlyStopping, check_early_stopping, check_monitor, default_hold_out
 
 __all__ = ["Trainer", "TrainingDiverged"]
 
@@ -167,6 +167,12 @@ class Trainer(Inference, TrainerState):
         many validations in a row, and end with the weights of the best one
         (``result.best_step``; :mod:`.trainer_stop`). Needs ``val_dataset`` or ``val_split``;
         a text or an image folder without them holds its last tenth out (said in the log).
+    monitor, mode : str
+        What early stopping watches: ``"val_loss"`` (default), ``"val_accuracy"``,
+        ``"val_f1"`` (macro F1 of a classifier) or another name of the validation rows
+        (Keras' and Lightning's ``monitor``), and whether smaller (``"min"``) or larger
+        (``"max"``) is better; ``"auto"``: larger for an accuracy, F1, AUC, precision,
+        recall, R^2, exact match or score (``result.best_metric`` holds the best value).
     callbacks : list or None
         Functions ``cb(metrics)`` called after every step, or objects with
         ``on_step_end(trainer, metrics)``, ``on_validation_end(trainer, metrics)``,
@@ -218,7 +224,8 @@ class Trainer(Inference, TrainerState):
                  evaluator=None, eval_every: int | None = None,
                  recompute: bool | None = None, cuda_graph: bool | None = None,
                  early_stopping: int | None = None, callbacks=None, class_weight=None,
-                 device_memory=None, **unknown):
+                 device_memory=None, monitor: str = "val_loss", mode: str = "auto",
+                 **unknown):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
@@ -256,6 +263,11 @@ class Trainer(Inference, TrainerState):
             raise ValueError("resume=True needs checkpoint_dir (where the checkpoints are; or "
                              "resume='that/folder')")
         self.early_stopping = check_early_stopping(early_stopping)
+        self.monitor, self.monitor_mode = check_monitor(monitor, mode)
+        if self.early_stopping is None and (self.monitor, mode) not in (("val_loss", "auto"),
+                                                                       ("val_loss", "min")):
+            raise ValueError(f"monitor={monitor!r} and mode={mode!r} tell early stopping what "
+                             "to watch: give early_stopping=N (the validations to wait) too")
         from .trainer_class_weight import check_class_weight
 
         self.class_weight = check_class_weight(class_weight, "cross_entropy" if loss == "ce"
@@ -656,7 +668,7 @@ class Trainer(Inference, TrainerState):
             # weights of another layout: whole ones on a split model, a tp or pp rank's
             # slices on a whole one or another layout (another world size gives None each)
             saved = {**saved, "weights": None}
-        run.early = EarlyStopping(self.early_stopping)
+        run.early = self._early_stopping()
         if not run.early.load_state_dict(saved, self.model, run.step):
             self.reporter.log(f"early stopping: the best weights (step {run.early.best_step}) "
                               "of a model split over the ranks are not in this checkpoint "
@@ -665,8 +677,7 @@ class Trainer(Inference, TrainerState):
                               level="warning")
         if run.early.since >= self.early_stopping and run.step < run.total:
             run.total = run.step  # the run had stopped early here: nothing left to train
-            run.stopped = (f"early stopping: no better val_loss in {self.early_stopping} "
-                           f"validation{'s' if self.early_stopping > 1 else ''}")
+            run.stopped = self._stopped_early()
 
     def _run_steps(self, run: Run) -> None:
         """Optimizer steps until ``run.total`` or a stop request: each one reports, validates
@@ -936,15 +947,40 @@ class Trainer(Inference, TrainerState):
         if self.early_stopping is None:
             return False
         if run.early is None:
-            run.early = EarlyStopping(self.early_stopping)
-        val_loss = run.val_history[-1].get("val_loss")
-        if val_loss is not None:  # ranks that saw other validation data watch their mean
-            val_loss = self._mean_of_ranks(run, val_loss)  # (one best step and weights)
-        if not run.early.update(self.model, run.step, val_loss) or run.step >= run.total:
+            run.early = self._early_stopping()
+        value = self._monitored(run)
+        if value is not None:  # ranks that saw other validation data watch their mean
+            value = self._mean_of_ranks(run, value)  # (one best step and weights)
+        if not run.early.update(self.model, run.step, value) or run.step >= run.total:
             return False
-        run.stopped = (f"early stopping: no better val_loss in {self.early_stopping} "
-                       f"validation{'s' if self.early_stopping > 1 else ''}")
+        run.stopped = self._stopped_early()
         return True
+
+    def _early_stopping(self) -> EarlyStopping:
+        return EarlyStopping(self.early_stopping, monitor=self.monitor, mode=self.monitor_mode)
+
+    def _stopped_early(self) -> str:
+        n = self.early_stopping
+        return f"early stopping: no better {self.monitor} in {n} validation{'s' if n > 1 else ''}"
+
+    def _monitored(self, run: Run):
+        """This validation's value of the metric early stopping watches (``val_f1``: the
+        class report's macro F1); a name the validation does not give is refused, naming
+        the ones it gives."""
+        row = run.val_history[-1]
+        if self.monitor in row:
+            return row[self.monitor]
+        report = run.class_reports.get(run.step) or {}
+        if self.monitor == "val_f1" and report.get("f1") is not None:
+            return report["f1"]
+        import difflib
+
+        given = [k for k in row if k.startswith("val_")] + (["val_f1"] if report else [])
+        close = difflib.get_close_matches(self.monitor, given, n=1)
+        raise ValueError(f"early stopping watches monitor={self.monitor!r}, which the "
+                         f"validation does not give"
+                         f"{f' (did you mean {close[0]!r}?)' if close else ''}: it gives "
+                         f"{', '.join(given)}")
 
     @staticmethod
     def _mean_of_ranks(run: Run, val_loss: float) -> float:
@@ -1020,7 +1056,7 @@ class Trainer(Inference, TrainerState):
             saved = True
         best = run.early.restore(self.model, step) if run.early is not None else None
         if best is not None:
-            msg = (f"early stopping: the weights of step {best} restored (val_loss "
+            msg = (f"early stopping: the weights of step {best} restored ({self.monitor} "
                    f"{run.early.best:.4g}, the best; step {step} was worse)")
             rep.log(msg)
             if self.verbose and run.strategy.is_root:
@@ -1057,7 +1093,14 @@ class Trainer(Inference, TrainerState):
                 result.samples_per_s_after_first = (samples - first_samples) / rest or None
                 result.tokens_per_s_after_first = (tokens - first_tokens) / rest or None
         if run.early is not None:
-            result.best_step, result.best_val_loss = run.early.best_step, run.early.best
+            result.best_step = run.early.best_step
+            if self.monitor == "val_loss":  # the ranks' mean, as watched
+                result.best_val_loss = run.early.best
+            else:  # that step's validation loss, and the best of what was watched
+                row = next((v for v in run.val_history if v["step"] == run.early.best_step),
+                           {})
+                result.best_val_loss = row.get("val_loss")
+                result.best_metric = {self.monitor: run.early.best}
         result.predicted = predicted_vs_measured(self.plan, result)
         if getattr(self, "_calibration", None) is not None:
             self._check_plan(result)

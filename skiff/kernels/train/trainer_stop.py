@@ -1,5 +1,6 @@
-"""Early stopping: ``Trainer(early_stopping=N)`` ends a run once the validation loss has not
-improved for N validations in a row, and gives back the weights of its best validation.
+"""Early stopping: ``Trainer(early_stopping=N)`` ends a run once the validation loss (or the
+metric ``monitor=`` names, e.g. ``"val_accuracy"``, larger better) has not improved for N
+validations in a row, and gives back the weights of its best validation.
 
 The validation set is scored at each epoch's end (and after the last step): those are the
 points counted. "Improved" means below the best so far by more than ``min_delta`` (relative
@@ -15,7 +16,12 @@ import math
 
 import numpy as np
 
-__all__ = ["EarlyStopping", "check_early_stopping", "default_hold_out", "HOLD_OUT"]
+__all__ = ["EarlyStopping", "check_early_stopping", "check_monitor", "default_hold_out",
+           "HOLD_OUT"]
+
+# a monitored name with one of these in it is better larger (Keras' mode "auto" says so
+# of 'acc'); any other (a loss, an error, a perplexity) is better smaller
+_LARGER_IS_BETTER = ("acc", "f1", "auc", "precision", "recall", "r2", "match", "score")
 
 HOLD_OUT = 0.1  # what early stopping holds out of a text or an image folder by default
 MIN_FOLDER_IMAGES = 20  # an image folder this small holds nothing out by itself
@@ -63,21 +69,45 @@ def check_early_stopping(value) -> int | None:
     return int(value)
 
 
-class EarlyStopping:
-    """The best validation loss, its step and weights, and how many validations since."""
+def check_monitor(monitor, mode) -> tuple[str, str]:
+    """``(monitor, mode)`` as early stopping uses them: a validation row's name (``"val_"``
+    added to a bare ``"accuracy"``, as Keras' and Lightning's ``monitor="val_accuracy"``)
+    and ``"min"`` or ``"max"`` (``"auto"``: larger is better for an accuracy, F1, AUC,
+    precision, recall, R^2, exact match or score, smaller for anything else)."""
+    if not isinstance(monitor, str) or not monitor.strip():
+        raise ValueError(f"monitor names the validation metric early stopping watches "
+                         f"('val_loss', 'val_accuracy', 'val_f1'), got {monitor!r}")
+    monitor = monitor.strip()
+    if not monitor.startswith("val_"):
+        monitor = "val_" + monitor
+    if mode not in ("auto", "min", "max"):
+        raise ValueError(f"mode is 'min' (smaller {monitor} is better), 'max' or 'auto', got "
+                         f"{mode!r}")
+    if mode == "auto":
+        mode = "max" if any(k in monitor.lower() for k in _LARGER_IS_BETTER) else "min"
+    return monitor, mode
 
-    def __init__(self, patience: int, min_delta: float = 1e-4):
+
+class EarlyStopping:
+    """The best value of the monitored validation metric (the loss by default), its step
+    and weights, and how many validations since."""
+
+    def __init__(self, patience: int, min_delta: float = 1e-4, monitor: str = "val_loss",
+                 mode: str = "min"):
         self.patience, self.min_delta = int(patience), float(min_delta)
+        self.monitor, self.sign = monitor, (-1.0 if mode == "max" else 1.0)
         self.best: float | None = None
         self.best_step: int | None = None
         self.since = 0
         self._weights: dict | None = None
 
     def update(self, model, step: int, val_loss) -> bool:
-        """Count one validation; True when the run should stop here."""
+        """Count one validation (``val_loss``: the monitored value); True when the run
+        should stop here."""
         if val_loss is None or not math.isfinite(val_loss):
             self.since += 1  # a non-finite validation loss is no improvement
-        elif self.best is None or val_loss < self.best - self.min_delta * abs(self.best):
+        elif self.best is None or self.sign * val_loss < self.sign * self.best - \
+                self.min_delta * abs(self.best):
             self.best, self.best_step, self.since = float(val_loss), int(step), 0
             self._weights = {k: np.array(v, copy=True) for k, v in model.state_dict().items()}
             return False
@@ -97,11 +127,16 @@ class EarlyStopping:
 
             kept = {k: PerRank(v) for k, v in kept.items()}
         return {"best": self.best, "best_step": self.best_step, "since": self.since,
-                "weights": kept, "weights_kept": bool(whole or per_rank)}
+                "weights": kept, "weights_kept": bool(whole or per_rank),
+                "monitor": self.monitor, "mode": "max" if self.sign < 0 else "min"}
 
     def load_state_dict(self, state: dict, model, step: int) -> bool:
         """Take a checkpoint's state back (the model holds the weights of ``step`` already);
-        False when the best weights, from an earlier step, were not kept."""
+        False when the best weights, from an earlier step, were not kept. A state that
+        watched another metric (or the other way) is not taken: counting starts afresh."""
+        mode = "max" if self.sign < 0 else "min"
+        if (state.get("monitor", "val_loss"), state.get("mode", "min")) != (self.monitor, mode):
+            return True
         self.best = None if state.get("best") is None else float(state["best"])
         self.best_step = None if state.get("best_step") is None else int(state["best_step"])
         self.since = int(state.get("since", 0))

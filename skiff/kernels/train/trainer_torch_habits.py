@@ -97,7 +97,8 @@ OTHER_NAMES = {
     "validation_split": ("val_split", True), "eval_steps": ("eval_every", False),
     "logging_steps": ("log_every", False), "gradient_checkpointing": ("recompute", False),
     "fp16": ("precision='fp16-mixed'", False), "bf16": ("precision='bf16-mixed'", False),
-    "patience": ("early_stopping", False),
+    "patience": ("early_stopping", False), "metric_for_best_model": ("monitor", False),
+    "greater_is_better": ("mode='max'", False),
 }
 
 
