@@ -388,6 +388,16 @@ def _pmis_py(gptr, gidx, order):
     return split
 
 
+def _longest_row(indptr):
+    """The longest row of a CSR row pointer: the size of the interpolation and truncation
+    kernels' per-row scratch (one definition for :func:`_interp_py`, :func:`_extended_py`
+    and :func:`_truncate_py`; numba compiles it into them, :func:`_kernel`)."""
+    longest = 0
+    for i in range(indptr.shape[0] - 1):
+        longest = max(longest, indptr[i + 1] - indptr[i])
+    return longest
+
+
 def _interp_py(indptr, indices, data, sptr, sidx, split, cindex, diag, pptr):
     """Modified classical interpolation, ``P`` as CSR arrays (see the module's text);
     ``pptr``: its row pointer (:func:`prolongator_rows`). ``diag`` is ``A``'s diagonal
@@ -399,10 +409,7 @@ def _interp_py(indptr, indices, data, sptr, sidx, split, cindex, diag, pptr):
     # row i's strong neighbours: a C point's place in P's row (>= 0), -2 for an F point,
     # -1 for the rest (one array: the hot loop reads one place per entry, round 35)
     mark = np.full(n, -1, dtype=np.int64)
-    longest = 0
-    for i in range(n):
-        longest = max(longest, indptr[i + 1] - indptr[i])
-    hit = np.empty(longest, dtype=np.int64)   # row k's entries over i's C points, in order
+    hit = np.empty(_longest_row(indptr), dtype=np.int64)   # row k's entries over i's C points
     for i in range(n):
         q = pptr[i]
         if split[i] == 1:
@@ -473,58 +480,59 @@ def _extended_py(indptr, indices, data, sptr, sidx, split, cindex, diag):
     C^_i) + sum_k a_ik a'_ki / d_k``, ``a'`` the entries of sign opposite to the row's
     diagonal. A row of zero sum keeps the constant (``sum_j w_ij = 1``). Where ``d_k`` is
     0 the entry goes to the diagonal, as in :func:`_interp_py`. For PMIS splittings, whose
-    F points may have no strong C neighbour."""
+    F points may have no strong C neighbour.
+
+    One pass over the distance-two neighbourhoods (round 36: was three, a count, the fill
+    and a reset): P's arrays grow as rows are added, ``slot[m] >= pptr[i]`` says ``m`` is
+    in ``C^_i`` (places only grow, so an earlier row's slots fail the test and need no
+    reset) and ``strong[j] == i`` that ``j`` is a strong neighbour of ``i``."""
     n = split.shape[0]
-    mark = np.full(n, -1, dtype=np.int64)
     pptr = np.zeros(n + 1, dtype=np.int64)
-    for i in range(n):          # the row counts: C^_i's size (distance two)
-        c = 0
-        if split[i] == 1:
-            c = 1
-        else:
-            for p in range(sptr[i], sptr[i + 1]):
-                j = sidx[p]
-                if split[j] == 1:
-                    if mark[j] != i:
-                        mark[j] = i
-                        c += 1
-                elif j != i:
-                    for r in range(sptr[j], sptr[j + 1]):
-                        m = sidx[r]
-                        if split[m] == 1 and mark[m] != i:
-                            mark[m] = i
-                            c += 1
-        pptr[i + 1] = pptr[i] + c
-    pidx = np.zeros(pptr[n], dtype=np.int64)
-    pval = np.zeros(pptr[n], dtype=np.float64)
+    size = 2 * sptr[n] + n + 16
+    pidx = np.empty(size, dtype=np.int64)
+    pval = np.empty(size, dtype=np.float64)
     slot = np.full(n, -1, dtype=np.int64)
-    strong = np.zeros(n, dtype=np.bool_)
-    longest = 0
+    strong = np.full(n, -1, dtype=np.int64)
+    hit = np.empty(_longest_row(indptr), dtype=np.int64)   # row k's entries over C^_i and i
+    q = 0
     for i in range(n):
-        longest = max(longest, indptr[i + 1] - indptr[i])
-    hit = np.empty(longest, dtype=np.int64)   # row k's entries over C^_i and i, in order
-    for i in range(n):
-        q = pptr[i]
+        start = q
+        bound = 1                     # C^_i's size at most: room for it before the row
+        for p in range(sptr[i], sptr[i + 1]):
+            j = sidx[p]
+            bound += 1 + sptr[j + 1] - sptr[j]
+        if q + bound > size:
+            size = max(2 * size, q + bound)
+            grown = np.empty(size, dtype=np.int64)
+            grown[:q] = pidx[:q]
+            pidx = grown
+            again = np.empty(size, dtype=np.float64)
+            again[:q] = pval[:q]
+            pval = again
         if split[i] == 1:
             pidx[q] = cindex[i]
             pval[q] = 1.0
+            pptr[i + 1] = q + 1
+            q += 1
             continue
         for p in range(sptr[i], sptr[i + 1]):
             j = sidx[p]
             if j == i:
                 continue
-            strong[j] = True
+            strong[j] = i
             if split[j] == 1:
-                if slot[j] < 0:
+                if slot[j] < start:
                     slot[j] = q
                     pidx[q] = cindex[j]
+                    pval[q] = 0.0
                     q += 1
             else:
                 for r in range(sptr[j], sptr[j + 1]):
                     m = sidx[r]
-                    if split[m] == 1 and slot[m] < 0:
+                    if split[m] == 1 and slot[m] < start:
                         slot[m] = q
                         pidx[q] = cindex[m]
+                        pval[q] = 0.0
                         q += 1
         d = 0.0
         for p in range(indptr[i], indptr[i + 1]):
@@ -532,17 +540,17 @@ def _extended_py(indptr, indices, data, sptr, sidx, split, cindex, diag):
             a = data[p]
             if k == i:
                 d += a
-            elif slot[k] >= 0:                   # in C^_i (strong or weak)
+            elif slot[k] >= start:                      # in C^_i (strong or weak)
                 pval[slot[k]] += a
-            elif not strong[k] or split[k] == 1:  # weak, outside C^_i
+            elif strong[k] != i or split[k] == 1:       # weak, outside C^_i
                 d += a
-            else:                                # a strong F neighbour
+            else:                                       # a strong F neighbour
                 pos = diag[k] > 0
                 den = 0.0
                 h = 0
                 for r in range(indptr[k], indptr[k + 1]):
                     m = indices[r]
-                    if (slot[m] >= 0 or m == i) and (data[r] > 0) != pos:
+                    if (slot[m] >= start or m == i) and (data[r] > 0) != pos:
                         den += data[r]
                         hit[h] = r           # row k read once (round 35: was twice)
                         h += 1
@@ -552,22 +560,16 @@ def _extended_py(indptr, indices, data, sptr, sidx, split, cindex, diag):
                     for t in range(h):
                         r = hit[t]
                         m = indices[r]
-                        if slot[m] >= 0:
+                        if slot[m] >= start:
                             pval[slot[m]] += a * data[r] / den
                         else:
                             d += a * data[r] / den
         if d * diag[i] <= 0.0:   # lumped past zero (not an M-matrix row): the diagonal
             d = diag[i]
-        for q in range(pptr[i], pptr[i + 1]):
-            pval[q] = -pval[q] / d if d != 0.0 else 0.0
-        for p in range(sptr[i], sptr[i + 1]):
-            j = sidx[p]
-            strong[j] = False
-            slot[j] = -1
-            if split[j] != 1:
-                for r in range(sptr[j], sptr[j + 1]):
-                    slot[sidx[r]] = -1
-    return pptr, pidx, pval
+        for t in range(start, q):
+            pval[t] = -pval[t] / d if d != 0.0 else 0.0
+        pptr[i + 1] = q
+    return pptr, pidx[:q].copy(), pval[:q].copy()
 
 
 def _pass2_py(sptr, sidx, split):
@@ -676,7 +678,10 @@ def _kernel(name):
         return fn
     if name not in _JIT:
         from numba import njit
+        from numba.extending import register_jitable
 
+        if "_longest_row" not in _JIT:   # the kernels' shared helper, callable in numba
+            _JIT["_longest_row"] = register_jitable(_longest_row)
         _JIT[name] = njit(cache=True)(fn)
     return _JIT[name]
 
@@ -843,10 +848,7 @@ def _truncate_py(pptr, pidx, pval, m):
     out_ptr = np.zeros(n + 1, dtype=np.int64)
     out_idx = np.empty(pidx.shape[0], dtype=pidx.dtype)
     out_val = np.empty(pval.shape[0], dtype=np.float64)
-    longest = 0
-    for i in range(n):
-        longest = max(longest, pptr[i + 1] - pptr[i])
-    take = np.zeros(longest, dtype=np.bool_)
+    take = np.zeros(_longest_row(pptr), dtype=np.bool_)
     q = 0
     for i in range(n):
         a, b = pptr[i], pptr[i + 1]
