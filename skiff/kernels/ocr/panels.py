@@ -7,14 +7,15 @@ by its frame or its fill: :func:`panel_rows` finds the regions of the image that
 crosses (the text's own boxes filled in), and where two regions or more side by side each
 hold lines in two rows or more, reads each such region's lines together, in the place of
 its first line. A ruled table's cells hold a line each and stay row by row; a page without
-frames is one region.
+frames is one region. A menu's columns of entries, each a name joined to its price by a
+dotted leader, are read column by column too (:func:`leader_columns`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["panel_rows"]
+__all__ = ["panel_rows", "leader_columns"]
 
 # the regions are found at most this many pixels on the image's longer side
 PANEL_SIDE = 800
@@ -36,7 +37,7 @@ def panel_rows(rows: list[list[int]], boxes: list[np.ndarray],
         return rows
     label = _box_regions(image, boxes)
     if label is None:
-        return rows
+        return leader_columns(rows, boxes, image)
     row_of = {i: r for r, row in enumerate(rows) for i in row}
     members: dict[int, list[int]] = {}
     for i, lab in enumerate(label):
@@ -47,7 +48,7 @@ def panel_rows(rows: list[list[int]], boxes: list[np.ndarray],
     side_by_side = any(len({int(label[i]) for i in row if int(label[i]) in cards}) >= 2
                        for row in rows)
     if len(cards) < 2 or not side_by_side:
-        return rows
+        return leader_columns(rows, boxes, image)
     out: list[list[int]] = []
     done: set[int] = set()
     for row in rows:
@@ -108,3 +109,98 @@ def _box_regions(image: np.ndarray, boxes: list[np.ndarray]) -> np.ndarray | Non
         if len(labels):
             out[k] = int(np.bincount(labels).argmax())
     return out
+
+
+# a dotted leader between two boxes of a row: at least LEADER_DOTS dots (each at most
+# LEADER_DOT of the row's height, level with each other), spread over at least
+# LEADER_SPREAD of the gap, and no bigger ink there
+LEADER_DOTS = 4
+LEADER_DOT = 0.3
+LEADER_SPREAD = 0.5
+# at least this many rows hold two entries or more (a name, its leader, its price)
+LEADER_ROWS = 3
+
+
+def leader_columns(rows: list[list[int]], boxes: list[np.ndarray],
+                   image: np.ndarray) -> list[list[int]]:
+    """``rows`` with a menu's columns read one after the other: where at least
+    :data:`LEADER_ROWS` rows each hold two entries or more side by side, an entry a box
+    joined to the next box of its row by a dotted leader in ``image`` (a dish and its price),
+    and gutters no entry or box of those rows crosses part the entries into columns, the
+    rows from the first such row to the last, and the rows just above and below them that
+    hold a box in every column (each column's heading), are read column by column (a
+    two-column menu read across gave "Two eggs on toast 7.50 Soup of the day 6.40", round
+    36). Unchanged otherwise: a table's cells have no leaders between them."""
+    if len(boxes) < 2 * LEADER_ROWS or len(boxes) > PANEL_BOXES:
+        return rows
+    ext = np.array([(p[:, 0].min(), p[:, 0].max(), p[:, 1].min(), p[:, 1].max())
+                    for p in (np.asarray(b, np.float64) for b in boxes)])
+    entries = {}  # row index -> [(x0, x1)] of its entries
+    for r, row in enumerate(rows):
+        order = sorted(row, key=lambda i: ext[i, 0])
+        spans = [(ext[a, 0], ext[b, 1]) for a, b in zip(order, order[1:])
+                 if _leader_between(image, ext[a], ext[b])]
+        if len(spans) >= 2:
+            entries[r] = spans
+    if len(entries) < LEADER_ROWS:
+        return rows
+    first, last = min(entries), max(entries)
+    height = float(np.median(ext[:, 3] - ext[:, 2]))
+    spans = sorted([sp for r in entries for sp in entries[r]] +
+                   [(ext[i, 0], ext[i, 1]) for r in range(first, last + 1) for i in rows[r]])
+    cuts, reach = [], spans[0][1]
+    for lo, hi in spans[1:]:
+        if lo - reach >= height:
+            cuts.append(0.5 * (lo + reach))
+        reach = max(reach, hi)
+    if not cuts:
+        return rows
+    edges = [-np.inf, *cuts, np.inf]
+
+    def column(i: int) -> int | None:
+        for c, (lo, hi) in enumerate(zip(edges, edges[1:])):
+            if lo < ext[i, 0] and ext[i, 1] < hi:
+                return c
+        return None
+
+    def every_column(row: list[int]) -> bool:
+        cols = [column(i) for i in row]
+        return None not in cols and set(cols) == set(range(len(cuts) + 1))
+
+    if not all(every_column(rows[r]) for r in range(first, last + 1) if r in entries):
+        return rows
+    while first > 0 and every_column(rows[first - 1]):
+        first -= 1
+    while last + 1 < len(rows) and every_column(rows[last + 1]):
+        last += 1
+    band = rows[first:last + 1]
+    if any(column(i) is None for row in band for i in row):
+        return rows
+    out = rows[:first]
+    for c in range(len(cuts) + 1):
+        out.extend(part for row in band if (part := [i for i in row if column(i) == c]))
+    return out + rows[last + 1:]
+
+
+def _leader_between(image: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether the gap between the boxes of extents ``a`` and ``b`` (x0, x1, y0, y1; ``b``
+    right of ``a``, level with it) holds a dotted leader and nothing else."""
+    import cv2
+
+    from .spacing import ink_mask
+
+    h = max(a[3] - a[2], b[3] - b[2])
+    x0, x1 = int(np.ceil(max(a[1], 0))) + 1, int(np.floor(b[0])) - 1
+    y0, y1 = int(max(0, min(a[2], b[2]))), int(min(image.shape[0], max(a[3], b[3])))
+    if x1 - x0 < 2 * h or y1 - y0 < 4:
+        return False
+    bw = ink_mask(image[y0:y1, x0:x1])
+    n, _, stats, cent = cv2.connectedComponentsWithStats(bw, connectivity=8)
+    parts = stats[1:]
+    big = np.maximum(parts[:, cv2.CC_STAT_WIDTH], parts[:, cv2.CC_STAT_HEIGHT]) > LEADER_DOT * h
+    dots = (~big) & (parts[:, cv2.CC_STAT_AREA] >= 2)
+    if big.any() or dots.sum() < LEADER_DOTS:
+        return False
+    cx, cy = cent[1:][dots, 0], cent[1:][dots, 1]
+    return float(cx.max() - cx.min()) >= LEADER_SPREAD * (x1 - x0) and \
+        float(cy.max() - cy.min()) <= LEADER_DOT * h
