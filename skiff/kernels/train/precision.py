@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 __all__ = ["PRECISIONS", "check_precision", "check_mixed_strategy", "MixedTraining",
-           "weight_bytes", "local_grad_norm"]
+           "weight_bytes", "local_grad_norm", "clip_values"]
 
 PRECISIONS = ("32", "bf16-mixed", "fp16-mixed")
 _DTYPES = {"bf16-mixed": "bfloat16", "fp16-mixed": "float16"}
@@ -99,10 +99,12 @@ class MixedTraining:
 
         return _Float32Loss(loss_fn)
 
-    def step(self, optimizer, clip: float | None, norm=None) -> tuple[bool, float]:
+    def step(self, optimizer, clip: float | None, norm=None,
+             clip_value: float | None = None) -> tuple[bool, float]:
         """Masters' gradients from the model's, unscaled; the global norm (``norm(grads)``,
         over every rank: an inf/nan on any rank makes it non-finite everywhere, so all ranks
-        skip together); clip, step, round back. Returns (whether the step ran, the norm)."""
+        skip together); clip (the norm to ``clip``, each element to ``clip_value``), step,
+        round back. Returns (whether the step ran, the norm)."""
         if not self.owned:
             for p, m in zip(self.params, self.master):
                 m._grad = None if p._grad is None else p._grad.astype(np.float32)
@@ -118,6 +120,8 @@ class MixedTraining:
                 for g in grads:
                     if g is not None:
                         g *= g.dtype.type(coef)
+            if clip_value is not None:
+                clip_values(optimizer, clip_value)
             optimizer.step()
             if self.write_back is not None:
                 self.write_back()
@@ -245,3 +249,15 @@ def local_grad_norm(grads) -> float:
 
     present = [g for g in grads if g is not None]
     return math.sqrt(float(sum_squares(*present))) if present else 0.0
+
+
+def clip_values(optimizer, bound: float) -> None:
+    """Each gradient element of the parameters ``optimizer`` steps within ``[-bound, bound]``
+    (torch's ``clip_grad_value_``), in place: the gradients it is about to apply, so the
+    averaged ones of dp, a ZeRO rank's slice, the float32 masters of mixed precision; an
+    element-wise bound gives the same on every rank whichever part it holds."""
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            g = getattr(p, "_grad", None)
+            if g is not None:
+                p.xp.clip(g, -bound, bound, out=g)

@@ -38,7 +38,13 @@ from .data import as_dataset, batch_size_of, loader_batch_size, split_off, token
 from .divergence import OVERFLOW_ERRORS
 from .inference import Inference
 from .losses import loss_function
-from .precision import MixedTraining, check_mixed_strategy, check_precision, weight_bytes
+from .precision import (
+    MixedTraining,
+    check_mixed_strategy,
+    check_precision,
+    clip_values,
+    weight_bytes,
+)
 from .resolve import memory_limit, resolve_strategy
 from .result import TrainResult, predicted_vs_measured
 from .strategy import NonFiniteLoss, Strategy
@@ -123,6 +129,11 @@ class Trainer(Inference, TrainerState):
         ZeRO when Adam's state does not fit). Default: what the device reports.
     clip : float or None
         Clip the global gradient norm to this (None: no clipping).
+    clip_by : {"norm", "value"}
+        ``"value"``: ``clip`` bounds each gradient element to ``[-clip, clip]`` instead
+        (torch's ``clip_grad_value_``, Lightning's ``gradient_clip_algorithm="value"``), on
+        the gradients the optimizer steps (averaged over dp ranks, unscaled in mixed
+        precision).
     schedule : {"cosine", "linear", "constant"} or callable
         Learning-rate schedule: linear warmup over ``warmup_steps`` then cosine (or a
         straight line, transformers' default) to ``min_lr_ratio * lr``, or constant; or a
@@ -225,7 +236,7 @@ class Trainer(Inference, TrainerState):
                  recompute: bool | None = None, cuda_graph: bool | None = None,
                  early_stopping: int | None = None, callbacks=None, class_weight=None,
                  device_memory=None, monitor: str = "val_loss", mode: str = "auto",
-                 **unknown):
+                 clip_by: str = "norm", **unknown):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
@@ -246,6 +257,9 @@ class Trainer(Inference, TrainerState):
             raise ValueError(f"lr must be a positive finite number, got {lr!r}")
         if clip is not None and not clip > 0:
             raise ValueError(f"clip must be positive or None, got {clip!r}")
+        if clip_by not in ("norm", "value"):
+            raise ValueError(f"clip_by is 'norm' (the global gradient norm, the default) or "
+                             f"'value' (each element within [-clip, clip]), got {clip_by!r}")
         check_schedule(schedule)  # "cosine", "linear", "constant" or a factory
         from .trainer_torch_habits import check_loss_module
 
@@ -292,7 +306,8 @@ class Trainer(Inference, TrainerState):
         self.loss_spec = "cross_entropy" if loss == "ce" else loss
         self.device = device
         self.grad_accum = int(grad_accum)
-        self.clip = clip
+        # the norm clip (None with clip_by="value") and the element bound (None by norm)
+        self.clip, self.clip_value = (None, clip) if clip_by == "value" else (clip, None)
         self.schedule = schedule
         self.warmup_steps = warmup_steps
         self.min_lr_ratio = min_lr_ratio
@@ -562,7 +577,7 @@ class Trainer(Inference, TrainerState):
             loss_fn = MixedTraining.float32_loss(loss_fn)
         self._graph = make_step_graph(
             self.cuda_graph, strategy, self.model, self.optimizer, loss_fn, clip=self.clip,
-            grad_accum=self.grad_accum, mixed=self.mixed,
+            grad_accum=self.grad_accum, mixed=self.mixed, clip_value=self.clip_value,
             log=lambda msg: self.reporter.log(msg, level="info"))
         n_params = num_parameters(self.model)
         self.reporter.info(num_parameters=n_params, total_steps=total,
@@ -795,6 +810,8 @@ class Trainer(Inference, TrainerState):
                     # not flagged all_ranks: a norm of gradients that went wrong on one
                     # rank may be finite on the others
                     raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}", run)
+            if self.clip_value is not None:
+                clip_values(self.optimizer, self.clip_value)
             strategy.optimizer_step(self.optimizer)
         self.optimizer.zero_grad()
         if self.scheduler is not None:
@@ -868,7 +885,8 @@ class Trainer(Inference, TrainerState):
         """The optimizer step in mixed precision: masters updated, or (fp16) the step skipped
         on an overflow and the loss scale halved; bf16 gradients that overflow diverged."""
         scale = self.mixed.loss_scale
-        ran, norm = self.mixed.step(self.optimizer, self.clip, norm=run.strategy.grad_norm)
+        ran, norm = self.mixed.step(self.optimizer, self.clip, norm=run.strategy.grad_norm,
+                                    clip_value=self.clip_value)
         if not ran:
             if not self.mixed.scaler.enabled:
                 raise self._diverged(run.step + 1, f"gradient norm is {norm}", run)

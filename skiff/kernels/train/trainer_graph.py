@@ -18,7 +18,7 @@ __all__ = ["make_step_graph"]
 
 
 def make_step_graph(spec, strategy, model, optimizer, loss_fn, *, clip, grad_accum, mixed,
-                    log) -> StepGraph | None:
+                    log, clip_value=None) -> StepGraph | None:
     """A :class:`StepGraph` for this run, or None (``log`` hears why when ``spec`` is True)."""
     if spec is False:
         return None
@@ -26,6 +26,8 @@ def make_step_graph(spec, strategy, model, optimizer, loss_fn, *, clip, grad_acc
                       if not type(m).__module__.startswith("skiff.")})
     if type(strategy) is not SingleDevice:
         reason = f"the strategy is {type(strategy).__name__} (one device is captured)"
+    elif clip_value is not None:
+        reason = "clip_by='value' (the captured step clips by the norm only)"
     elif foreign and spec is None:
         return None  # a module of the user's own: captured only when asked (cuda_graph=True)
     else:

@@ -86,6 +86,8 @@ OTHER_NAMES = {
     "accumulate_grad_batches": ("grad_accum", False),
     "gradient_accumulation_steps": ("grad_accum", False),
     "gradient_clip_val": ("clip", False), "max_grad_norm": ("clip", False),
+    "gradient_clip_algorithm": ("clip_by", False), "clipnorm": ("clip", False),
+    "clipvalue": ("clip_by='value'", False), "clip_value": ("clip_by='value'", False),
     "per_device_train_batch_size": ("batch_size", False),
     "train_batch_size": ("batch_size", False), "lr_scheduler_type": ("schedule", False),
     "warmup": ("warmup_steps", False), "output_dir": ("checkpoint_dir", False),
