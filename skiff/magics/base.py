@@ -42,9 +42,18 @@ class usage_errors:
 
 
 def finish_launch(shell, job: Job, launch: dict) -> Job | None:
-    """Store the job under ``-o NAME``, wait when ``--wait``, and hand it back for display."""
-    if launch.get("output"):
-        shell.user_ns[launch["output"]] = job
+    """Store the job under ``-o NAME``, wait when ``--wait``, and hand it back for display.
+    A job ``NAME`` held that still runs goes on (a cell run again while its job ran started a
+    second one beside it, the first out of reach and unnamed): a line says so and how to stop
+    it, kept in a saved notebook."""
+    name = launch.get("output")
+    if name:
+        held = shell.user_ns.get(name)
+        state = held.refresh() if isinstance(held, Job) and held.id != job.id else None
+        if state is not None and not state.final:
+            print(f"{name} held job {held.id}, still {state.status}: it goes on beside "
+                  f"{job.id} (%jobs cancel {held.id} stops it)")
+        shell.user_ns[name] = job
     if launch.get("wait"):
         wait_quietly(job)
     return job
