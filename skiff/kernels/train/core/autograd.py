@@ -299,7 +299,15 @@ class Function:
         tracing = any_grad and _mode.enabled
         fn._tracing = tracing
         fn.needs_input_grad = tuple(needs) if tracing else (False,) * len(needs)
-        out = fn.forward(*arrays, **kwargs)
+        try:
+            out = fn.forward(*arrays, **kwargs)
+        except ValueError as e:  # numpy's broadcast failure: torch's RuntimeError and words
+            shapes = [a.shape for a in arrays if hasattr(a, "shape")]
+            if type(e) is ValueError and "could not be broadcast" in str(e) and len(shapes) > 1:
+                from .shape_error import broadcast_error
+
+                raise broadcast_error(shapes[0], shapes[1]) from e
+            raise
         if not tracing:
             fn.saved = ()
             if isinstance(out, tuple):

@@ -325,11 +325,24 @@ class Relu(Function):
 
 
 def _norm_axis(axis, ndim):
+    """Reduction axes in ``[0, ndim)``, sorted; torch's IndexError for a dim out of
+    ``[-ndim, ndim)`` (a 0-d tensor takes 0 and -1), RuntimeError for one given twice."""
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, int):
         axis = (axis,)
-    return tuple(sorted(a % ndim if ndim else 0 for a in axis))
+    lo, hi = -max(ndim, 1), max(ndim, 1) - 1
+    out = []
+    for a in axis:
+        a = int(a)
+        if not lo <= a <= hi:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, "
+                             f"{hi}], but got {a})")
+        a = a % ndim if ndim else 0
+        if a in out:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+        out.append(a)
+    return tuple(sorted(out)) if ndim else ()  # a 0-d tensor's dim 0 / -1: nothing to reduce
 
 
 def _expand_grad(g, shape, axes, keepdims):

@@ -55,6 +55,15 @@ class Transpose(Function):
 class Expand(Function):
     def forward(self, a, shape=None):
         self.shape = a.shape
+        lead = len(shape) - a.ndim
+        for i, (s, t) in enumerate(zip(a.shape, shape[lead:])):
+            if s != t and s != 1:  # torch's RuntimeError and words (numpy: ValueError)
+                from .shape_error import ShapeError
+
+                raise ShapeError(
+                    f"The expanded size of the tensor ({t}) must match the existing size ({s}) "
+                    f"at non-singleton dimension {i + lead}.  Target sizes: {list(shape)}.  "
+                    f"Tensor sizes: {list(a.shape)}")
         return xp_of(a).broadcast_to(a, shape)
 
     def backward(self, g):

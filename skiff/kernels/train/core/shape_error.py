@@ -12,3 +12,16 @@ class ShapeError(ValueError, RuntimeError):
 def dims(shape) -> str:
     """``4x5`` (torch's form of a matrix's shape in its messages)."""
     return "x".join(str(int(s)) for s in shape)
+
+
+def broadcast_error(a, b) -> ShapeError:
+    """torch's message for two shapes that do not broadcast (the first mismatch from the
+    right, numbered in the result's dims)."""
+    a, b = tuple(int(s) for s in a), tuple(int(s) for s in b)
+    nd = max(len(a), len(b))
+    pa, pb = (1,) * (nd - len(a)) + a, (1,) * (nd - len(b)) + b
+    for i in range(nd - 1, -1, -1):
+        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+            return ShapeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b "
+                              f"({pb[i]}) at non-singleton dimension {i}")
+    return ShapeError(f"shapes {a} and {b} cannot be broadcast together")

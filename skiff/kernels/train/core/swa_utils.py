@@ -20,18 +20,33 @@ from .tensor import Tensor, no_grad
 __all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_avg_fn", "get_ema_multi_avg_fn"]
 
 
+def _check_decay(decay):
+    if decay < 0.0 or decay > 1.0:
+        raise ValueError(f"Invalid decay value {decay} provided. Please provide a value in "
+                         f"[0,1] range.")
+
+
 def get_ema_avg_fn(decay=0.999):
     """``avg_fn`` of an exponential moving average: ``decay * avg + (1 - decay) * new``."""
+    _check_decay(decay)
+
     def ema(averaged, current, num_averaged):
         return decay * averaged + (1 - decay) * current
     return ema
 
 
 def get_ema_multi_avg_fn(decay=0.999):
-    """``multi_avg_fn`` of an exponential moving average (lists of tensors, in place)."""
+    """``multi_avg_fn`` of an exponential moving average (lists of tensors of one dtype, in
+    place): torch's lerp for floats; integer buffers (``num_batches_tracked``) take
+    ``decay * avg + (1 - decay) * new`` truncated, as torch's ``copy_`` does."""
+    _check_decay(decay)
+
     def ema(averaged, current, num_averaged):
-        for a, c in zip(averaged, current):  # torch's lerp towards the new weights
-            _lerp_(a._data, c._data, 1 - decay)
+        for a, c in zip(averaged, current):
+            if a.dtype.kind in "fc":  # torch's lerp towards the new weights
+                _lerp_(a._data, c._data, 1 - decay)
+            else:
+                a._data[...] = a._data * decay + c._data * (1 - decay)
     return ema
 
 
@@ -58,19 +73,25 @@ class AveragedModel(Module):
         mine, theirs = self._tensors(self.module), self._tensors(model)
         n = int(self.n_averaged._data)
         with no_grad():
-            floats = [(a, c) for a, c in zip(mine, theirs) if a.dtype.kind == "f"]
             if n == 0:
                 for a, c in zip(mine, theirs):
                     a._data[...] = c._data
-            elif self.multi_avg_fn is not None:
-                self.multi_avg_fn([a for a, _ in floats], [c for _, c in floats],
-                                  Tensor(np.asarray(n)))
-            elif self.avg_fn is not None:
-                for a, c in floats:
-                    a._data[...] = self.avg_fn(a.detach(), c.detach(), Tensor(np.asarray(n)))._data
-            else:
-                for a, c in floats:
-                    a._data += (c._data - a._data) / (n + 1)
+            elif self.multi_avg_fn is not None:  # torch's: one call per dtype
+                groups = {}
+                for a, c in zip(mine, theirs):
+                    groups.setdefault(a.dtype, []).append((a, c))
+                for pairs in groups.values():
+                    self.multi_avg_fn([a for a, _ in pairs], [c for _, c in pairs],
+                                      Tensor(np.asarray(n)))
+            else:  # every tensor, integer buffers too: the average is truncated into them
+                for a, c in zip(mine, theirs):
+                    if self.avg_fn is not None:
+                        a._data[...] = self.avg_fn(a.detach(), c.detach(),
+                                                   Tensor(np.asarray(n)))._data
+                    elif a.dtype.kind in "fc":
+                        a._data += (c._data - a._data) / (n + 1)
+                    else:
+                        a._data[...] = a._data + (c._data - a._data) / (n + 1)
         if not self.use_buffers:  # torch keeps the buffers in step with the model's
             for a, c in zip(self.module.buffers(), model.buffers()):
                 a._data[...] = c._data

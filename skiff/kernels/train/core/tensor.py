@@ -297,6 +297,19 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self._node is None
 
+    @property
+    def is_cuda(self) -> bool:
+        """torch's ``is_cuda``: the data is a GPU (cupy) array; ``is_cpu`` the opposite."""
+        return type(self._data) is not np.ndarray and self.device.kind != "cpu"
+
+    @property
+    def is_cpu(self) -> bool:
+        return not self.is_cuda
+
+    # torch's layout and kind flags: skiff's tensors (gradients of ``sparse=True``
+    # embeddings too) are always dense, strided, unquantized and real-device
+    is_sparse = is_sparse_csr = is_quantized = is_meta = is_nested = is_mkldnn = False
+
     def __len__(self) -> int:
         return len(self._data)
 
@@ -884,6 +897,13 @@ def stack(tensors, axis=0, *, dim=None) -> Tensor:
     tensors = [_wrap(t) for t in tensors]
     if not tensors:
         raise ValueError("stack needs at least one tensor")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.shape != tensors[0].shape:  # torch's RuntimeError and words
+            from .shape_error import ShapeError
+
+            raise ShapeError(f"stack expects each tensor to be equal size, but got "
+                             f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
+                             f"entry {i}")
     return S.Stack.apply(*_common_dtype(tensors), axis=axis)
 
 
@@ -1128,7 +1148,11 @@ class _Size(int):
 
 
 def _torch_axis(axis, keepdims, dim, keepdim):
-    return (axis if dim is None else dim), (keepdims if keepdim is None else bool(keepdim))
+    """numpy's ``axis``/``keepdims`` or torch's ``dim``/``keepdim``; torch's ``dim=()`` (or
+    ``[]``) reduces every axis (numpy's ``axis=()`` none)."""
+    if dim is not None:
+        axis = None if isinstance(dim, (tuple, list)) and not len(dim) else dim
+    return axis, (keepdims if keepdim is None else bool(keepdim))
 
 
 from .tensor_more import install as _install_more  # noqa: E402  (methods built on the above)

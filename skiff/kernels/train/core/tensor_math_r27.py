@@ -197,7 +197,8 @@ def _logical(fn):
 # ---- reductions and scans ---------------------------------------------------------------------
 def nansum(self, dim=None, keepdim=False):
     nan = self.xp.isnan(self._data)
-    return _BASE["where"](nan, self.xp.zeros((), dtype=self.dtype), self).sum(dim, keepdim)
+    return _BASE["where"](nan, self.xp.zeros((), dtype=self.dtype), self).sum(dim=dim,
+                                                                           keepdim=keepdim)
 
 
 def nanmean(self, dim=None, keepdim=False):

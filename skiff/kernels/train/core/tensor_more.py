@@ -107,8 +107,12 @@ _ValuesIndices = namedtuple("values_indices", ["values", "indices"])
 
 
 def _dims(dim, axis):
-    d = dim if axis is None else axis
-    return tuple(d) if isinstance(d, list) else d
+    """numpy's ``axis`` as given, or torch's ``dim``, where ``()``/``[]`` means every axis."""
+    if axis is not None:
+        return tuple(axis) if isinstance(axis, list) else axis
+    if isinstance(dim, (tuple, list)):
+        return tuple(dim) or None
+    return dim
 
 
 def _extreme(self, dim, keepdim, axis, keepdims, node, arg, pairwise):
@@ -167,8 +171,7 @@ def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=N
 def _no_freedom(self, dims, ddof, name, stacklevel=4):
     """torch's UserWarning where ``n - correction <= 0`` (the result is nan or inf)."""
     shape = tuple(self.shape)
-    axes = range(len(shape)) if dims is None else (
-        [dims] if isinstance(dims, int) else list(dims))
+    axes = M._norm_axis(dims, len(shape))  # torch's errors for a dim out of range or repeated
     n = 1
     for a in axes:
         n *= shape[a]
@@ -316,6 +319,7 @@ def norm(self, p="fro", dim=None, keepdim=False):
     from .ops_linalg import _root
 
     a = self.abs()
+    dim = _dims(dim, None)
     if p in ("fro", 2):
         return _root((self * self).sum(dim, keepdim), 2.0)
     if p == 1:

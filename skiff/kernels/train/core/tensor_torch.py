@@ -331,7 +331,10 @@ def unbind(self, dim=0):
 
 
 def logsumexp(self, dim, keepdim=False):
-    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    if self.ndim == 0:  # torch's: a 0-d tensor's dim 0 / -1 is the value itself
+        M._norm_axis(dim, 0)
+        return self * 1
+    dims = M._norm_axis(dim, self.ndim)
     xp = self.xp
     if any(self.shape[d] == 0 for d in dims):  # torch's -inf over nothing (amax refuses it)
         m = xp.zeros([1 if i in {d % self.ndim for d in dims} else n

@@ -381,6 +381,9 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Tr
                momentum=0.1, eps=1e-5):
     """Batch normalisation (N, C, ...); in training updates the running statistics in place
     the way torch does (unbiased variance in the running estimate)."""
+    if training and x.ndim >= 2 and x.size == x.shape[1]:  # torch's check (a zero variance)
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {tuple(x.shape)}")
     rm = running_mean._data if isinstance(running_mean, Tensor) else running_mean
     rv = running_var._data if isinstance(running_var, Tensor) else running_var
     out = BatchNormFn.apply(x, weight, bias, rm, rv, eps=eps, training=training)

@@ -267,6 +267,9 @@ def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1
                          f"shape {tuple(x.shape)}")
     if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
         x, weight, bias = _ac.low(x, weight, bias)
+    if not isinstance(padding, str):
+        _kernel_fits(x.shape[2:], weight.shape[2:], as_pair(padding, "padding"),
+                     as_pair(dilation, "dilation"))
     if dilation != 1 or groups != 1 or isinstance(padding, str):
         from .conv_general import conv2d_general
 
@@ -291,6 +294,20 @@ def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1
     return Conv2dFn.apply(x, weight, bias, stride=stride, padding=padding)
 
 
+def _kernel_fits(size, kernel, padding, dilation):
+    """torch's RuntimeError (a :class:`ShapeError`) where the dilated kernel is larger than
+    the padded input: numpy's slicing would give an empty output silently."""
+    padded = tuple(s + 2 * p for s, p in zip(size, padding))
+    eff = tuple((k - 1) * d + 1 for k, d in zip(kernel, dilation))
+    if any(e > p for e, p in zip(eff, padded)):
+        from ...shape_error import ShapeError
+
+        raise ShapeError(f"Calculated padded input size per channel: ("
+                         f"{' x '.join(map(str, padded))}). Kernel size: ("
+                         f"{' x '.join(map(str, eff))}). Kernel size can't be greater than "
+                         f"actual input size")
+
+
 def cn_view(a):
     """``a`` with axes 0 and 1 swapped when that makes it C-contiguous (conv outputs are
     (N, C, H, W) views of channels-first memory); pools then run on contiguous memory and
@@ -306,7 +323,13 @@ def _pool_geom(x, kernel_size, stride):
     kh, kw = as_pair(kernel_size, "kernel_size")
     sh, sw = as_pair(stride if stride is not None else (kh, kw), "stride")
     n, c, h, w = x.shape
-    return kh, kw, sh, sw, (h - kh) // sh + 1, (w - kw) // sw + 1
+    ho, wo = (h - kh) // sh + 1, (w - kw) // sw + 1
+    if ho < 1 or wo < 1:  # torch's RuntimeError (numpy's slices: an empty output)
+        from ...shape_error import ShapeError
+
+        raise ShapeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
+                         f"({c}x{max(ho, 0)}x{max(wo, 0)}). Output size is too small")
+    return kh, kw, sh, sw, ho, wo
 
 
 class MaxPool2dFn(Function):

@@ -134,6 +134,12 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if isinstance(weight, str):
         weight, reduction = None, weight
     _same_shape("binary_cross_entropy", input, target)
+    for name, t in (("input", input), ("target", target)):  # torch's checks (nan fails too)
+        if getattr(t, "_batched", False):  # inside a batched vmap (its data is refused)
+            continue
+        a = t._data if isinstance(t, Tensor) else t
+        if not bool(((a >= 0) & (a <= 1)).all()):
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     y = _target_value(target)
     log_p = input.log().clamp(min=-100.0)
     log_q = (1.0 - input).log().clamp(min=-100.0)
