@@ -6,6 +6,7 @@
 - the probe set's check-box form as a phone photo: its tick, joined to two of the frame's
   sides, with the third side's middle run missing the box's edge, measured the frame's
   line 6 px wide and the tick was not told (``checkboxes._thickness``);
+- a footnote's "¹" read "1" where Liberation Serif draws it (``marks.footnote_marks``);
 - accented Greek dropped by every shipped dictionary: said, as an unread script is
   (``script_mix.greek_warning``);
 - a warning's stack level naming the user's line, not the pipeline's
@@ -161,3 +162,34 @@ def test_a_warning_names_the_users_line():
         line = sys._getframe().f_lineno + 1
         scope["outer"]()  # this line
     assert [(w.filename, w.lineno) for w in seen] == [(__file__, line)]
+
+
+def _read_crop(pipe, face, px, text):
+    from skiff.kernels.ocr.rec import crop_box
+
+    img = _line(face, px, text, 0.7)
+    (line,) = pipe(img).lines
+    return line.text, crop_box(img[:, :, ::-1].copy(), np.asarray(line.box, np.float32))
+
+
+SERIF, SERIF_IT = ("truetype/liberation2/LiberationSerif-Regular.ttf",
+                   "truetype/liberation2/LiberationSerif-Italic.ttf")
+
+
+@pytest.mark.parametrize(("face", "px", "truth"), [
+    (SERIF, 18, "See the notes¹ below."), (SERIF, 32, "as Smith showed¹, the"),
+    (SERIF_IT, 24, "See the notes¹ below.")])
+def test_a_raised_footnote_one_is_written_raised(pipe, face, px, truth):
+    from skiff.kernels.ocr.marks import footnote_marks
+
+    text, crop = _read_crop(pipe, face, px, truth)
+    assert text == truth.replace("¹", "1")  # the recognizer's own reading
+    assert footnote_marks(text, crop) == truth
+
+
+@pytest.mark.parametrize("truth", ["Room A1 is full", "it is all well", "tall trees fell"])
+def test_a_one_or_l_on_the_baseline_stays(pipe, truth):
+    from skiff.kernels.ocr.marks import footnote_marks
+
+    text, crop = _read_crop(pipe, SERIF, 24, truth)
+    assert footnote_marks(text, crop) == text == truth
