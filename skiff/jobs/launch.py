@@ -343,8 +343,14 @@ def _prepared(kind: str, words, *, values, cell, user_ns, prog, front, typed):
 def job_folder(values: dict, user_ns: dict | None = None) -> None:
     """``generate NAME "text"`` (terminal or notebook): a train job's id or ``--name`` that
     is no folder (and, in a notebook, no variable) stands for its run folder, as
-    ``predict JOB`` takes it; anything else is left for the kind to judge."""
+    ``predict JOB`` takes it, and so does a notebook variable holding the job (``-o j``:
+    ``%generate j "text"`` said the variable held no model); anything else is left for the
+    kind to judge."""
     model = values.get("model")
+    held = (user_ns or {}).get(model) if isinstance(model, str) else None
+    if isinstance(held, Job):
+        values["model"] = str(held.run_dir)
+        return
     if not isinstance(model, str) or os.path.isdir(os.path.expanduser(model)) \
             or model in (user_ns or {}):
         return
