@@ -266,3 +266,26 @@ def test_device_and_layout_flags_as_torch():
     emb = skiff.nn.Embedding(5, 2, sparse=True)
     emb(skiff.tensor([1, 3])).sum().backward()
     assert emb.weight.grad.is_sparse is False  # skiff's gradients are dense (same values)
+
+
+@pytest.mark.parametrize("cap", [0, 32 << 20])
+def test_strided_conv_keeps_its_columns_for_the_weight_gradient(cap, monkeypatch):
+    """A stride-2 layer's 9.6 MB of columns (over KEEP_COLS) are kept up to KEEP_COLS_STRIDED
+    (rebuilt with 0); gradients as torch's either way; nothing kept without a weight grad."""
+    from skiff.kernels.train.core.nn.functional import conv as C
+
+    monkeypatch.setattr(C, "KEEP_COLS_STRIDED", cap)
+    g = torch.Generator().manual_seed(36)
+    x = torch.randn(40, 32, 30, 30, generator=g, requires_grad=True)
+    w = torch.randn(16, 32, 3, 3, generator=g, requires_grad=True)
+    gy = torch.randn(40, 16, 15, 15, generator=g)
+    sx, sw = skiff.tensor(x.detach().numpy(), requires_grad=True), skiff.tensor(
+        w.detach().numpy(), requires_grad=True)
+    torch.nn.functional.conv2d(x, w, stride=2, padding=1).backward(gy)
+    y = skiff.nn.functional.conv2d(sx, sw, stride=2, padding=1)
+    assert (y._node.cols is not None) == bool(cap)
+    y.backward(skiff.tensor(gy.numpy()))
+    np.testing.assert_allclose(sw.grad.numpy(), w.grad.numpy(), rtol=2e-4, atol=2e-3)
+    np.testing.assert_allclose(sx.grad.numpy(), x.grad.numpy(), rtol=2e-4, atol=2e-4)
+    frozen = skiff.tensor(w.detach().numpy())  # a frozen layer: no columns to keep
+    assert skiff.nn.functional.conv2d(sx, frozen, stride=2, padding=1)._node.cols is None

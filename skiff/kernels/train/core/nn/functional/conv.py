@@ -46,8 +46,11 @@ _scratch = threading.local()
 # (:mod:`.conv_winograd`); False: every layer takes im2col (benchmarks and tests compare both)
 WINOGRAD = True
 # im2col columns up to this many bytes are kept from the forward for the weight gradient
-# instead of rebuilt (round 34: small-channel layers, a UNet's; 0 turns it off)
+# instead of rebuilt (round 34: small-channel layers, a UNet's; 0 turns it off); a strided
+# layer's (no Winograd path; its columns are only (kh*kw)/(sh*sw) times the input) up to
+# KEEP_COLS_STRIDED (round 36: fwd+bwd CPU -8 to -10% at 14-20 MB of columns)
 KEEP_COLS = 8 << 20
+KEEP_COLS_STRIDED = 32 << 20
 
 
 def _workspace(xp, shape, dtype):
@@ -143,7 +146,9 @@ class Conv2dFn(Function):
             cols = xt.reshape(c, n * ho * wo)
         else:
             shape = (c, kh, kw, n, ho, wo)
-            keep = KEEP_COLS and math.prod(shape) * x.dtype.itemsize <= KEEP_COLS
+            cap = KEEP_COLS_STRIDED if sh > 1 or sw > 1 else KEEP_COLS
+            keep = (KEEP_COLS and self.needs_input_grad[1]
+                    and math.prod(shape) * x.dtype.itemsize <= cap)
             cols = _cols_cn(xt, kh, kw, sh, sw, ho, wo, xp.empty(shape, dtype=x.dtype) if keep
                             else _workspace(xp, shape, x.dtype)).reshape(ck, -1)
             if keep:  # a small layer's columns kept for the weight gradient (not rebuilt)
