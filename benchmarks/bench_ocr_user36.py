@@ -139,33 +139,32 @@ def ticket_with_qr():
 
 @scene
 def spreadsheet_merged_header():
-    """A spreadsheet's screenshot: gridlines, a header cell merged across three columns,
-    right-aligned numbers."""
-    im, d = canvas(900, 330)
+    """A spreadsheet's screenshot: gridlines, a header cell merged across three columns
+    (B1:D1), right-aligned numbers."""
+    im, d = canvas(820, 330)
     xs = [20, 200, 340, 480, 620, 760]
     ys = [20, 60, 100, 140, 180, 220]
     grey = (200, 200, 200)
     for y in ys:
-        d.line((20, y, 880, y), fill=grey)
-    for x in xs + [880]:
+        d.line((20, y, 760, y), fill=grey)
+    for x in xs:
         d.line((x, 20, x, 220), fill=grey)
-    d.rectangle((341, 21, 759, 59), fill=(255, 255, 255))   # B1:D1 merged
+    d.rectangle((201, 21, 619, 59), fill=(255, 255, 255))   # B1:D1 merged
     f, fb = font("lib-sans", 17), font("lib-sans-bold", 17)
     d.text((30, 30), "Region", font=fb, fill=0)
     w = d.textlength("Q1 2026", font=fb)
-    d.text((550 - w / 2, 30), "Q1 2026", font=fb, fill=0)
+    d.text((410 - w / 2, 30), "Q1 2026", font=fb, fill=0)
     d.text((630, 30), "Total", font=fb, fill=0)
     rows = [("", "Jan", "Feb", "Mar", ""), ("North", "1,204", "1,318", "1,297", "3,819"),
-            ("South", "988", "1,041", "1,120", "3,149"), ("West", "1,530", "1,472", "1,611",
-                                                          "4,613")]
+            ("South", "988", "1,041", "1,120", "3,149"),
+            ("West", "1,530", "1,472", "1,611", "4,613")]
     out = ["Region Q1 2026 Total"]
-    cols = [20, 340, 480, 620, 760]
     for i, row in enumerate(rows):
         for j, cell in enumerate(row):
             if not cell:
                 continue
             face = fb if i == 0 else f
-            x = cols[j] + 10 if j == 0 else cols[j] + 130 - d.textlength(cell, font=face)
+            x = xs[j] + 10 if j == 0 else xs[j + 1] - 10 - d.textlength(cell, font=face)
             d.text((x, ys[i + 1] + 10), cell, font=face, fill=0)
         out.append(" ".join(c for c in row if c))
     d.text((20, 250), "Sheet1   Sheet2   +", font=font("lib-sans", 15), fill=(80, 80, 80))

@@ -48,11 +48,12 @@ def _table(rows: list[list[dict]]) -> list[list[str]]:
     spans = _columns(rows)
     if spans is None:
         return plain
+    flush = _flush_right(rows, len(spans))
     out = []
     for row in rows:
         cells = [""] * len(spans)
         for line in row:
-            j = _column_of(_extent(line), spans)
+            j = _column_of(_extent(line), spans, flush)
             if cells[j]:  # two cells in one column: this row as it comes
                 cells = [line["text"] for line in row]
                 break
@@ -74,12 +75,32 @@ def _columns(rows: list[list[dict]]) -> list[tuple[float, float]] | None:
     return spans
 
 
-def _column_of(extent: tuple[float, float], spans: list[tuple[float, float]]) -> int:
-    """The column ``extent`` overlaps most; the nearest by centre when it overlaps none."""
+def _flush_right(rows: list[list[dict]], n: int) -> list[bool]:
+    """Whether each of the ``n`` columns is set flush right (amounts): its cells in the
+    fullest rows end at least as close together as they begin (amounts of one width)."""
+    full = [sorted(row, key=lambda line: _extent(line)[0]) for row in rows if len(row) == n]
+    if len(full) < 2:
+        return [False] * n
+    ext = np.array([[_extent(line) for line in row] for row in full])  # (rows, n, 2)
+    return [bool(np.ptp(ext[:, j, 1]) <= np.ptp(ext[:, j, 0])) for j in range(n)]
+
+
+def _column_of(extent: tuple[float, float], spans: list[tuple[float, float]],
+               flush: list[bool] | None = None) -> int:
+    """The column ``extent`` overlaps most. One that overlaps none and stands in the gap
+    before a column set flush right, and not after one set flush left, is that column's (a
+    header set left over right-aligned amounts: a spreadsheet's "Total" nearer the
+    amounts of the column before it, round 36); else the nearest by centre."""
     x0, x1 = extent
     overlap = [min(x1, b) - max(x0, a) for a, b in spans]
     best = int(np.argmax(overlap))
     if overlap[best] > 0:
         return best
+    if flush is not None:
+        after = [j for j, (a, _) in enumerate(spans) if a >= x1]
+        if after and after[0] > 0:
+            j = after[0]
+            if flush[j] and flush[j - 1]:
+                return j
     centre = 0.5 * (x0 + x1)
     return int(np.argmin([abs(centre - 0.5 * (a + b)) for a, b in spans]))
