@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .autograd import Function, xp_of
+from .shape_error import wrap_dim
 
 __all__ = ["scatter_reduce", "scatter_add", "scatter_grad", "index_fill", "index_copy",
            "install"]
@@ -150,7 +151,7 @@ def _src(t, src):
 
 def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
     idx = _index_of(self, index).astype(np.int64)
-    return ScatterReduceFn.apply(self, _src(self, src), dim=dim % self.ndim, index=idx,
+    return ScatterReduceFn.apply(self, _src(self, src), dim=wrap_dim(dim, self.ndim), index=idx,
                                  reduce=reduce, include_self=include_self)
 
 
@@ -166,9 +167,10 @@ def scatter_grad(self, dim, index, src=None, *, value=None):
 def index_fill(self, dim, index, value):
     """Along ``dim``, the entries at ``index`` set to ``value`` (no gradient there)."""
     idx = _index_of(self, index).reshape(-1)
+    dim = wrap_dim(dim, self.ndim)
     mask = self.xp.zeros(self.shape[dim], dtype=bool)
     mask[idx] = True
-    mask = mask.reshape([-1 if k == dim % self.ndim else 1 for k in range(self.ndim)])
+    mask = mask.reshape([-1 if k == dim else 1 for k in range(self.ndim)])
     v = value._data if isinstance(value, _BASE["Tensor"]) else value
     return _BASE["where"](mask, self.xp.asarray(v, dtype=self.dtype), self)
 
@@ -176,7 +178,7 @@ def index_fill(self, dim, index, value):
 def index_copy(self, dim, index, source):
     """Along ``dim``, slice ``index[i]`` replaced by ``source``'s slice ``i``."""
     idx = _index_of(self, index).reshape(-1).astype(np.int64)
-    d = dim % self.ndim
+    d = wrap_dim(dim, self.ndim)
     shape = [1] * self.ndim
     shape[d] = -1
     full = self.xp.broadcast_to(idx.reshape(shape), tuple(source.shape))

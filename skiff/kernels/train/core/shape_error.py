@@ -14,6 +14,17 @@ def dims(shape) -> str:
     return "x".join(str(int(s)) for s in shape)
 
 
+def wrap_dim(dim, ndim: int) -> int:
+    """``dim`` in ``[0, ndim)``: torch's IndexError for one out of ``[-ndim, ndim)`` (a 0-d
+    tensor takes 0 and -1), where ``dim % ndim`` would pick another axis silently."""
+    n = max(int(ndim), 1)
+    d = int(dim)
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {d})")
+    return d % n
+
+
 def broadcast_error(a, b) -> ShapeError:
     """torch's message for two shapes that do not broadcast (the first mismatch from the
     right, numbered in the result's dims)."""

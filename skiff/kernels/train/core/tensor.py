@@ -686,13 +686,17 @@ class Tensor:
         return self.swapaxes(a, b)
 
     def flatten(self, start_axis=0, end_axis=-1):
+        from .shape_error import wrap_dim
+
         nd = self.ndim
-        s, e = start_axis % max(nd, 1), end_axis % max(nd, 1)
+        s, e = wrap_dim(start_axis, nd), wrap_dim(end_axis, nd)
         shape = self.shape[:s] + (int(np.prod(self.shape[s : e + 1])),) + self.shape[e + 1 :]
         return self.reshape(shape)
 
     def unsqueeze(self, axis=None, *, dim=None):
-        axis = (axis if dim is None else dim) % (self.ndim + 1)
+        from .shape_error import wrap_dim
+
+        axis = wrap_dim(axis if dim is None else dim, self.ndim + 1)
         return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
 
     def squeeze(self, axis=None, *, dim=None):
@@ -702,16 +706,22 @@ class Tensor:
         if axis is None:
             shape = tuple(s for s in self.shape if s != 1)
         else:
-            axes = {a % self.ndim for a in ((axis,) if isinstance(axis, int) else axis)}
+            from .shape_error import wrap_dim
+
+            axes = {wrap_dim(a, self.ndim) for a in ((axis,) if isinstance(axis, int) else axis)}
             shape = tuple(s for i, s in enumerate(self.shape) if i not in axes or s != 1)
         return self.reshape(shape)
 
     def expand(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        shape = tuple(
-            self.shape[i - (len(shape) - self.ndim)] if s == -1 else s for i, s in enumerate(shape)
-        )
+        lead = len(shape) - self.ndim
+        if any(s == -1 for s in shape[:max(lead, 0)]):  # torch's (shape[i - lead] wrapped)
+            from .shape_error import ShapeError
+
+            raise ShapeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                             f"non-existing dimension {shape.index(-1)}")
+        shape = tuple(self.shape[i - lead] if s == -1 else s for i, s in enumerate(shape))
         return S.Expand.apply(self, shape=shape)
 
     def __getitem__(self, index):

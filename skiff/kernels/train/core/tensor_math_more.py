@@ -134,7 +134,9 @@ def cumprod(self, dim=None, *, dtype=None, **kw):
     x = self if dtype is None else self.astype(dtype)
     if x.dtype.kind in "bu":  # torch's int64 (numpy: bool as float here, uint as uint64)
         x = x.astype(np.int64)
-    return _Cumprod.apply(x, axis=axis % x.ndim)
+    from .shape_error import wrap_dim
+
+    return _Cumprod.apply(x, axis=wrap_dim(axis, x.ndim))
 
 
 def index_add(self, dim, index, source, *, alpha=1):
@@ -205,8 +207,10 @@ def tile(self, *dims):
 def movedim(self, source, destination):
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
-    src = [s % self.ndim for s in src]
-    dst = [d % self.ndim for d in dst]
+    from .shape_error import wrap_dim
+
+    src = [wrap_dim(s, self.ndim) for s in src]
+    dst = [wrap_dim(d, self.ndim) for d in dst]
     order = [i for i in range(self.ndim) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -214,7 +218,9 @@ def movedim(self, source, destination):
 
 
 def unflatten(self, dim, sizes):
-    dim = dim % self.ndim
+    from .shape_error import wrap_dim
+
+    dim = wrap_dim(dim, self.ndim)
     sizes = tuple(sizes)
     return self.reshape(*self.shape[:dim], *sizes, *self.shape[dim + 1:])
 

@@ -112,7 +112,10 @@ def histc(self, bins=100, min=0, max=0):  # noqa: A002
 def renorm(self, p, dim, maxnorm):
     """Each slice along ``dim`` rescaled to norm ``maxnorm`` where its ``p``-norm exceeds it
     (torch's factor ``maxnorm / (norm + 1e-7)``)."""
-    axes = tuple(k for k in range(self.ndim) if k != dim % self.ndim)
+    from .shape_error import wrap_dim
+
+    dim = wrap_dim(dim, self.ndim)
+    axes = tuple(k for k in range(self.ndim) if k != dim)
     norms = self.norm(p=p, dim=axes, keepdim=True)
     factor = _BASE["where"](norms._data > maxnorm, maxnorm / (norms + 1e-7),
                             self.xp.ones((), dtype=self.dtype))

@@ -190,7 +190,9 @@ def _argmin(self, dim=None, keepdim=False):
 
 
 def _select(self, dim, index):
-    d = int(dim) % self.ndim
+    from .shape_error import wrap_dim
+
+    d = wrap_dim(dim, self.ndim)
     return self[(slice(None),) * d + (int(index),)]
 
 

@@ -320,6 +320,16 @@ def _draw_multinomial(w, num_samples, replacement, gen):
 
 # ---- shapes and arithmetic by name ------------------------------------------------------------
 def narrow(self, dim, start, length):
+    from .shape_error import ShapeError, wrap_dim
+
+    dim, start, length = wrap_dim(dim, self.ndim), int(start), int(length)
+    size = self.shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    start += size if start < 0 else 0
+    if length < 0 or start + length > size:  # numpy's slice would give fewer, silently
+        raise ShapeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     index = [slice(None)] * self.ndim
     index[dim] = slice(start, start + length)
     return self[tuple(index)]
@@ -382,8 +392,10 @@ def masked_select(self, mask):
 
 
 def _scatter_index(self, dim, index):
+    from .shape_error import wrap_dim
+
     idx = index._data if _is_tensor(index) else self.xp.asarray(index)
-    dim = dim % self.ndim
+    dim = wrap_dim(dim, self.ndim)
     grids = [self.xp.arange(n).reshape([-1 if k == d else 1 for k in range(idx.ndim)])
              for d, n in enumerate(idx.shape)]  # open grids, as numpy's indices(sparse=True)
     grids[dim] = idx

@@ -289,3 +289,52 @@ def test_strided_conv_keeps_its_columns_for_the_weight_gradient(cap, monkeypatch
     np.testing.assert_allclose(sx.grad.numpy(), x.grad.numpy(), rtol=2e-4, atol=2e-4)
     frozen = skiff.tensor(w.detach().numpy())  # a frozen layer: no columns to keep
     assert skiff.nn.functional.conv2d(sx, frozen, stride=2, padding=1)._node.cols is None
+
+
+WRAPPED = {  # each took ``dim % ndim`` (another axis, silently) where torch raises
+    "unsqueeze": lambda L, x: x.unsqueeze(3), "unsqueeze_neg": lambda L, x: x.unsqueeze(-4),
+    "squeeze": lambda L, x: x.squeeze(2), "flatten": lambda L, x: x.flatten(0, 5),
+    "Flatten": lambda L, x: L.nn.Flatten(3)(x), "movedim": lambda L, x: x.movedim(2, 0),
+    "cumprod": lambda L, x: x.cumprod(-3), "select": lambda L, x: x.select(2, 0),
+    "scatter": lambda L, x: x.scatter(2, L.zeros(2, 3, dtype=L.long), 1.0),
+    "scatter_grad": lambda L, x: x.requires_grad_().scatter(2, L.zeros(2, 3, dtype=L.long),
+                                                            1.0),
+    "index_fill": lambda L, x: x.index_fill(-3, L.tensor([0]), 2.0),
+    "index_copy": lambda L, x: x.index_copy(2, L.tensor([0]), L.ones(2, 1, dtype=L.float64)),
+    "renorm": lambda L, x: x.renorm(2, 2, 1.0), "unflatten": lambda L, x: x.unflatten(2, (1, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRAPPED))
+def test_dims_out_of_range_raise_as_torch(name):
+    msgs = []
+    for lib in (skiff, torch):
+        with pytest.raises(IndexError) as e:
+            WRAPPED[name](lib, lib.tensor(np.arange(6.0).reshape(2, 3)))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+@pytest.mark.parametrize("case", [lambda L, x: x.narrow(1, 3, 1), lambda L, x: x.narrow(1, 2, 2),
+                                  lambda L, x: x.expand(-1, 2, 3)])
+def test_narrow_past_the_end_and_leading_minus_one_raise_as_torch(case):
+    msgs = []
+    for lib in (skiff, torch):
+        with pytest.raises(RuntimeError) as e:
+            case(lib, lib.tensor(np.arange(6.0).reshape(2, 3)))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+def test_in_range_dims_still_follow_torch():
+    a = np.arange(6.0).reshape(2, 3)
+    for f in (lambda L, x: x.narrow(1, -1, 1), lambda L, x: x.narrow(-1, 3, 0),
+              lambda L, x: x.unsqueeze(-3), lambda L, x: x.unsqueeze(2), lambda L, x: x.squeeze(-2),
+              lambda L, x: x.flatten(-2, -1), lambda L, x: x.movedim(-1, 0),
+              lambda L, x: x.select(-1, 2), lambda L, x: x.cumprod(-2),
+              lambda L, x: x.expand(4, -1, -1), lambda L, x: L.tensor(5.0).unsqueeze(-1),
+              lambda L, x: L.tensor(5.0).flatten(0, -1)):
+        want = f(torch, torch.tensor(a))
+        got = f(skiff, skiff.tensor(a))
+        assert tuple(got.shape) == tuple(want.shape)
+        _close(got.numpy(), want.numpy())
