@@ -140,19 +140,23 @@ def as_dataset(data, *, what: str = "dataset"):
     if _is_torch_style_loader(data):  # skiff.utils.data.DataLoader: the Trainer batches itself
         # the sampler, batch sampler and collate_fn the user passed (dl.sampler and
         # dl.batch_sampler are torch's Sequential/Random and BatchSampler objects otherwise)
-        custom = [name for name, value in (("collate_fn", data.collate_fn),
-                                           ("sampler", getattr(data, "_sampler", None)),
+        from .data_collate import Collated, sampler_hint
+
+        custom = [name for name, value in (("sampler", getattr(data, "_sampler", None)),
                                            ("batch_sampler", getattr(data, "_batch_sampler",
                                                                      None)))
                   if value is not None]
         if custom:
             raise TypeError(f"the {what} is a DataLoader with its own {' and '.join(custom)}, "
-                            "which the Trainer cannot follow (it batches, shuffles and shards "
-                            "the data itself): pass the loader's dataset (loader.dataset), "
-                            "with a collate(items) method on its class for batching of your "
-                            "own, and batch_size= to the Trainer")
+                            "which the Trainer cannot follow (it orders, batches and shards "
+                            "the data itself): pass the loader's dataset (loader.dataset) "
+                            "and batch_size= to the Trainer"
+                            f"{sampler_hint(getattr(data, '_sampler', None))}")
+        collate_fn = data.collate_fn
         data = data.dataset
-        return read_stream(data, what=what) if is_stream(data) else data
+        data = read_stream(data, what=what) if is_stream(data) else data
+        # its own batching (padding, say): the Trainer's batches go through it
+        return Collated(data, collate_fn) if collate_fn is not None else data
     if isinstance(data, dict):
         if not data:
             raise ValueError(f"the {what} is an empty dict: nothing to train on")

@@ -350,6 +350,7 @@ class Trainer(Inference, TrainerState):
         self._refuse_stale("evaluate")   # from a callback during a pp run
         _keras_pair("evaluate", batch_size, "batch_size=...")
         dataset, size = from_torch_loader(dataset)  # a torch DataLoader: its dataset
+        size = size or loader_batch_size(dataset)  # skiff.utils.data's: its batch size too
         return super().evaluate(dataset, batch_size or size, per_class=per_class)
 
     evaluate.__doc__ = Inference.evaluate.__doc__
@@ -359,7 +360,8 @@ class Trainer(Inference, TrainerState):
 
         self._refuse_stale("predict")
         data, size = from_torch_loader(data)
-        return super().predict(data, batch_size or size, inputs=inputs)
+        return super().predict(data, batch_size or size or loader_batch_size(data),
+                               inputs=inputs)
 
     predict.__doc__ = Inference.predict.__doc__
 
@@ -413,7 +415,10 @@ class Trainer(Inference, TrainerState):
         # an image folder's (skiff's, torchvision's) or a table's classes: the per-class
         # report names them (it said '0', '1' where the line said 'cats', 'dogs')
         self._class_names = _class_names(dataset)
-        val_dataset, _ = from_torch_loader(val_dataset)
+        # a validation DataLoader's batch size is the one it validates at (a collate_fn that
+        # pads gives other outputs in other batches; it validated at the training batch's)
+        val_dataset, val_batch = from_torch_loader(val_dataset)
+        val_batch = val_batch or loader_batch_size(val_dataset)
         own_batch, loader_batch = self.batch_size, torch_batch or loader_batch_size(dataset)
         from .inference import by_feature_names, frame_columns
 
@@ -445,6 +450,7 @@ class Trainer(Inference, TrainerState):
 
                     check_same_data(alarm.comm, dataset)
                 run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
+                run.val_batch = val_batch
                 self._live_strategy = strategy  # evaluate/predict in the run: _refuse_stale
                 alarm.where = lambda: f"after step {run.step}"
                 if self.resume:
@@ -935,7 +941,8 @@ class Trainer(Inference, TrainerState):
 
         run.strategy.sync_for_evaluation(self.model)  # pp: the other stages' weights
         # per class where each rank holds the whole model (its own validation rows' counts)
-        val = Inference.evaluate(self, run.val_dataset, per_class=run.strategy.name in WHOLE_MODEL)
+        val = Inference.evaluate(self, run.val_dataset, run.val_batch,
+                                 per_class=run.strategy.name in WHOLE_MODEL)
         run.val_weight = getattr(self, "_eval_weight", None)
         self._keep_class_report(run, val)
         val = {"step": run.step, "epoch": round(loader.epoch + loader.position / len(loader),

@@ -37,6 +37,7 @@ class Run:
     resumed: dict | None = None
     early: object = None  # trainer_stop.EarlyStopping when early_stopping is set
     val_weight: float | None = None  # what the last val_loss divides by (targets or rows)
+    val_batch: int | None = None  # a validation DataLoader's batch size (None: the Trainer's)
     # each kept validation's per-class report by step (the last one's, and the best one's
     # under early stopping): result.class_metrics
     class_reports: dict = field(default_factory=dict)

@@ -49,33 +49,40 @@ def torch_optimizer_error(exc: BaseException) -> TypeError | None:
 
 
 def from_torch_loader(data):
-    """``(dataset, batch_size)`` of a ``torch.utils.data.DataLoader`` that only batches (and
-    maybe shuffles) a dataset; ``(data, None)`` for anything else. A loader with a sampler or
-    collate function of its own is refused: the Trainer batches and shards by itself."""
+    """``(dataset, batch_size)`` of a ``torch.utils.data.DataLoader`` that batches (and
+    maybe shuffles) a dataset, with its ``collate_fn`` when it has its own (:class:`Collated`:
+    padding variable-length items, say); ``(data, None)`` for anything else. A loader with a
+    sampler of its own is refused: the Trainer orders and shards the items by itself."""
     if type(data).__name__ != "DataLoader" or not type(data).__module__.startswith(
             "torch.utils.data"):
         return data, None
     import torch.utils.data as tud
 
+    from .data_collate import Collated, sampler_hint
+
     own = []
     if not isinstance(data.sampler, (tud.SequentialSampler, tud.RandomSampler)):
         own.append("sampler")
-    if data.collate_fn is not tud.default_collate:
-        own.append("collate_fn")
+    collate = data.collate_fn is not tud.default_collate
     if isinstance(data.dataset, tud.IterableDataset):
-        own.append("iterable dataset")
+        own.append("iterable dataset" + (" and collate_fn" if collate else ""))
     if own:
         raise TypeError(f"the data is a torch DataLoader with its own {' and '.join(own)}, "
-                        "which the Trainer cannot follow (it batches, shuffles and shards "
+                        "which the Trainer cannot follow (it orders, batches and shards "
                         "the data itself): pass the loader's dataset (loader.dataset) and "
-                        "batch_size= to the Trainer")
+                        f"batch_size= to the Trainer{sampler_hint(data.sampler)}")
     dataset = data.dataset
+    if collate:  # the loader's own batching (padding, say): the Trainer's batches use it
+        return Collated(dataset, data.collate_fn), _size(data.batch_size)
     if isinstance(dataset, tud.TensorDataset):  # its tensors as arrays: batched at once
         from .data import ArrayDataset
 
         dataset = ArrayDataset(*[t.detach().cpu().numpy() for t in dataset.tensors])
-    size = data.batch_size
-    return dataset, (int(size) if isinstance(size, int) and size > 0 else None)
+    return dataset, _size(data.batch_size)
+
+
+def _size(size) -> int | None:
+    return int(size) if isinstance(size, int) and size > 0 else None
 
 
 # the same setting under the names of transformers' TrainingArguments / Trainer.train,
