@@ -145,6 +145,11 @@ def _name_variables(ns, user_ns: dict) -> None:
         value = user_ns.get(word) if isinstance(word, str) and word.isidentifier() else None
         if not isinstance(value, Job):
             return word
+        if not value.run_dir.is_dir():   # it said "no job 'ID'" of the job the variable holds
+            raise ValueError(f"{word} holds job {value.id}, whose run folder {value.run_dir} "
+                             "is gone (removed or moved): nothing of it is left to "
+                             f"{ns.action}" + (f"; it ended {value.status}: {value.error}"
+                                               if value.error else ""))
         try:
             found = find_run_dir(word)
         except KeyError:  # no such job, or an ambiguous prefix: the variable's
