@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["MAX_REPORTED", "MAX_F1", "confusion_matrix", "class_report", "report_lines",
-           "score_classes"]
+           "score_classes", "label_report"]
 
 MAX_REPORTED = 50  # classes up to which the matrix and per-class lists are kept
 MAX_F1 = 1024  # classes up to which the macro F1 is computed (a vocabulary is no classifier)
@@ -53,6 +53,30 @@ def class_report(matrix, names=None) -> dict:
     return out
 
 
+def label_report(counts) -> dict:
+    """``{"f1": macro F1, "per_class": {"class", "precision", "recall", "f1", "support"}}``
+    of several binary labels per row (multi-label, ``bce``), from ``counts``: rows ``(true
+    positives, false positives, false negatives)`` per label. The macro F1 is the mean over
+    every label (scikit-learn's ``f1_score(average="macro")`` of an indicator matrix, a
+    label with no positive and none predicted scoring 0, its ``zero_division`` default);
+    ``support`` counts each label's positive rows. No confusion matrix (a label's is its
+    2 x 2 counts)."""
+    tp, fp, fn = (np.asarray(c, np.float64) for c in counts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1), 0.0)
+        recall = np.where(tp + fn > 0, tp / np.maximum(tp + fn, 1), 0.0)
+        f1 = np.where(precision + recall > 0, 2 * precision * recall /
+                      np.where(precision + recall > 0, precision + recall, 1), 0.0)
+    out = {"f1": float(f1.mean()) if f1.size else 0.0}
+    if len(f1) <= MAX_REPORTED:
+        out["per_class"] = {"class": [str(k) for k in range(len(f1))],
+                            "precision": [round(float(v), 6) for v in precision],
+                            "recall": [round(float(v), 6) for v in recall],
+                            "f1": [round(float(v), 6) for v in f1],
+                            "support": [int(v) for v in tp + fn]}
+    return out
+
+
 def score_classes(truth, predictions, classes) -> dict:
     """``{"f1", "per_class", "confusion"}`` (:func:`.class_metrics.class_report`) of the rows
     whose true class is one of ``classes`` (names)."""
@@ -75,7 +99,7 @@ def report_lines(report: dict) -> list[str]:
              + "; ".join(f"{c} {p:.3f} {r:.3f} {f:.3f} {s}" for c, p, r, f, s in
                          zip(per["class"], per["precision"], per["recall"], per["f1"],
                              per["support"]))]
-    if len(per["class"]) <= 12:
+    if len(per["class"]) <= 12 and report.get("confusion"):
         lines.append("confusion (rows true, columns predicted, in the order "
                      f"{', '.join(per['class'])}): "
                      + " | ".join(" ".join(str(v) for v in row) for row in report["confusion"]))

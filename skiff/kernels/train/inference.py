@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .class_metrics import class_report, confusion_matrix
+from .class_metrics import class_report, confusion_matrix, label_report
 from .data import PackedBatch, as_dataset, batch_size_of
 from .losses import (
     INPUT_KEYS,
     accuracy,
     class_ids,
     ignored_id,
+    is_bce,
     keyword_inputs,
+    label_counts,
     outputs_of,
     r_squared,
     regression_sums,
@@ -73,6 +75,7 @@ class Inference:
         classify = None
         sums = None  # a regression's sums for R^2
         matrix = None  # one class per row: the confusion matrix (None: not counted)
+        labels = None  # several binary labels per row: their (tp, fp, fn) counts
         counted = per_class
         self.model.eval()
         with no_grad():
@@ -104,6 +107,12 @@ class Inference:
                     k = _scored(last[1], self.loss_spec)  # targets that count (not -100)
                     correct += acc * k
                     scored += k
+                    both = label_counts(*last, self.loss_spec) if counted else None
+                    if both is not None and matrix is None and (
+                            labels is None or labels.shape == both.shape):
+                        labels = both if labels is None else labels + both
+                        continue
+                    labels = None
                     ids = class_ids(*last, self.loss_spec) if counted else None
                     if ids is None or (matrix is not None and len(matrix) != ids[2]):
                         counted, matrix = False, None
@@ -133,6 +142,10 @@ class Inference:
                 report = class_report(matrix)
                 out["val_f1"] = report["f1"]
                 out.update({k: report[k] for k in ("per_class", "confusion") if k in report})
+            elif labels is not None:  # multi-label: per label, macro F1 over every label
+                report = label_report(labels)
+                out["val_f1"] = report["f1"]
+                out.update({k: report[k] for k in ("per_class",) if k in report})
         elif sums is not None and r_squared(sums) is not None:
             out["val_r2"] = r_squared(sums)  # the share of the targets' variance explained
         return out
@@ -194,7 +207,7 @@ def _scored(y, spec) -> int:
     the loss does not ignore (-100 or a loss module's ``ignore_index``: prompt tokens,
     padding)."""
     yv = np.asarray(y.numpy() if hasattr(y, "numpy") else y)
-    return int(yv.size) if spec == "bce" else int(np.count_nonzero(yv != ignored_id(spec)))
+    return int(yv.size) if is_bce(spec) else int(np.count_nonzero(yv != ignored_id(spec)))
 
 
 def _target_weights(loss_spec, class_weights, model=None):

@@ -272,12 +272,32 @@ def classes_last(out, y, spec):
     return out, y
 
 
+def is_bce(spec) -> bool:
+    """Binary cross-entropy on raw scores: ``"bce"``, or ``nn.BCEWithLogitsLoss()`` (a
+    module of the user's: its accuracy and labels are read as ``"bce"``'s)."""
+    return (isinstance(spec, str) and spec == "bce") or \
+        type(spec).__name__ == "BCEWithLogitsLoss"
+
+
+def label_counts(out, y, spec):
+    """``(true positives, false positives, false negatives)`` per label of a batch of
+    several binary labels per row (``bce`` with targets ``(N, L)``, L >= 2, as many scores;
+    positive score: predicted 1); None for anything else."""
+    if not is_bce(spec) or not hasattr(out, "shape") or not hasattr(y, "shape"):
+        return None
+    yv, o = np.asarray(y.numpy()), np.asarray(out.numpy())
+    if yv.ndim != 2 or yv.shape[1] < 2 or o.size != yv.size:
+        return None
+    truth, pred = yv > 0.5, o.reshape(yv.shape) > 0
+    return np.stack([(truth & pred).sum(0), (~truth & pred).sum(0), (truth & ~pred).sum(0)])
+
+
 def accuracy(out, y, spec) -> float | None:
     """Accuracy of the outputs ``out`` against targets ``y`` over the targets the loss does
     not ignore (-100, or a loss module's ``ignore_index``; classes on axis 1 for a module of
     torch's layout); None where it has no meaning: regression, shapes that do not line up,
     every target ignored."""
-    if spec == "bce":  # one score per binary label: positive means class 1
+    if is_bce(spec):  # one score per binary label: positive means class 1
         o, yv = out.numpy(), y.numpy()
         if o.size != yv.size:
             return None
@@ -315,7 +335,7 @@ def class_ids(out, y, spec):
     if yv.ndim != 1:
         return None
     o = np.asarray(out.numpy())
-    if spec == "bce":  # one score per row: positive means class 1
+    if is_bce(spec):  # one score per row: positive means class 1
         if o.size != yv.size:
             return None
         return (yv > 0.5).astype(np.int64), (o.reshape(-1) > 0).astype(np.int64), 2
