@@ -65,6 +65,10 @@ class EventWriter:
                 if _ends_unterminated(fd):
                     data = b"\n" + data
                 os.write(fd, data)
+            except OSError as exc:  # a full disk, a folder made read-only: say which file
+                if exc.filename is not None:
+                    raise
+                raise exc.__class__(exc.errno, exc.strerror, str(self.path)) from exc
             finally:
                 os.close(fd)
         if type == "status" and fields.get("status") in FINAL:
