@@ -60,40 +60,64 @@ RS_THETA = 0.25   # pyamg's ruge_stuben_solver default
 # Solver's amg='auto' takes classical AMG for a diffusion M-matrix whose diagonal, per entry
 # of its row, spreads more than this (a heterogeneous coefficient): see suits_classical
 CLASSICAL_SPREAD = 1e2
+# ... and for one whose rows couple unequally (anisotropy, stretched cells): the median row's
+# largest off-diagonal magnitude over its smallest at least this, rows at most
+# CLASSICAL_ROW long (grid stencils, not a graph's hubs): see suits_classical (round 36)
+CLASSICAL_ANISOTROPY = 10.0
+CLASSICAL_ROW = 27
 INTERPOLATIONS = ("classical", "direct", "extended+i")
 SPLIT_ORDERS = ("lowest", "pyamg", "front")
 SPLITTINGS = ("RS", "PMIS")   # pyamg's CF= names that RugeStuben(cf=) takes
 
 
-def suits_classical(A: sp.csr_matrix) -> bool:
-    """Whether ``A`` (real, symmetric: the caller knows) looks like a diffusion operator with
-    a heterogeneous coefficient, where classical AMG beats smoothed aggregation: an M-matrix
-    (no positive off-diagonal entry), weakly diagonally dominant rows (``a_ii >= sum_j
-    |a_ij|``, to 1e-8), and a diagonal whose spread, divided by the row lengths, is above
-    ``CLASSICAL_SPREAD``. CG iterations, smoothed aggregation -> classical (round 33):
-    random cells at 1e6 in 3-D (30 %) 14 -> 13 at a sixth of the setup, 2-D 23 -> 16, at
-    1e3 83 -> 16; log-normal fields (2 decades a sigma) 256^2 51 -> 17, 40^3 14 -> 11,
-    uncorrelated 89 -> 18; the 1e-6..1e6 checkerboard (P1, 261 121) 35 -> 17. Not taken: a
-    Laplacian scaled ``D L D`` (rows not dominant: classical 100 against 18), a graph's
-    Laplacian (its diagonal is its row length), P2 or obtuse P1 elements (positive
-    off-diagonal entries: P2 with inclusions took 766 against 365), uniform coefficients
-    (P1 Poisson: no spread; 17 -> 13 iterations but no faster)."""
+def suits_classical(A: sp.csr_matrix) -> str:
+    """Why classical AMG suits ``A`` (real, symmetric: the caller knows) better than smoothed
+    aggregation, or ``''`` where it does not. Both reasons need a diffusion M-matrix (no
+    positive off-diagonal entry) with weakly diagonally dominant rows (``a_ii >= sum_j
+    |a_ij|``, to 1e-8):
+
+    * ``"for the coefficient's contrast"``: the diagonal's spread, divided by the row
+      lengths, above ``CLASSICAL_SPREAD`` (a heterogeneous coefficient). CG iterations,
+      smoothed aggregation -> classical (round 33): random cells at 1e6 in 3-D (30 %) 14 ->
+      13 at a sixth of the setup, 2-D 23 -> 16, at 1e3 83 -> 16; log-normal fields (2
+      decades a sigma) 256^2 51 -> 17, 40^3 14 -> 11, uncorrelated 89 -> 18; the
+      1e-6..1e6 checkerboard (P1, 261 121) 35 -> 17.
+    * ``"for the anisotropy"`` (round 36): the median row's largest off-diagonal magnitude
+      over its smallest at least ``CLASSICAL_ANISOTROPY`` and no row longer than
+      ``CLASSICAL_ROW`` (a stencil's coupling strong in some directions only: grid-aligned
+      anisotropy, stretched cells). CPU s setup + solve, SA -> classical (CG rtol 1e-8):
+      2-D 300^2 at 1e-3 0.58 -> 0.10, at 1e-2 0.31 -> 0.15; 3-D 40^3 with z at 1e-2 0.26 ->
+      0.14, y and z at 1e-2 2.38 -> 0.10 (SA's setup 2.2 s).
+
+    Not taken: a Laplacian scaled ``D L D`` (rows not dominant: classical 100 against 18), a
+    graph's Laplacian (its diagonal is its row length; hubs' rows are long), P2 or obtuse
+    P1 elements (positive off-diagonal entries: P2 with inclusions took 766 against 365),
+    uniform isotropic coefficients (P1 Poisson: no spread; 17 -> 13 iterations but no
+    faster; 3-D 7- and 27-point Poisson tie)."""
     A = sp.csr_matrix(A)
     n = A.shape[0]
     if n < 2 or A.dtype.kind != "f":
-        return False
+        return ""
     d = A.diagonal()
     if d.min() <= 0:
-        return False
-    rows = np.repeat(np.arange(n), np.diff(A.indptr))
-    off = rows != A.indices
+        return ""
+    lengths = np.diff(A.indptr)
+    rows = np.repeat(np.arange(n), lengths)
+    off = (rows != A.indices) & (A.data != 0)
     if np.any(A.data[off] > 0):
-        return False
+        return ""
     offsum = np.bincount(rows[off], weights=-A.data[off], minlength=n)
     if np.any(d < (1.0 - 1e-8) * offsum):
-        return False
-    per = d / np.maximum(np.diff(A.indptr), 1)
-    return bool(per.max() > CLASSICAL_SPREAD * per.min())
+        return ""
+    per = d / np.maximum(lengths, 1)
+    if per.max() > CLASSICAL_SPREAD * per.min():
+        return "for the coefficient's contrast"
+    if lengths.max() > CLASSICAL_ROW or not off.any():
+        return ""
+    mag = np.abs(A.data[off])
+    starts = np.flatnonzero(np.r_[True, rows[off][1:] != rows[off][:-1]])
+    ratio = np.maximum.reduceat(mag, starts) / np.minimum.reduceat(mag, starts)
+    return "for the anisotropy" if np.median(ratio) >= CLASSICAL_ANISOTROPY else ""
 
 
 def classical_strength(A: sp.csr_matrix, theta: float = RS_THETA, kernel=None) -> sp.csr_matrix:

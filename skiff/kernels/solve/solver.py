@@ -619,8 +619,9 @@ class Solver:
         Gauss-Seidel; real matrices, no ``near_nullspace``), for M-matrices and scalar
         diffusion with jumping coefficients. 'auto': classical for a real symmetric
         diffusion M-matrix (diagonally dominant rows, no positive off-diagonal entry) whose
-        diagonal spreads over 100x (a heterogeneous coefficient: ``amg_rs.suits_classical``),
-        smoothed aggregation for the rest.
+        diagonal spreads over 100x (a heterogeneous coefficient) or whose rows couple
+        unequally (median row's off-diagonal magnitudes over 10x apart: anisotropy,
+        stretched cells; ``amg_rs.suits_classical``), smoothed aggregation for the rest.
     amg_options : dict, optional
         With ``amg='classical'``: :class:`.amg_rs.RugeStuben`'s options, as a pyamg user
         passes them to ``ruge_stuben_solver``: ``second_pass`` (pyamg's ``CF=('RS',
@@ -1232,12 +1233,13 @@ class Solver:
         reason = ""
         if (kind == "auto" and not self.is_grid and self.near_nullspace is None
                 and _blocksize(self.system) is None and symmetric and A.dtype.kind == "f"
-                and self.xp is np and self._options["smoother"] not in AMG_SMOOTHERS
-                and suits_classical(A)):
-            # a diffusion M-matrix with a heterogeneous coefficient: classical AMG
-            # (amg_rs.suits_classical; random 1e6 cells in 3-D 14 -> 13 CG iterations at a
-            # sixth of the setup, the 1e-6..1e6 checkerboard 35 -> 17, log-normal 51 -> 17)
-            kind, reason = "classical", "for the coefficient's contrast"
+                and self.xp is np and self._options["smoother"] not in AMG_SMOOTHERS):
+            # a diffusion M-matrix with a heterogeneous coefficient or an anisotropy:
+            # classical AMG (amg_rs.suits_classical; random 1e6 cells in 3-D 14 -> 13 CG
+            # iterations at a sixth of the setup, the 1e-6..1e6 checkerboard 35 -> 17,
+            # log-normal 51 -> 17; 3-D anisotropy 2.4 -> 0.1 s CPU, round 36)
+            reason = suits_classical(A)
+            kind = "classical" if reason else kind
         if kind == "classical":
             if self.near_nullspace is not None or self._options["smoother"] in AMG_SMOOTHERS:
                 raise ValueError("amg='classical' (Ruge-Stueben) interpolates from the "
