@@ -126,11 +126,23 @@ def new_run_dir(kind: str, root: str | os.PathLike | None = None) -> tuple[str, 
         probe.write_text("")
         probe.unlink()
     except OSError as exc:
+        in_way = _file_in_the_way(base)
+        why = f"{str(in_way)!r} is a file, not a folder" if in_way is not None else \
+            (exc.strerror or str(exc))
         raise RunFolderError(
-            f"cannot create run folder {str(path)!r}: {exc.strerror or exc} "
+            f"cannot create run folder {str(path)!r}: {why} "
             f"(set SKIFF_RUNS to a writable folder)"
         ) from exc
     return job_id, path
+
+
+def _file_in_the_way(base: Path) -> Path | None:
+    """The runs root or the first of its parents that is there and is no folder (SKIFF_RUNS
+    naming a file said "File exists", a path under a file "Not a directory")."""
+    for folder in (base, *base.parents):
+        if folder.exists() or folder.is_symlink():
+            return None if folder.is_dir() else folder
+    return None
 
 
 def is_run_dir(path: Path) -> bool:
