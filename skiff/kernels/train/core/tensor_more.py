@@ -55,15 +55,15 @@ def clamp(self, min=None, max=None):  # noqa: A002 - torch's names
         if min is not None:
             out = where(self < min, min, out)
         if max is not None:
-            out = where(self > max, max, out)
+            out = where(out > max, max, out)
         return out
     lo = min._data if _is_tensor(min) else min
     hi = max._data if _is_tensor(max) else max
     out = self
     if lo is not None:
         out = where(self._data < lo, lo, out)
-    if hi is not None:
-        out = where(self._data > hi, hi, out)
+    if hi is not None:  # torch's min(max(x, lo), hi): all ``hi`` where lo > hi
+        out = where(out._data > hi, hi, out)
     return out
 
 
@@ -205,7 +205,11 @@ def _pairwise(self, other, wins):
     if getattr(self, "_batched", False) or getattr(other, "_batched", False):  # vmap_r30
         return where(self == other, (self + other) * 0.5, where(wins(self, other), self, other))
     o = other._data if _is_tensor(other) else other
-    first = where(wins(self._data, o), self, other)
+    a = self._data
+    # a nan on either side gives nan (torch's; fmax/fmin skip it): self's nan wins here,
+    # other's where self does not win
+    first = where(wins(a, o) | xp_of(a).isnan(a) if a.dtype.kind in "fc" else wins(a, o),
+                  self, other)
     tie = self._data == o
     if first.dtype.kind not in "fc":  # integers: no gradient to share (and no 0.5 to float)
         return first
@@ -247,6 +251,9 @@ def gather(self, dim, index):
 def _argsort(self, dim, descending):
     xp = xp_of(self._data)
     a = self._data
+    if descending and xp is np and a.dtype.kind == "f" and a.ndim and np.isnan(a).any():
+        nan = np.isnan(a)  # torch's: nan above every number (first here), in their order
+        return np.lexsort((np.where(nan, 0, -a), ~nan), axis=dim)
     if descending:  # stable: equal values keep their order, as torch's stable sort
         a = -(a.astype(np.int64) if a.dtype.kind in "bu" else a)
     return xp.argsort(a, axis=dim, kind="stable")

@@ -338,3 +338,47 @@ def test_in_range_dims_still_follow_torch():
         got = f(skiff, skiff.tensor(a))
         assert tuple(got.shape) == tuple(want.shape)
         _close(got.numpy(), want.numpy())
+
+
+def test_clamp_with_min_above_max_gives_max_as_torch():
+    for lo, hi in ((3.0, 1.0), (1.0, 3.0)):
+        res = []
+        for lib in (skiff, torch):
+            x = lib.tensor([0.0, 2.0, 5.0, 1.0], requires_grad=True)
+            y = x.clamp(lo, hi)
+            (y * lib.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+            res.append((y.detach().numpy(), x.grad.numpy()))
+        _close(res[0][0], res[1][0])
+        _close(res[0][1], res[1][1])
+
+
+def test_maximum_and_minimum_propagate_nan_as_torch():
+    a, b = [1.0, np.nan, 3.0, 2.0], [2.0, 0.0, np.nan, 2.0]
+    for op in ("maximum", "minimum"):
+        got = getattr(skiff, op)(skiff.tensor(a), skiff.tensor(b)).numpy()
+        want = getattr(torch, op)(torch.tensor(a), torch.tensor(b)).numpy()
+        np.testing.assert_array_equal(got, want)  # nan where either is (was: the other value)
+    np.testing.assert_array_equal(skiff.fmax(skiff.tensor(a), skiff.tensor(b)).numpy(),
+                                  torch.fmax(torch.tensor(a), torch.tensor(b)).numpy())
+
+
+def test_descending_sort_and_topk_put_nan_first_as_torch():
+    x = np.array([[2.0, np.nan, 1.0, np.inf, np.nan], [1.0, 5.0, 3.0, 4.0, 2.0]])
+    for f in (lambda L, t: t.sort(dim=1, descending=True, stable=True),
+              lambda L, t: t.topk(3, dim=1), lambda L, t: t.T.topk(2, dim=0),
+              lambda L, t: t.sort(dim=1), lambda L, t: t.topk(2, largest=False),
+              lambda L, t: (t.argsort(dim=1, descending=True),)):
+        got, want = f(skiff, skiff.tensor(x)), f(torch, torch.tensor(x))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
+def test_dropout_with_p_one_drops_everything_as_torch():
+    for lib in (skiff, torch):
+        x = lib.ones(3, requires_grad=True)
+        y = lib.nn.functional.dropout(x, 1.0)
+        y.sum().backward()
+        assert y.detach().numpy().tolist() == [0.0] * 3 and x.grad.numpy().tolist() == [0.0] * 3
+        assert lib.nn.Dropout(1.0)(lib.ones(2)).numpy().tolist() == [0.0, 0.0]
+        with pytest.raises(ValueError, match="has to be between 0 and 1, but got 1.5"):
+            lib.nn.functional.dropout(x, 1.5)

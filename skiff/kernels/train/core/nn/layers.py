@@ -239,8 +239,8 @@ class Dropout(Module):
         if isinstance(generator, bool):  # torch's Dropout(p, inplace)
             generator, inplace = None, generator
         self.inplace = bool(inplace)  # accepted for torch's code; the result is a new tensor
-        if not 0.0 <= p < 1.0:
-            raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p!r}")
         self.p = p
         self.generator = generator
 

@@ -422,10 +422,12 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, generator=None,
     the result is a new tensor)."""
     if isinstance(generator, bool):
         generator = None
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p!r}")
     if not training or p == 0.0:
         return x
+    if p == 1.0:  # torch's: every element dropped (zeros, zero gradient)
+        return x * 0.0
     if _random.batched_draw is not None:  # a batched vmap call, randomness="different"
         mask = _random.batched_draw(lambda rng, shape: _dropout_mask(x.xp, rng, shape, p),
                                     tuple(x.shape), generator)
