@@ -112,7 +112,7 @@ def _box_regions(image: np.ndarray, boxes: list[np.ndarray]) -> np.ndarray | Non
 
 
 # a dotted leader between two boxes of a row: at least LEADER_DOTS dots (each at most
-# LEADER_DOT of the row's height, level with each other), spread over at least
+# LEADER_DOT of the row's height, on one straight line within that), spread over at least
 # LEADER_SPREAD of the gap, and no bigger ink there
 LEADER_DOTS = 4
 LEADER_DOT = 0.3
@@ -202,5 +202,7 @@ def _leader_between(image: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
     if big.any() or dots.sum() < LEADER_DOTS:
         return False
     cx, cy = cent[1:][dots, 0], cent[1:][dots, 1]
-    return float(cx.max() - cx.min()) >= LEADER_SPREAD * (x1 - x0) and \
-        float(cy.max() - cy.min()) <= LEADER_DOT * h
+    if float(cx.max() - cx.min()) < LEADER_SPREAD * (x1 - x0):
+        return False
+    slope, at = np.polyfit(cx, cy, 1)  # on a line, turned as the page is (a phone photo)
+    return abs(slope) <= 0.1 and float(np.abs(cy - (slope * cx + at)).max()) <= LEADER_DOT * h

@@ -90,3 +90,15 @@ def test_leader_between_needs_dots_only():
     assert _leader_between(img, a, b)
     img[12:34, 190:200] = 0                                  # a letter-sized mark among them
     assert not _leader_between(img, a, b)
+
+
+def test_a_leader_on_a_turned_photo_is_one_still():
+    from skiff.kernels.ocr.panels import _leader_between
+
+    # a phone photo turned 3 degrees: the dots climb 12 px over the gap of a 28-px row
+    img = np.full((60, 400, 3), 255, np.uint8)
+    a, b = np.array([10.0, 60, 10, 38]), np.array([330.0, 380, 22, 50])
+    for x in range(70, 320, 10):
+        y = 30 + int(0.05 * (x - 70))
+        img[y:y + 3, x:x + 3] = 0
+    assert _leader_between(img, a, b)
