@@ -137,6 +137,8 @@ def as_dataset(data, *, what: str = "dataset"):
     """
     if isinstance(data, DataLoader):
         return data.dataset
+    if isinstance(data, (str, os.PathLike)):  # it was a dataset of the path's characters
+        raise TypeError(_path_given(data, what))
     if _is_torch_style_loader(data):  # skiff.utils.data.DataLoader: the Trainer batches itself
         # the sampler, batch sampler and collate_fn the user passed (dl.sampler and
         # dl.batch_sampler are torch's Sequential/Random and BatchSampler objects otherwise)
@@ -180,6 +182,25 @@ def as_dataset(data, *, what: str = "dataset"):
         except IndexError as exc:
             raise _bad_length(data, exc, what) from exc
     return data
+
+
+def _path_given(path, what: str) -> str:
+    """What to do with a path given as the data: the reader of what it names (``train``
+    reads arrays and datasets, not files)."""
+    p = Path(path)
+    said = f"the {what} is a path ({str(path)!r}), which the Trainer does not read"
+    if p.is_dir():
+        return (f"{said}: a folder of class folders of images is "
+                f"skiff.data.ImageFolder({str(path)!r}) (read its images once)")
+    if p.suffix.lower() in (".csv", ".tsv", ".npz"):
+        return (f"{said}: a table is read by the command line and %train, which encode its "
+                f"words, dates and empty cells and let predict read new rows the same way "
+                f"(python -m skiff train mlp {p.name} --target COLUMN; %train MODEL "
+                f"{p.name} --target COLUMN); in Python read it into (X, y) arrays "
+                "(pandas: X = df.drop(columns=[target]), y = df[target], its words and dates "
+                "encoded as numbers)")
+    return (f"{said}: a text to train a language model on is "
+            f"skiff.data.TextDataset({str(path)!r}, block_size=...)")
 
 
 def _bad_length(dataset, exc, what) -> IndexError:

@@ -1350,6 +1350,11 @@ def _misplaced(kwargs: dict) -> None:
     other = other_name_hint(name, "train")
     if other:
         raise TypeError(f"Trainer.train() got an unexpected keyword argument {name!r}{other}")
+    if name in ("target", "target_column", "label_column", "y"):  # a table's column, as --target
+        raise TypeError(f"Trainer.train() got an unexpected keyword argument {name!r}: the "
+                        "data goes in as (X, y), so a DataFrame's target column is split off "
+                        "first: train((df.drop(columns=[COLUMN]), df[COLUMN])) (the command "
+                        "line's and %train's --target COLUMN reads a table file so)")
     if name in own:
         raise TypeError(f"{name} is a setting of the Trainer, given when it is made: "
                         f"Trainer(model, {name}={kwargs[name]!r}).train(data, ...)")
