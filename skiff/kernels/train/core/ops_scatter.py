@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .autograd import Function, xp_of
-from .shape_error import wrap_dim
+from .shape_error import check_index, wrap_dim
 
 __all__ = ["scatter_reduce", "scatter_add", "scatter_grad", "index_fill", "index_copy",
            "install"]
@@ -151,7 +151,9 @@ def _src(t, src):
 
 def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
     idx = _index_of(self, index).astype(np.int64)
-    return ScatterReduceFn.apply(self, _src(self, src), dim=wrap_dim(dim, self.ndim), index=idx,
+    dim = wrap_dim(dim, self.ndim)
+    check_index(idx, self.shape[dim], dim)
+    return ScatterReduceFn.apply(self, _src(self, src), dim=dim, index=idx,
                                  reduce=reduce, include_self=include_self)
 
 

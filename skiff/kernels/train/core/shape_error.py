@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 
 class ShapeError(ValueError, RuntimeError):
     """A shape mismatch (torch raises RuntimeError; skiff raised ValueError)."""
@@ -23,6 +25,22 @@ def wrap_dim(dim, ndim: int) -> int:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {d})")
     return d % n
+
+
+class IndexOutOfRange(IndexError, RuntimeError):
+    """An index out of its dimension (torch: RuntimeError for gather/scatter, IndexError for
+    index_add/index_copy; either ``except`` catches it)."""
+
+
+def check_index(idx, size: int, dim: int) -> None:
+    """torch's refusal of negative indices in gather/scatter/index_select/index_add (numpy's
+    indexing would count them from the end, silently); positive ones past the end numpy
+    refuses itself. Host arrays only (a device min would wait for the GPU)."""
+    if type(idx) is np.ndarray and idx.size and idx.dtype.kind == "i":
+        low = int(idx.min())
+        if low < 0:
+            raise IndexOutOfRange(f"index {low} is out of bounds for dimension {dim} with size "
+                                  f"{size}")
 
 
 def broadcast_error(a, b) -> ShapeError:

@@ -140,8 +140,12 @@ def cumprod(self, dim=None, *, dtype=None, **kw):
 
 
 def index_add(self, dim, index, source, *, alpha=1):
+    from .shape_error import check_index, wrap_dim
+
     idx = index._data if isinstance(index, _BASE["Tensor"]) else self.xp.asarray(index)
-    return _IndexAdd.apply(self, source, axis=dim % self.ndim, index=idx, alpha=alpha)
+    dim = wrap_dim(dim, self.ndim)
+    check_index(idx, self.shape[dim], dim)
+    return _IndexAdd.apply(self, source, axis=dim, index=idx, alpha=alpha)
 
 
 def _float(t):

@@ -245,6 +245,10 @@ def gather(self, dim, index):
     idx = xp_of(self._data).asarray(_raw(index))
     if idx.dtype.kind not in "iu":
         raise TypeError(f"gather needs an integer index, got dtype {idx.dtype}")
+    from .shape_error import check_index, wrap_dim
+
+    dim = wrap_dim(dim, self.ndim)
+    check_index(idx, self.shape[dim] if self.ndim else 1, dim)
     return S.Gather.apply(self, index=idx, axis=dim)
 
 
@@ -370,7 +374,11 @@ def index_select(self, axis=None, index=None, **kw):
     nd = self.ndim or 1  # (this module's max is the Tensor method)
     if not -nd <= int(axis) < nd:
         raise IndexError(f"index_select: dim {axis} is out of range for a {self.ndim}-D tensor")
-    return self[(slice(None),) * (int(axis) % nd) + (_raw(index),)]  # dim=-1: the last axis
+    from .shape_error import check_index
+
+    idx = _raw(index)
+    check_index(idx, self.shape[int(axis) % nd] if self.ndim else 1, int(axis) % nd)
+    return self[(slice(None),) * (int(axis) % nd) + (idx,)]  # dim=-1: the last axis
 
 
 def _no_grad_value(fn):

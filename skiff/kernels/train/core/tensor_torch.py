@@ -392,10 +392,11 @@ def masked_select(self, mask):
 
 
 def _scatter_index(self, dim, index):
-    from .shape_error import wrap_dim
+    from .shape_error import check_index, wrap_dim
 
     idx = index._data if _is_tensor(index) else self.xp.asarray(index)
     dim = wrap_dim(dim, self.ndim)
+    check_index(idx, self.shape[dim], dim)
     grids = [self.xp.arange(n).reshape([-1 if k == d else 1 for k in range(idx.ndim)])
              for d, n in enumerate(idx.shape)]  # open grids, as numpy's indices(sparse=True)
     grids[dim] = idx

@@ -382,3 +382,23 @@ def test_dropout_with_p_one_drops_everything_as_torch():
         assert lib.nn.Dropout(1.0)(lib.ones(2)).numpy().tolist() == [0.0, 0.0]
         with pytest.raises(ValueError, match="has to be between 0 and 1, but got 1.5"):
             lib.nn.functional.dropout(x, 1.5)
+
+
+NEGATIVE = {  # numpy's indexing counted -1 from the end, silently; torch refuses it
+    "gather": lambda L: L.ones(2, 3).gather(1, L.tensor([[-1], [0]])),
+    "index_select": lambda L: L.ones(2, 3).index_select(1, L.tensor([-1])),
+    "scatter": lambda L: L.zeros(3).scatter(0, L.tensor([-1]), 1.0),
+    "scatter_grad": lambda L: L.zeros(3, requires_grad=True).scatter(0, L.tensor([-1]), 1.0),
+    "scatter_add": lambda L: L.zeros(3).scatter_add(0, L.tensor([-1]), L.ones(1)),
+    "index_add": lambda L: L.zeros(3).index_add(0, L.tensor([-1]), L.ones(1)),
+    "index_copy": lambda L: L.zeros(3).index_copy(0, L.tensor([-1]), L.ones(1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEGATIVE))
+def test_negative_indices_refused_as_torch(name):
+    for lib in (skiff, torch):  # torch: RuntimeError or IndexError; skiff's is both
+        with pytest.raises(RuntimeError if name in ("gather", "index_select", "scatter",
+                                                    "scatter_grad", "scatter_add")
+                           else IndexError):
+            NEGATIVE[name](lib)
