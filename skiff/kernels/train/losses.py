@@ -320,15 +320,25 @@ def accuracy(out, y, spec) -> float | None:
 
 
 def class_ids(out, y, spec):
-    """``(true ids, predicted ids, classes)`` of a batch of one class per row, for the
-    confusion matrix and F1; None where they have no meaning (a regression, a sequence's
+    """``(true ids, predicted ids, classes)`` of a batch of one class per row, or per token
+    of a token classification (targets ``(N, T)``, outputs ``(N, T, C)`` of at most
+    ``class_metrics.MAX_REPORTED`` classes: tags, not a vocabulary), for the confusion
+    matrix and F1; None where they have no meaning (a regression, a language model's
     tokens, several binary labels per row, shapes that do not line up, or more than
-    ``class_metrics.MAX_F1`` classes: a vocabulary). Targets the loss ignores (negative
-    ones, and a loss module's ``ignore_index``) are dropped."""
-    from .class_metrics import MAX_F1
+    ``class_metrics.MAX_F1`` classes). Targets the loss ignores (negative ones, and a loss
+    module's ``ignore_index``: padding, sub-word pieces) are dropped."""
+    from .class_metrics import MAX_F1, MAX_REPORTED
 
     if not hasattr(out, "shape") or not hasattr(y, "shape"):
         return None
+    if len(y.shape) == 2 and y.shape[1] > 1 and not is_bce(spec):  # a tag per token
+        out, y = classes_last(out, y, spec)
+        o, yv = np.asarray(out.numpy()), np.asarray(y.numpy())
+        if o.ndim != 3 or o.shape[:2] != yv.shape or yv.dtype.kind not in "iu" or \
+                not 2 <= o.shape[2] <= MAX_REPORTED:
+            return None
+        keep = (yv >= 0) & (yv != ignored_id(spec))
+        return yv[keep].astype(np.int64), o.argmax(axis=-1)[keep], o.shape[2]
     yv = np.asarray(y.numpy())
     if yv.ndim == 2 and yv.shape[1] == 1:
         yv = yv[:, 0]
