@@ -27,6 +27,17 @@ def wrap_dim(dim, ndim: int) -> int:
     return d % n
 
 
+class GradDtypeError(ValueError, RuntimeError):
+    """An integer or bool tensor asked to require grad (torch: RuntimeError)."""
+
+
+def check_grad_dtype(dtype) -> None:
+    if dtype.kind not in "fc" and dtype.name != "bfloat16":
+        raise GradDtypeError(f"only float and complex tensors can require grad (torch: only "
+                             f"Tensors of floating point dtype can require gradients), got "
+                             f"dtype {dtype}")
+
+
 class IndexOutOfRange(IndexError, RuntimeError):
     """An index out of its dimension (torch: RuntimeError for gather/scatter, IndexError for
     index_add/index_copy; either ``except`` catches it)."""

@@ -180,9 +180,10 @@ class Tensor:
             data = np.zeros(shape if shape else (0,), dtype=dtype or _dd.FLOAT)  # (torch's are
             # uninitialised; code that uses them fills them: reset_parameters, normal_)
         arr = as_array(data, dtype=dtype, device=device)
-        if requires_grad and arr.dtype.kind not in "fc" and arr.dtype.name != "bfloat16":
-            raise ValueError(f"only float and complex tensors can require grad, got dtype "
-                             f"{arr.dtype}")
+        if requires_grad:
+            from .shape_error import check_grad_dtype
+
+            check_grad_dtype(arr.dtype)
         self._data = arr
         self.requires_grad = bool(requires_grad)
         self._grad = None
@@ -353,6 +354,10 @@ class Tensor:
     def requires_grad_(self, flag: bool = True) -> Tensor:
         if not self.is_leaf:
             raise RuntimeError("requires_grad_ works on leaf tensors only")
+        if flag:  # torch's refusal of integer and bool tensors
+            from .shape_error import check_grad_dtype
+
+            check_grad_dtype(self.dtype)
         self.requires_grad = bool(flag)
         return self
 
@@ -406,7 +411,10 @@ class Tensor:
         else:
             grad = as_array(grad, dtype=self.dtype)
             if grad.shape != self.shape:
-                raise ValueError(f"grad shape {grad.shape} != tensor shape {self.shape}")
+                from .shape_error import ShapeError
+
+                raise ShapeError(f"grad shape {grad.shape} != tensor shape {self.shape} (Mismatch "
+                                 f"in shape: grad_output[0] and output[0])")
         autograd.run_backward(self, grad, retain_graph=retain_graph)
 
     def zero_grad(self) -> None:

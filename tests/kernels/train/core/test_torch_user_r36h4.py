@@ -402,3 +402,14 @@ def test_negative_indices_refused_as_torch(name):
                                                     "scatter_grad", "scatter_add")
                            else IndexError):
             NEGATIVE[name](lib)
+
+
+def test_autograd_misuse_raises_runtime_errors_as_torch():
+    cases = [lambda L: L.ones(2, dtype=L.int64).requires_grad_(),  # was accepted silently
+             lambda L: L.tensor([1, 2], requires_grad=True),
+             lambda L: (L.tensor([1.0, 2.0], requires_grad=True) * 2).backward(L.ones(3))]
+    for case in cases:
+        for lib in (skiff, torch):
+            with pytest.raises(RuntimeError):
+                case(lib)
+    assert skiff.ones(2, dtype=skiff.int64).requires_grad_(False).requires_grad is False
