@@ -142,9 +142,11 @@ def as_dataset(data, *, what: str = "dataset"):
     if _is_torch_style_loader(data):  # skiff.utils.data.DataLoader: the Trainer batches itself
         # the sampler, batch sampler and collate_fn the user passed (dl.sampler and
         # dl.batch_sampler are torch's Sequential/Random and BatchSampler objects otherwise)
-        from .data_collate import Collated, sampler_hint
+        from .data_collate import Collated, Sampled, weighted_sampling
 
-        custom = [name for name, value in (("sampler", getattr(data, "_sampler", None)),
+        sampling = weighted_sampling(getattr(data, "_sampler", None))
+        custom = [name for name, value in (("sampler", None if sampling else
+                                            getattr(data, "_sampler", None)),
                                            ("batch_sampler", getattr(data, "_batch_sampler",
                                                                      None)))
                   if value is not None]
@@ -152,11 +154,13 @@ def as_dataset(data, *, what: str = "dataset"):
             raise TypeError(f"the {what} is a DataLoader with its own {' and '.join(custom)}, "
                             "which the Trainer cannot follow (it orders, batches and shards "
                             "the data itself): pass the loader's dataset (loader.dataset) "
-                            "and batch_size= to the Trainer"
-                            f"{sampler_hint(getattr(data, '_sampler', None))}")
+                            "and batch_size= to the Trainer (a WeightedRandomSampler is "
+                            "followed)")
         collate_fn = data.collate_fn
         data = data.dataset
         data = read_stream(data, what=what) if is_stream(data) else data
+        if sampling is not None:  # a WeightedRandomSampler: the Trainer's loader draws so
+            data = Sampled(data, sampling)
         # its own batching (padding, say): the Trainer's batches go through it
         return Collated(data, collate_fn) if collate_fn is not None else data
     if isinstance(data, dict):
@@ -264,6 +268,9 @@ def split_off(dataset, fraction: float):
         return dataset.held_out(fraction)
     if isinstance(dataset, TextDataset):  # the text's end, as the command line holds it
         return _split_text(dataset, fraction)
+    if getattr(dataset, "sampling", None) is not None:
+        raise ValueError("val_split cuts a loader's data with a WeightedRandomSampler, whose "
+                         "weights are for every item: give val_dataset=... instead")
     n = len(dataset)
     n_val = int(round(n * fraction))
     if n_val < 1 or n_val >= n:
@@ -630,20 +637,31 @@ class DataLoader:
         self.epoch = 0
         self.position = 0  # index of the next batch within the epoch
 
+    def _sampling(self):
+        """A WeightedRandomSampler's ``(weights, num_samples, replacement)`` where this loader
+        shuffles (training; evaluation reads every item once), else None."""
+        return getattr(self.dataset, "sampling", None) if self.shuffle else None
+
     def __len__(self) -> int:
-        n = len(self.dataset)
+        sampling = self._sampling()
+        n = len(self.dataset) if sampling is None else sampling[1]
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def order(self, epoch: int) -> np.ndarray:
         """The item order of ``epoch`` (a permutation when shuffling). Drawn once per epoch
         and kept (a batch used to redraw it: 26 ms a step at 1.5M rows); read-only."""
         n = len(self.dataset)
-        key = (self.shuffle, self.seed, epoch, n)
+        sampling = self._sampling()
+        key = (self.shuffle, self.seed, epoch, n, id(sampling))
         kept = getattr(self, "_order", None)
         if kept is not None and kept[0] == key:
             return kept[1]
-        order = (np.random.default_rng([self.seed, epoch]).permutation(n) if self.shuffle
-                 else np.arange(n))
+        rng = np.random.default_rng([self.seed, epoch])
+        if sampling is not None:  # a WeightedRandomSampler's draw, from this seed and epoch
+            weights, count, replacement = sampling
+            order = rng.choice(n, size=count, replace=replacement, p=weights / weights.sum())
+        else:
+            order = rng.permutation(n) if self.shuffle else np.arange(n)
         order.flags.writeable = False
         self._order = (key, order)
         return order

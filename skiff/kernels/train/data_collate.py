@@ -1,20 +1,50 @@
-"""A DataLoader's own ``collate_fn`` for the Trainer's batches (:class:`Collated`), and what
-to use instead of a sampler it cannot follow. Used by :mod:`.data` (``skiff.utils.data``'s
-loaders) and :mod:`.trainer_torch_habits` (torch's)."""
+"""A DataLoader's own ``collate_fn`` for the Trainer's batches (:class:`Collated`), its
+``WeightedRandomSampler`` (:class:`Sampled`: the Trainer's loader draws each epoch's items
+so). Used by :mod:`.data`
+(``skiff.utils.data``'s loaders) and :mod:`.trainer_torch_habits` (torch's)."""
 
 from __future__ import annotations
 
-__all__ = ["Collated", "host_arrays", "sampler_hint"]
+import numpy as np
+
+__all__ = ["Collated", "Sampled", "host_arrays", "weighted_sampling"]
 
 
-def sampler_hint(sampler) -> str:
-    """What to use instead of a sampler the Trainer cannot follow (a WeightedRandomSampler,
-    the usual way to oversample a rare class: class_weight weighs its loss instead)."""
-    if type(sampler).__name__ == "WeightedRandomSampler":
-        return ("; for classes out of balance, Trainer(class_weight='balanced') weighs each "
-                "class's loss as a WeightedRandomSampler of 1/count weights draws them, "
-                "or repeat the rare items in the dataset")
-    return ""
+def weighted_sampling(sampler):
+    """``(weights, num_samples, replacement)`` of a ``WeightedRandomSampler`` (torch's or
+    skiff's), or None for any other sampler."""
+    if type(sampler).__name__ != "WeightedRandomSampler" or not hasattr(sampler, "weights"):
+        return None
+    w = sampler.weights
+    w = w.detach().cpu().numpy() if hasattr(w, "detach") else getattr(w, "_data", w)
+    return (np.asarray(w, np.float64).reshape(-1), int(sampler.num_samples),
+            bool(sampler.replacement))
+
+
+class Sampled:
+    """A dataset whose training epochs are ``num_samples`` items drawn with probabilities
+    proportional to ``weights`` (``replacement``: as torch's ``WeightedRandomSampler``; the
+    draw is the Trainer's own, from its seed and the epoch, so a resumed run draws the same
+    and dp's ranks share one draw). ``sampling`` is read by :class:`.data.DataLoader`;
+    other attributes are the dataset's."""
+
+    def __init__(self, dataset, sampling):
+        weights, num_samples, replacement = sampling
+        if len(weights) != len(dataset):
+            raise ValueError(f"the WeightedRandomSampler has {len(weights)} weights for a "
+                             f"dataset of {len(dataset)} items: one weight per item")
+        self.dataset, self.sampling = dataset, sampling
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, i):
+        return self.dataset[i]
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("dataset", "sampling"):
+            raise AttributeError(name)
+        return getattr(self.dataset, name)
 
 
 class Collated:

@@ -58,10 +58,12 @@ def from_torch_loader(data):
         return data, None
     import torch.utils.data as tud
 
-    from .data_collate import Collated, sampler_hint
+    from .data_collate import Collated, Sampled, weighted_sampling
 
     own = []
-    if not isinstance(data.sampler, (tud.SequentialSampler, tud.RandomSampler)):
+    sampling = weighted_sampling(data.sampler)  # followed: the Trainer's loader draws so
+    if sampling is None and not isinstance(data.sampler, (tud.SequentialSampler,
+                                                          tud.RandomSampler)):
         own.append("sampler")
     collate = data.collate_fn is not tud.default_collate
     if isinstance(data.dataset, tud.IterableDataset):
@@ -70,8 +72,10 @@ def from_torch_loader(data):
         raise TypeError(f"the data is a torch DataLoader with its own {' and '.join(own)}, "
                         "which the Trainer cannot follow (it orders, batches and shards "
                         "the data itself): pass the loader's dataset (loader.dataset) and "
-                        f"batch_size= to the Trainer{sampler_hint(data.sampler)}")
+                        "batch_size= to the Trainer (a WeightedRandomSampler is followed)")
     dataset = data.dataset
+    if sampling is not None:
+        dataset = Sampled(dataset, sampling)
     if collate:  # the loader's own batching (padding, say): the Trainer's batches use it
         return Collated(dataset, data.collate_fn), _size(data.batch_size)
     if isinstance(dataset, tud.TensorDataset):  # its tensors as arrays: batched at once

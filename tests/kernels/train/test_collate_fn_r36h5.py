@@ -4,7 +4,8 @@
 ``loader.dataset``, which cannot be batched without the padding (its items have different
 lengths). Now the loader's ``collate_fn`` makes the Trainer's batches (tensors in what it
 returns become arrays), for training, validation, ``evaluate`` and ``predict``; a sampler of
-its own is still refused, a WeightedRandomSampler naming ``class_weight``.
+its own is followed when it is a WeightedRandomSampler (``test_weighted_sampler_r36h5.py``),
+else refused.
 
 The oracle: the same loader in a torch 2.13 training loop (``shuffle=False``, SGD) on a twin
 of the model: losses, weights, the validation loss and the predictions."""
@@ -106,10 +107,14 @@ def test_a_loaders_collate_fn_batches_as_in_a_torch_loop(loader):
     assert ev["val_loss"] == pytest.approx(val_loss, rel=2e-5)
 
 
-def test_a_weighted_sampler_is_refused_naming_class_weight():
+def test_a_weighted_sampler_and_a_collate_fn_together_and_another_sampler_refused():
     ds = Sentences(16, 0)
-    sampler = torch.utils.data.WeightedRandomSampler(np.ones(16), 16)
-    with pytest.raises(TypeError, match="own sampler.*class_weight='balanced'"):
+    sampler = torch.utils.data.WeightedRandomSampler(np.ones(16), 24)
+    result = skiff.Trainer(Bag(), batch_size=4).train(
+        torch.utils.data.DataLoader(ds, batch_size=4, sampler=sampler, collate_fn=pad))
+    assert result.steps == 24 // 4  # the sampler's 24 draws, padded batches of 4
+    other = torch.utils.data.SubsetRandomSampler(range(8))
+    with pytest.raises(TypeError, match="own sampler.*WeightedRandomSampler is followed"):
         skiff.Trainer(Bag()).train(torch.utils.data.DataLoader(ds, batch_size=4,
-                                                               sampler=sampler,
+                                                               sampler=other,
                                                                collate_fn=pad))
