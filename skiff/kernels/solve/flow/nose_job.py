@@ -20,7 +20,7 @@ from .adapt import (
     learned_size,
     uniform_size,
 )
-from .nose import NoseShape, check_re, too_coarse
+from .nose import MAX_RE, NoseShape, check_re, too_coarse
 from .nose_flow import DT, T_END, NoseFlow, solve_nose_flow
 from .nose_plots import (
     convergence_figure,
@@ -150,15 +150,32 @@ _KEYWORD_ALIASES = {"Re": "re", "RE": "re", "reynolds": "re", "Reynolds": "re",
 _NOSE_KEYWORDS = ("length, bluntness, clearance (train heights), re (Reynolds number on the "
                   "train height), adapt, resolution, mode, shape, start, keep, t_end, dt")
 
+# what the model cannot take, said in its terms (round 36: yaw=5 and speed=80 got the list of
+# keywords only, and an aerodynamicist is left to guess whether a speed is an Re)
+_NO_YAW = ("the model is 2-D, a side view of the nose over the ground with the flow along "
+           "the train: it has no yaw, crosswind or incidence angle")
+_SPEED = ("the flow is set by re = U H / nu alone (U the train's speed, H its height, nu the "
+          "air's kinematic viscosity, 1.5e-5 m^2/s): 80 m/s at H = 4 m is re 2.1e7, far above "
+          f"this laminar model's {MAX_RE:g}; a speed sweep is reynolds_sweep(res=[...])")
+_KEYWORD_WHY = {**dict.fromkeys(("yaw", "yaw_angle", "beta", "crosswind", "angle", "alpha",
+                                 "aoa", "angle_of_attack", "incidence"), _NO_YAW),
+                **dict.fromkeys(("speed", "speeds", "velocity", "velocities", "U", "u",
+                                 "u_inf", "U_inf", "v", "mach", "Mach"), _SPEED)}
 
-def unknown_keywords(fn: str, given: dict, keywords: str = _NOSE_KEYWORDS) -> str:
+
+def unknown_keywords(fn: str, given: dict, keywords: str = _NOSE_KEYWORDS,
+                     renamed: dict | None = None) -> str:
     """One line naming ``fn``'s keywords a user passed that it does not have, with the one
-    meant where it is known (``Re`` -> ``re``), and ``keywords``, its own."""
+    meant where it is known (``Re`` -> ``re``; ``renamed`` maps a meant name to ``fn``'s
+    own: ``reynolds_sweep``'s ``res``), and ``keywords``, its own."""
     parts = []
     for name in given:
         meant = _KEYWORD_ALIASES.get(name)
+        meant = (renamed or {}).get(meant, meant)
         parts.append(f"{name}= (did you mean {meant}=?)" if meant else f"{name}=")
-    return f"{fn}() takes no {', '.join(parts)}; its keywords: {keywords}"
+    why = list(dict.fromkeys(_KEYWORD_WHY[name] for name in given if name in _KEYWORD_WHY))
+    return (f"{fn}() takes no {', '.join(parts)}; " + "".join(f"{w}; " for w in why)
+            + f"its keywords: {keywords}")
 
 
 def _march_times(t_end, dt) -> dict:
@@ -183,12 +200,18 @@ def _march_times(t_end, dt) -> dict:
 def reynolds_sweep(res, length: float = 3.0, bluntness: float = 0.4, clearance: float = 0.15,
                    *, shape: NoseShape | None = None, adapt: str = "graded", resolution=None,
                    mode: str = "auto", reporter=None, keep: bool = False,
-                   t_end: float | None = None, dt: float | None = None) -> list:
-    """One shape at several Reynolds numbers: a list of :class:`~.nose_flow.NoseFlow` in
+                   t_end: float | None = None, dt: float | None = None, **unknown) -> list:
+    """One shape at several Reynolds numbers (a speed sweep: ``re = U H / nu``): a list of
+    :class:`~.nose_flow.NoseFlow` in
     the order of ``res``. Solved from the lowest Re up, each Newton starting from the flow
     before (``start``): the same flows as separate solves, in fewer Newton steps. ``keep``:
     keep every flow's fields (the last one's are always kept while the sweep runs).
     ``t_end``, ``dt``: the time-marching mode's, for a Re with no steady solve."""
+    if unknown:   # speeds=[...] was Python's bare "unexpected keyword argument" (round 36)
+        raise TypeError(unknown_keywords(
+            "reynolds_sweep", unknown, "res (the Reynolds numbers), length, bluntness, "
+            "clearance (train heights), shape, adapt, resolution, mode, reporter, keep, "
+            "t_end, dt", renamed={"re": "res"}))
     values = [check_re(r) for r in np.atleast_1d(np.asarray(res, dtype=object))]
     _march_times(t_end, dt)
     if not values:
