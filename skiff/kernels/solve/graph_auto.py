@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 JACOBI_BUDGET = 200   # Jacobi-CG iterations before AMG is built after all
 MIN_UNKNOWNS = 5000   # below this AMG's setup costs little: the usual choice stays
 
@@ -45,3 +47,49 @@ def small_world(A) -> str | None:
     if depth is None or depth > math.log2(n):
         return None
     return f"its graph's depth is {depth} <= log2(n) = {math.log2(n):.1f}: no geometry"
+
+
+# round 36: a well-conditioned matrix (a mass matrix, M + dt K at a small time step) needs no
+# AMG either: Jacobi-CG converges in tens of iterations where AMG's setup costs 30x the solve
+WELL_CONDITIONED = 20.0   # the Jacobi-scaled matrix's condition, estimated, at most
+ROW_SUM_SHARE = 0.1       # the median row's sum over its diagonal at least (not a Laplacian)
+LANCZOS_STEPS = 10
+
+
+class _JacobiScaled:
+    """``D^-1/2 A D^-1/2`` for :func:`~.solver.lanczos_ritz` (its ``matvec_dot``)."""
+
+    def __init__(self, A, d):
+        self.A, self.s = A, 1.0 / np.sqrt(d)
+        self.shape, self.n = (A.shape[0],), A.shape[0]
+
+    def matvec_dot(self, v, w):
+        w[:] = self.s * (self.A @ (self.s * v))
+        return float(v @ w)
+
+
+def well_conditioned(A) -> str | None:
+    """Why Jacobi-CG suits the real symmetric ``A`` (host CSR, positive diagonal) without
+    AMG, or None: rows whose median sum is at least ``ROW_SUM_SHARE`` of the diagonal (a
+    Laplacian's rows sum to about 0: its smooth modes are what AMG is for; this test keeps
+    the Lanczos steps off those) and a condition of ``D^-1/2 A D^-1/2`` estimated by
+    ``LANCZOS_STEPS`` Lanczos steps at most ``WELL_CONDITIONED`` (a lower bound: a
+    Laplacian's estimate is 40-70 at 10 steps, a 2-D P1 mass matrix's 8, the true 9).
+    P1 mass matrix, 90 000 unknowns: CG+AMG 8 iterations 0.76 s CPU, Jacobi-CG 27 (SciPy's
+    plain CG 0.025 s)."""
+    n = A.shape[0]
+    if n < MIN_UNKNOWNS:
+        return None
+    d = A.diagonal()
+    if d.min() <= 0:
+        return None
+    rows = np.asarray(A.sum(axis=1)).ravel()
+    if np.median(rows / d) < ROW_SUM_SHARE:
+        return None
+    from .solver import lanczos_ritz
+
+    ritz = lanczos_ritz(_JacobiScaled(A, d), LANCZOS_STEPS)
+    if ritz is None or ritz[0] <= 0 or ritz[-1] > WELL_CONDITIONED * ritz[0]:
+        return None
+    return (f"it is well conditioned (Lanczos: cond(D^-1/2 A D^-1/2) about "
+            f"{ritz[-1] / ritz[0]:.3g})")

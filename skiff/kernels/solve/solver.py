@@ -689,6 +689,7 @@ class Solver:
                 system, self._lifted = lifted[0], lifted[1:] + (
                     np.asarray(lifted[0].diagonal())[lifted[1]],)
         self.switched = None  # why 'auto' left CG for GMRES during a solve (see _run)
+        self._legacy = False  # GMRES's maxiter counts inner iterations (solve's callback_type)
         self._graph_budget = 0  # Jacobi-CG iterations before AMG (_graph_jacobi)
         self._switch_why = "cg found the matrix indefinite"
         if self.method == "auto" and self.is_grid:  # a matrix is looked at once it is placed
@@ -1046,20 +1047,24 @@ class Solver:
         return self._tasym
 
     def _graph_jacobi(self) -> None:
-        """'auto' takes Jacobi on a graph with no geometry (:mod:`.graph_auto`), where AMG's
+        """'auto' takes Jacobi on a graph with no geometry or a well-conditioned matrix (a
+        mass matrix: round 36; :mod:`.graph_auto`), where AMG's
         setup costs seconds (50 000-node Barabasi-Albert graph: CG+AMG 6.4 s, Jacobi-CG
         0.1-0.3 s as SciPy's); :meth:`_run` builds AMG after all where Jacobi-CG has not
         converged in ``JACOBI_BUDGET`` iterations."""
-        from .graph_auto import JACOBI_BUDGET, small_world
+        from .graph_auto import JACOBI_BUDGET, small_world, well_conditioned
 
-        why = small_world(host_csr(self.op.A))
+        A = host_csr(self.op.A)
+        why = small_world(A)
+        because = "AMG coarsens such a graph badly and Jacobi-CG converges fast"
+        if why is None:   # round 36: a mass matrix; M + dt K at a small step
+            why, because = well_conditioned(A), "AMG's setup would cost more than the solve"
         if why is None:
             return
         self.precond_name = "jacobi"
         self._graph_budget = JACOBI_BUDGET
-        self.auto_note = (f"auto: Jacobi, not AMG, as {why} (AMG coarsens such a graph "
-                          f"badly and Jacobi-CG converges fast; AMG if it has not in "
-                          f"{JACOBI_BUDGET} iterations)")
+        self.auto_note = (f"auto: Jacobi, not AMG, as {why} ({because}; AMG if Jacobi-CG "
+                          f"has not converged in {JACOBI_BUDGET} iterations)")
 
     def _indefinite_at_setup(self) -> None:
         """'auto' on a real symmetric matrix with a positive diagonal (CG's): 30 Lanczos steps
@@ -1564,7 +1569,9 @@ class Solver:
         ``converged=False`` and ``status`` saying so; ``strict=True`` raises
         :class:`SolveError` instead. For GMRES ``maxiter`` counts restart cycles (SciPy's
         meaning: at most ``maxiter * restart`` inner iterations; ``iterations`` counts inner
-        ones). Every solve iterates in float64 (complex128 for complex A, b or x0); the
+        ones), and inner iterations with a callback and ``callback_type='legacy'`` (SciPy's
+        legacy meaning; ``info`` is then the inner iterations done). Every solve iterates
+        in float64 (complex128 for complex A, b or x0); the
         returned ``x`` has the result dtype of A and b, as SciPy's (float32 for float32 A and
         b, complex64 likewise; integers give float64), the residuals being those of the
         float64 iterate. A breakdown (BiCGStab's zero inner product) returns as a solve that
@@ -1595,6 +1602,10 @@ class Solver:
                              f"each iteration")
         norms = callback_type in ("pr_norm", "legacy")
         per_cycle = callback_type == "x" and self.method == "gmres"
+        # SciPy's gmres(callback=f, callback_type='legacy'): maxiter counts inner iterations
+        # (round 36: it counted restart cycles here, 152 iterations where SciPy stops at 50)
+        self._legacy = callback is not None and callback_type == "legacy" and \
+            self.method == "gmres"
         xp = self.xp
         # GMRES forms each inner iteration's iterate only for a callback that takes it
         self._user_callback = callback is not None and not norms
@@ -1607,8 +1618,8 @@ class Solver:
         n = self.op.n
         if maxiter is None:
             maxiter = 100 if self.method in ("mg", "fmg") else min(10 * n, 20000)
-            if self.method == "gmres":   # restart cycles: the same inner iterations as ever
-                maxiter = -(-maxiter // self.restart)
+            if self.method == "gmres" and not self._legacy:   # restart cycles: the same
+                maxiter = -(-maxiter // self.restart)          # inner iterations as ever
         if x0 is None:
             x = xp.zeros(self.op.shape, bdev.dtype)
         else:
@@ -1731,7 +1742,8 @@ class Solver:
             info={"solver": self.describe(), **({} if rounded is None else
                                                 {"rounded_residual": rounded})},
             true_residual=true_abs / bnorm if bnorm else None,
-            cycles=-(-(len(hist) - 1) // self.restart) if self.method == "gmres" else None,
+            cycles=-(-(len(hist) - 1) // self.restart) if (self.method == "gmres"
+                                                           and not self._legacy) else None,
             breakdown=breakdown, active=self._active_cells(field))
         if (converged and math.isfinite(true_abs) and true_abs > 10 * tol
                 and not (self.method == "minres" and self._scipy_rtol is not None)):
@@ -1759,8 +1771,10 @@ class Solver:
         else:
             done = (f"{sol.cycles} restart cycles of {self.restart} ({sol.iterations} "
                     f"iterations) reached (maxiter={maxiter} counts cycles, as SciPy's gmres)"
-                    if self.method == "gmres" else
-                    f"{sol.iterations} iterations reached (maxiter={maxiter})")
+                    if sol.cycles is not None else
+                    f"{sol.iterations} iterations reached (maxiter={maxiter}"
+                    + (" counts inner iterations with callback_type='legacy', as SciPy's "
+                       "gmres)" if self._legacy else ")"))
             sol.status = (f"maxiter: {done} with |r|/|b| = {sol.relative_residual:.3e} above "
                           f"the tolerance {tol / bnorm if bnorm else tol:.3e}")
             rate = _rate(sol.residuals)
@@ -1930,7 +1944,8 @@ class Solver:
         inner = maxiter
         if self.method == "gmres":  # the cycle's iterate is formed only for a user's callback
             kw = {"restart": self.restart, "iterate": self._user_callback, "stall": STALL_RESTARTS}
-            inner = maxiter * self.restart   # SciPy's maxiter: restart cycles
+            # SciPy's maxiter: restart cycles (inner iterations with callback_type='legacy')
+            inner = maxiter if self._legacy else maxiter * self.restart
             self._lengths = None
             if self.auto:   # 'auto' chose GMRES: a longer restart where cycles gain little
                 item = max(np.dtype(b.dtype).itemsize, 8)
