@@ -237,6 +237,10 @@ def follow_logs(job, write, *, poll_s: float = 1.0, stop=None, tail: int | None 
     if final:
         for line in output_lines(job):
             write(plain(line))
+        inferred = job.refresh().inferred
+        if inferred:  # its end is in no log line (its run folder removed, its owner gone):
+            # `logs -f` ended with status 1 and nothing said
+            write(plain(f"{job.id} {job.status}: {inferred}"))
     return job
 
 
