@@ -27,6 +27,8 @@ hierarchy per step; ``stokes``, Taylor-Hood Stokes from ``scipy.sparse.bmat`` (3
 unknowns): skiff ``auto`` (MINRES with its saddle-point block preconditioner), against
 SciPy's ``minres`` with the same block built on pyamg's V-cycle (SciPy stops on its own
 estimate: see the residual column).
+Round 36: ``aniso3``, 7-point 3-D 40^3 with y and z at 1e-2: skiff ``auto`` (classical AMG
+for the anisotropy) against pyamg's ``ruge_stuben_solver`` (its SA takes 25 iterations).
 Round 33: ``cells3drs``, ``p1rs``, ``p3drs``, ``contrastrs``, ``anisors``, ``jump2rs``: the
 matrices of ``cells3d``, ``p1``, ... with classical AMG in both tools (skiff
 ``Solver(A, precond='amg', amg='classical')``, pyamg ``ruge_stuben_solver(A)``, theta 0.25).
@@ -279,6 +281,15 @@ def build(case: str, small: bool):
                 np.random.default_rng(0).standard_normal(n), None)
     if case == "cells3d":
         return (*_random_cells(16 if small else 32, 0.3), None)
+    if case == "aniso3":   # round 36: 7-point 3-D, y and z coupled 1e-2 as strongly as x
+        import scipy.sparse as sp
+
+        m = 24 if small else 40
+        T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m))
+        Id = sp.identity(m)
+        A = (sp.kron(sp.kron(T, Id), Id) + 1e-2 * sp.kron(sp.kron(Id, T), Id)
+             + 1e-2 * sp.kron(sp.kron(Id, Id), T))
+        return sp.csr_matrix(A), np.random.default_rng(0).standard_normal(m ** 3), None
     raise ValueError(f"unknown case {case!r}")
 
 
@@ -317,11 +328,12 @@ SCHWARZ = {"jump2s"}   # each tool's Schwarz smoother
 # theta 0.25 both) on another case's matrix
 CLASSICAL = {"cells3drs": "cells3d", "p1rs": "p1", "p3drs": "p3d", "contrastrs": "contrast",
              "anisors": "aniso", "jump2rs": "jump2"}
-RUGE_STUBEN = {"cells3d"}   # pyamg's classical AMG (its SA takes 981 iterations, 38 s)
+# pyamg's classical AMG (its SA takes 981 iterations on cells3d, 38 s; 25 on aniso3)
+RUGE_STUBEN = {"cells3d", "aniso3"}
 CASES = ["p1", "p2", "contrast", "aniso", "p3d", "el2", "el3", "heat", "helm", "cd",
          "helmc", "el3s", "el3e", "heat100", "helmcocg", "gel2", "bratu", "stokes",
          "el3i", "aniso4", "jump2", "cn200", "free3", "jump2s", "graphba", "el3d", "cells3d",
-         *CLASSICAL]
+         "aniso3", *CLASSICAL]
 
 
 def _bratu(tool, L, lam, steps=6):
