@@ -223,6 +223,10 @@ def train_parts(parts: dict, config: dict, reporter):
         eval_every=config.get("eval_every"),
         recompute=True if config.get("recompute") else None,  # else as the plan chose
         early_stopping=config.get("early_stopping"),
+        # what early stopping watches, and clipping by value (round 36: the grammar's part
+        # is kinds/train.py's; absent keys give the Trainer's defaults)
+        monitor=config.get("monitor") or "val_loss", mode=config.get("mode") or "auto",
+        clip_by=config.get("clip_by") or "norm",
         class_weight=parts.get("class_weight"),  # --class-weight's, by class id
     )
     epochs, steps = config.get("epochs"), config.get("steps")

@@ -113,3 +113,33 @@ def test_names_it_cannot_watch_are_refused_clearly():
         skiff.Trainer(nn.Linear(2, 2), early_stopping=2, mode="maximum")
     with pytest.raises(TypeError, match="did you mean 'monitor'"):
         skiff.Trainer(nn.Linear(2, 2), metric_for_best_model="accuracy")
+
+
+def test_the_line_runner_passes_monitor_mode_and_clip_by(tmp_path, monkeypatch):
+    """``entry.run`` (what the command line and %train run) hands the keys on to the
+    Trainer; the grammar's flags are kinds/train.py's."""
+    from skiff.kernels.backend.report import NullReporter
+    from skiff.kernels.train import entry
+    from skiff.kernels.train.trainer import Trainer
+
+    made = []
+    real = Trainer.__init__
+
+    def spy(self, model, **kw):
+        made.append(kw)
+        real(self, model, **kw)
+
+    monkeypatch.setattr(Trainer, "__init__", spy)
+    (x, y), _ = _data()
+    path = tmp_path / "rows.csv"
+    path.write_text("a,b,label\n" + "".join(f"{a:.4f},{b:.4f},{c}\n"
+                                            for (a, b), c in zip(x[:, :2], y)))
+    result = entry.run({"model": "mlp", "data": str(path), "early_stopping": 2, "epochs": 4,
+                        "val_split": 0.2, "monitor": "accuracy", "clip": 0.5,
+                        "clip_by": "value", "seed": 0}, NullReporter())
+    assert list(result.best_metric) == ["val_accuracy"]
+    assert (made[-1]["monitor"], made[-1]["mode"], made[-1]["clip_by"]) == (
+        "accuracy", "auto", "value")
+    entry.run({"model": "mlp", "data": str(path), "epochs": 1, "seed": 0}, NullReporter())
+    assert (made[-1]["monitor"], made[-1]["mode"], made[-1]["clip_by"]) == (
+        "val_loss", "auto", "norm")
