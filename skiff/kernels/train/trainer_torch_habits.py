@@ -112,6 +112,7 @@ OTHER_NAMES = {
     "fp16": ("precision='fp16-mixed'", False), "bf16": ("precision='bf16-mixed'", False),
     "patience": ("early_stopping", False), "metric_for_best_model": ("monitor", False),
     "greater_is_better": ("mode='max'", False),
+    "load_best_model_at_end": ("early_stopping", False),
 }
 
 

@@ -113,6 +113,8 @@ def test_names_it_cannot_watch_are_refused_clearly():
         skiff.Trainer(nn.Linear(2, 2), early_stopping=2, mode="maximum")
     with pytest.raises(TypeError, match="did you mean 'monitor'"):
         skiff.Trainer(nn.Linear(2, 2), metric_for_best_model="accuracy")
+    with pytest.raises(TypeError, match="did you mean 'early_stopping'"):
+        skiff.Trainer(nn.Linear(2, 2), load_best_model_at_end=True)
 
 
 def test_the_line_runner_passes_monitor_mode_and_clip_by(tmp_path, monkeypatch):
