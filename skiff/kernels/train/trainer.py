@@ -365,6 +365,16 @@ class Trainer(Inference, TrainerState):
 
     predict.__doc__ = Inference.predict.__doc__
 
+    def lr_find(self, data, *, min_lr: float = 1e-8, max_lr: float = 1.0,
+                steps: int = 100) -> dict:
+        """The learning-rate range test (Lightning's ``Tuner.lr_find``): ``steps`` steps
+        with the lr growing from ``min_lr`` to ``max_lr``, the model's weights put back
+        after; ``{"lr", "loss" (smoothed), "raw_loss", "suggestion"}``
+        (:mod:`.trainer_lr_find`). Then ``Trainer(model, lr=found["suggestion"])``."""
+        from .trainer_lr_find import lr_find
+
+        return lr_find(self, data, min_lr=min_lr, max_lr=max_lr, steps=steps)
+
     def whole_state_dict(self) -> dict:
         """The trained model's single-device state dict (host arrays), on every rank: a
         model split by tp is gathered, so under several ranks this is a collective call

@@ -1,0 +1,87 @@
+"""``trainer.lr_find(data)``: the learning-rate range test (Lightning's ``Tuner.lr_find``,
+fastai's ``lr_find``), run on the Trainer's own settings and put back after.
+
+``steps`` optimizer steps with the learning rate growing geometrically from ``min_lr`` to
+``max_lr`` (Lightning's "exponential" mode: step ``s`` at ``min_lr * (max_lr / min_lr) **
+(s / (steps - 1))``); the loss is smoothed as Lightning smooths it (an exponential average,
+``beta`` 0.98, bias-corrected) and the test stops once the smoothed loss passes ``4 x`` its
+best (or the loss is not finite). The suggestion is Lightning's: the lr where the smoothed
+loss falls fastest (the least ``np.gradient``, leaving out the first 10 points and the
+last). The model's weights are put back, and the Trainer's optimizer and schedule are made
+afresh by its next ``train``, so the test changes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["lr_find", "suggestion"]
+
+BETA, STOP_FACTOR, SKIP_BEGIN, SKIP_END = 0.98, 4.0, 10, 1
+
+
+def suggestion(lrs, smoothed) -> float | None:
+    """Lightning's pick: the lr of the steepest fall of the smoothed loss (None: too few
+    points to say)."""
+    losses = np.asarray(smoothed[SKIP_BEGIN:-SKIP_END], np.float64)
+    if len(losses) < 2:
+        return None
+    return float(lrs[SKIP_BEGIN + int(np.argmin(np.gradient(losses)))])
+
+
+def lr_find(trainer, data, *, min_lr: float = 1e-8, max_lr: float = 1.0,
+            steps: int = 100) -> dict:
+    """``{"lr": [...], "loss": [...] (smoothed), "raw_loss": [...], "suggestion": lr}`` of a
+    range test on ``data`` with ``trainer``'s model and settings (one process)."""
+    from .core.lr_scheduler import LambdaLR
+    from .trainer import Trainer, TrainingDiverged
+
+    if not (0 < min_lr < max_lr and math.isfinite(max_lr)):
+        raise ValueError(f"lr_find needs 0 < min_lr < max_lr, got {min_lr!r}, {max_lr!r}")
+    if not isinstance(steps, int) or steps < 2:
+        raise ValueError(f"lr_find needs steps >= 2, got {steps!r}")
+    spec = trainer.optimizer_spec
+    if spec is not None and not isinstance(spec, str) and hasattr(spec, "param_groups"):
+        raise ValueError("lr_find makes its own optimizer: give the Trainer's optimizer as a "
+                         "name ('adamw', 'sgd') or a factory make(params), not an instance "
+                         "(whose state the test would change)")
+    if getattr(trainer.reporter, "world_size", 1) > 1:
+        raise ValueError("lr_find runs in one process: call it before the ranks start")
+    ratio = max_lr / min_lr
+    lrs, raw, smoothed = [], [], []
+    state = {"avg": 0.0, "best": math.inf}
+
+    def watch(metrics):  # each step: Lightning's smoothed loss, and its stop
+        loss = float(metrics["loss"])
+        lrs.append(float(metrics["lr"]))
+        raw.append(loss)
+        state["avg"] = BETA * state["avg"] + (1 - BETA) * loss
+        value = state["avg"] / (1 - BETA ** len(raw))
+        smoothed.append(value)
+        state["best"] = min(state["best"], value)
+        return not math.isfinite(value) or (len(raw) > 1 and
+                                            value > STOP_FACTOR * state["best"])
+
+    weights = {k: np.array(v, copy=True) for k, v in trainer.model.state_dict().items()}
+    was_training = getattr(trainer.model, "training", True)
+    ranged = Trainer(
+        trainer.model, strategy="single", optimizer=spec, lr=min_lr,
+        batch_size=trainer.batch_size, loss=trainer.loss_spec, device=trainer.device,
+        grad_accum=trainer.grad_accum, clip=trainer.clip if trainer.clip_value is None
+        else trainer.clip_value, clip_by="norm" if trainer.clip_value is None else "value",
+        schedule=lambda opt: LambdaLR(opt, lambda s: ratio ** (min(s, steps - 1) /
+                                                               (steps - 1))),
+        weight_decay=trainer.weight_decay, seed=trainer.seed, shuffle=trainer.shuffle,
+        drop_last=trainer.drop_last, precision=trainer.precision, callbacks=[watch],
+        class_weight=trainer.class_weight, cuda_graph=False)
+    try:
+        ranged.train(data, steps=steps)
+    except TrainingDiverged:
+        pass  # a loss that is not finite: the points before it stand
+    finally:
+        trainer.model.load_state_dict(weights)
+        trainer.model.train(was_training)
+    return {"lr": lrs, "loss": smoothed, "raw_loss": raw,
+            "suggestion": suggestion(lrs, smoothed)}
