@@ -413,3 +413,28 @@ def test_autograd_misuse_raises_runtime_errors_as_torch():
             with pytest.raises(RuntimeError):
                 case(lib)
     assert skiff.ones(2, dtype=skiff.int64).requires_grad_(False).requires_grad is False
+
+
+def test_state_dict_prefix_keep_vars_destination_as_torch():
+    res = []
+    for lib in (skiff, torch):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        kv = m.state_dict(keep_vars=True)
+        dest = {"step": 3}
+        out = m.state_dict(destination=dest, prefix="model.")
+        assert out is dest
+        res.append((list(m.state_dict(prefix="model.")), list(dest),
+                    kv["0.weight"] is m[0].weight, kv["0.weight"].requires_grad,
+                    kv["1.running_mean"] is m[1].running_mean))
+    assert res[0] == res[1]
+
+
+def test_batch_norm_of_an_empty_batch_is_empty_as_torch():
+    for lib in (skiff, torch):
+        m = lib.nn.BatchNorm1d(3)
+        assert tuple(m(lib.ones(0, 3)).shape) == (0, 3)
+        assert m.running_mean.numpy().tolist() == [0.0] * 3 and int(m.num_batches_tracked) == 1
+        assert tuple(lib.nn.BatchNorm2d(3).eval()(lib.ones(0, 3, 2, 2)).shape) == (0, 3, 2, 2)
+        w = lib.ones(3, requires_grad=True)
+        lib.nn.functional.batch_norm(lib.ones(0, 3), None, None, w, None, True).sum().backward()
+        assert w.grad.numpy().tolist() == [0.0] * 3

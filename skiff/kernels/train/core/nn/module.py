@@ -241,17 +241,31 @@ class Module:
         return int(sum(p.size for p in self.parameters()))
 
     # ---- state --------------------------------------------------------------------------
-    def state_dict(self) -> dict[str, np.ndarray]:
+    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
         """Host numpy copies of every parameter and buffer (tied ones under each name), and
         torch's ``_extra_state`` of modules that define ``get_extra_state``. The copies also
         answer ``clone()``/``cpu()``/``detach()``/``to()``/``float()``/``numel()``/``copy_``
-        (:mod:`.state_array_r29b`), as torch programs call on a state dict's values."""
+        (:mod:`.state_array_r29b`), as torch programs call on a state dict's values.
+        torch's keywords: ``prefix`` before every key, ``keep_vars=True`` the parameter and
+        buffer tensors themselves (not copies), ``destination`` a dict filled and returned."""
         extra = self._extra_state_modules()
         for mname, m in self.named_modules():
             for hook in m.__dict__.get("_state_dict_pre_hooks", ()):
-                hook(m, f"{mname}." if mname else "", False)
+                hook(m, prefix + (f"{mname}." if mname else ""), keep_vars)
         values = {name: t for name, t in self._named("_parameters", False)}
         values.update(self._persistent_buffers())
+        out = self._state_values(values, extra, keep_vars)
+        if prefix:
+            out = {prefix + k: v for k, v in out.items()}
+        if destination is None:
+            return out
+        destination.update(out)
+        return destination
+
+    def _state_values(self, values, extra, keep_vars):
+        def value(t):
+            return t if keep_vars else state_array(np.array(to_numpy(t._data), copy=True))
+
         out = {}
         # torch's order: module by module, its parameters, then its buffers, then its extra
         # state (a top-level buffer comes before the children's parameters); a module held
@@ -261,12 +275,12 @@ class Module:
             for name in list(m._parameters) + list(m._buffers):
                 key = pre + name
                 if key in values and key not in out:
-                    out[key] = state_array(np.array(to_numpy(values[key]._data), copy=True))
+                    out[key] = value(values[key])
             if pre + "_extra_state" in extra:
                 out[pre + "_extra_state"] = extra[pre + "_extra_state"].get_extra_state()
         for key, t in values.items():  # a tied tensor under a name no walk above reached
             if key not in out:
-                out[key] = state_array(np.array(to_numpy(t._data), copy=True))
+                out[key] = value(t)
         return out
 
     def _extra_state_modules(self):

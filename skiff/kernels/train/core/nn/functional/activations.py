@@ -381,6 +381,12 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Tr
                momentum=0.1, eps=1e-5):
     """Batch normalisation (N, C, ...); in training updates the running statistics in place
     the way torch does (unbiased variance in the running estimate)."""
+    if x.size == 0 and x.ndim >= 2:  # an empty batch: an empty result, statistics untouched
+        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)  # (torch's; zero weight/bias grads)
+        out = x * 1.0
+        if weight is not None:
+            out = out * weight.reshape(shape)
+        return out if bias is None else out + bias.reshape(shape)
     if training and x.ndim >= 2 and x.size == x.shape[1]:  # torch's check (a zero variance)
         raise ValueError(f"Expected more than 1 value per channel when training, got input "
                          f"size {tuple(x.shape)}")
