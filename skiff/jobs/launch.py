@@ -235,27 +235,42 @@ def check_one_writer(kind: str, config, *, skip: str | None = None) -> None:
     ``checkpoint_dir``, or a job of the same kind without one: its run folder's
     ``checkpoints``): two trainings wrote ``step-N.npz`` of the same steps in one folder,
     each over the other's (a resume clicked twice; a ``--checkpoint-dir`` given to two runs
-    at once). ``skip``: a job id not to count (the job a resume goes on from)."""
-    target = config.get("checkpoint_dir") if isinstance(config, dict) else None
-    if not isinstance(target, str) or not target:
+    at once). The same for the results file or folder a running job writes (``--out`` of an
+    OCR or an ocr-rec job, ``--save`` of a solve): two ``ocr A/ --out r.jsonl`` and ``ocr
+    B/ --out r.jsonl`` at once each wrote the file, the last one's results kept and the
+    other's lost without a word (round 36). ``skip``: a job id not to count (the job a
+    resume goes on from)."""
+    if not isinstance(config, dict):
+        return
+    targets = {key: os.path.realpath(os.path.expanduser(config[key])) for key in WRITTEN
+               if isinstance(config.get(key), str) and config[key] not in ("", "-")}
+    if not targets:
         return
     from . import list_jobs
     from .job import DamagedJob
 
-    target = os.path.realpath(os.path.expanduser(target))
     for other in list_jobs(metrics=False):
         if isinstance(other, DamagedJob) or other.id == skip or other.refresh().final:
             continue
-        theirs = other.config.get("checkpoint_dir") if isinstance(other.config, dict) else None
-        if not theirs and other.kind == kind:
-            theirs = str(other.run_dir / "checkpoints")
-        if isinstance(theirs, str) and not os.path.isabs(os.path.expanduser(theirs)):
-            started = other.meta.get("cwd")  # a relative one: from where that job started
-            theirs = os.path.join(started, theirs) if isinstance(started, str) else theirs
-        if isinstance(theirs, str) and os.path.realpath(os.path.expanduser(theirs)) == target:
-            raise ValueError(f"job {other.id} is {other.status} and writes its checkpoints to "
-                             f"{target}, where this job would write too: wait for it (jobs "
-                             f"wait {other.id}) or cancel it (jobs cancel {other.id}) first")
+        theirs = other.config if isinstance(other.config, dict) else {}
+        for key, target in targets.items():
+            path = theirs.get(key)
+            if key == "checkpoint_dir" and not path and other.kind == kind:
+                path = str(other.run_dir / "checkpoints")
+            if not isinstance(path, str) or path in ("", "-"):
+                continue
+            if not os.path.isabs(os.path.expanduser(path)):
+                started = other.meta.get("cwd")  # a relative one: from where that job started
+                path = os.path.join(started, path) if isinstance(started, str) else path
+            if os.path.realpath(os.path.expanduser(path)) == target:
+                raise ValueError(f"job {other.id} is {other.status} and writes its "
+                                 f"{WRITTEN[key]} to {target}, where this job would write "
+                                 f"too: wait for it (jobs wait {other.id}) or cancel it (jobs "
+                                 f"cancel {other.id}) first")
+
+
+# what a job writes that a second job must not write at the same time: its config key -> what
+WRITTEN = {"checkpoint_dir": "checkpoints", "out": "results", "save": "solution"}
 
 
 def launch_options(opts: dict) -> dict:
