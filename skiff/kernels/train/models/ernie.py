@@ -630,16 +630,18 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                 or options.get("prompt_lookup_num_tokens"):
             # transformers' assisted decoding (ernie_assisted): a draft's (or the prompt's)
             # proposals checked in one forward; the same greedy tokens
-            from .ernie_assisted import assisted_call, take_assistant
+            from .ernie_assisted import assisted_call, refuse_batch, take_assistant
 
             assistant, drafts = take_assistant(self, options, tokenizer)
+            refuse_batch(self, input_ids, options)
             drafts = drafts or assistant is None  # prompt lookup
             if drafts and embeds is None:
                 fast = assisted_call(self, assistant, input_ids, max_new_tokens, dict(
                     do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p,
                     repetition_penalty=repetition_penalty, eos_token_id=eos_token_id,
                     pad_token_id=pad_token_id, stop_strings=stop_strings,
-                    use_cache=use_cache), options, attention_mask, streamer)
+                    use_cache=use_cache, seed=seed, generator=generator), options,
+                    attention_mask, streamer)
                 if fast is not None:
                     return fast
         beams = options.get("num_beams")
