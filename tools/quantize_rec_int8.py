@@ -5,10 +5,10 @@
 
 Renders pages (clean, documents, the hard tiers; fixed seed), runs a float32 pipeline over
 them recording every recognizer batch it makes, and writes the recognizer with its
-convolutions int8 (static QDQ, weights per output channel, moving-average ranges over those
-batches; the squeeze-excite, stem and neck convolutions float32 unless --all-convs). Then it
-prints how many rendered lines the int8 file reads as float32 does. Use the file with
-``skiff.ocr(..., rec_model=DST)`` or ``--rec-model DST``.
+convolutions and classifier int8 (static QDQ, weights per output channel, moving-average
+ranges over those batches; the squeeze-excite, stem and neck convolutions float32 unless
+--all-convs). Then it prints how many rendered lines the int8 file reads as float32 does.
+Use the file with ``skiff.ocr(..., rec_model=DST)`` or ``--rec-model DST``.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ PRECISIONS = ("auto", "int8", "fp32", "hybrid")
 # bump when the recipe changes: cached files of an older recipe are then rebuilt
 RECIPE = "det-int8-qdq-v5"
 # the recognizer's int8 twin (:mod:`.quantize_rec`, ``precision="hybrid"``)
-REC_RECIPE = "rec-int8-qdq-conv-v1"
+REC_RECIPE = "rec-int8-qdq-conv-head-v2"  # v2: the classifier MatMul int8 too
 SEED = 20261201
 _LOCK = threading.Lock()
 
