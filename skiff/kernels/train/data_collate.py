@@ -5,6 +5,8 @@ so). Used by :mod:`.data`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 __all__ = ["Collated", "Sampled", "host_arrays", "weighted_sampling"]
@@ -84,14 +86,15 @@ class Collated:
 
 
 def host_arrays(batch):
-    """``batch`` with each tensor in it (torch's, skiff's) a numpy array, tuples, lists and
-    dicts kept (a namedtuple or another object is left as it is)."""
+    """``batch`` with each tensor in it (torch's, skiff's) a numpy array, tuples and lists
+    kept, a mapping (transformers' ``BatchEncoding`` of a data collator) as a dict (a
+    namedtuple or another object is left as it is)."""
     if type(batch).__module__.split(".")[0] == "torch" and hasattr(batch, "detach"):
         return batch.detach().cpu().numpy()
     if type(batch).__module__.startswith("skiff.") and hasattr(batch, "numpy") and \
             hasattr(batch, "shape"):
         return batch.numpy()
-    if isinstance(batch, dict):
+    if isinstance(batch, Mapping):  # a dict, or transformers' BatchEncoding (a UserDict)
         return {k: host_arrays(v) for k, v in batch.items()}
     if type(batch) in (tuple, list):
         return type(batch)(host_arrays(v) for v in batch)

@@ -15,7 +15,7 @@ __all__ = ["loss_function", "supervised_loss", "accuracy", "pair_of", "INPUT_KEY
            "calls_with_labels", "takes_blocks",
            "ignored_id", "classes_last"]
 
-INPUT_KEYS = ("x", "input", "inputs", "features", "image", "images")
+INPUT_KEYS = ("x", "input", "inputs", "features", "image", "images", "input_ids")
 TARGET_KEYS = ("y", "target", "targets", "label", "labels")
 
 

@@ -36,7 +36,6 @@ def lr_find(trainer, data, *, min_lr: float = 1e-8, max_lr: float = 1.0,
     """``{"lr": [...], "loss": [...] (smoothed), "raw_loss": [...], "suggestion": lr}`` of a
     range test on ``data`` with ``trainer``'s model and settings (one process)."""
     from .core.lr_scheduler import LambdaLR
-    from .trainer import Trainer, TrainingDiverged
 
     if not (0 < min_lr < max_lr and math.isfinite(max_lr)):
         raise ValueError(f"lr_find needs 0 < min_lr < max_lr, got {min_lr!r}, {max_lr!r}")
@@ -66,7 +65,7 @@ def lr_find(trainer, data, *, min_lr: float = 1e-8, max_lr: float = 1.0,
 
     weights = {k: np.array(v, copy=True) for k, v in trainer.model.state_dict().items()}
     was_training = getattr(trainer.model, "training", True)
-    ranged = Trainer(
+    ranged = type(trainer)(  # the Trainer's own class: no import of trainer.py here
         trainer.model, strategy="single", optimizer=spec, lr=min_lr,
         batch_size=trainer.batch_size, loss=trainer.loss_spec, device=trainer.device,
         grad_accum=trainer.grad_accum, clip=trainer.clip if trainer.clip_value is None
@@ -78,8 +77,8 @@ def lr_find(trainer, data, *, min_lr: float = 1e-8, max_lr: float = 1.0,
         class_weight=trainer.class_weight, cuda_graph=False)
     try:
         ranged.train(data, steps=steps)
-    except TrainingDiverged:
-        pass  # a loss that is not finite: the points before it stand
+    except FloatingPointError:  # TrainingDiverged: a loss that is not finite
+        pass  # the points before it stand
     finally:
         trainer.model.load_state_dict(weights)
         trainer.model.train(was_training)

@@ -118,3 +118,22 @@ def test_a_weighted_sampler_and_a_collate_fn_together_and_another_sampler_refuse
         skiff.Trainer(Bag()).train(torch.utils.data.DataLoader(ds, batch_size=4,
                                                                sampler=other,
                                                                collate_fn=pad))
+
+
+def test_a_collate_of_named_arrays_as_a_data_collator_returns_them():
+    """A collate_fn that returns a mapping (transformers' data collators return a
+    BatchEncoding, a UserDict) of ``input_ids`` and ``labels``: the same run as the tuple."""
+    import collections
+
+    def named(items):
+        ids, y = pad(items)
+        return collections.UserDict({"input_ids": ids, "labels": y})
+
+    runs = []
+    for collate in (pad, named):
+        skiff.seed(0)
+        trainer = skiff.Trainer(Bag(), optimizer="sgd", lr=0.3, schedule="constant",
+                                clip=None, shuffle=False)
+        runs.append(trainer.train(torch.utils.data.DataLoader(Sentences(40, 0), batch_size=8,
+                                                              collate_fn=collate)).losses)
+    assert runs[1] == runs[0]
