@@ -518,13 +518,11 @@ def _extended_py(indptr, indices, data, sptr, sidx, split, cindex, diag):
     slot = np.full(n, -1, dtype=np.int64)
     strong = np.full(n, -1, dtype=np.int64)
     hit = np.empty(_longest_row(indptr), dtype=np.int64)   # row k's entries over C^_i and i
+    reach = 1 + _longest_row(sptr)    # a strong neighbour and its own strong ones, at most
     q = 0
     for i in range(n):
         start = q
-        bound = 1                     # C^_i's size at most: room for it before the row
-        for p in range(sptr[i], sptr[i + 1]):
-            j = sidx[p]
-            bound += 1 + sptr[j + 1] - sptr[j]
+        bound = 1 + (sptr[i + 1] - sptr[i]) * reach   # C^_i's size at most: room before it
         if q + bound > size:
             size = max(2 * size, q + bound)
             grown = np.empty(size, dtype=np.int64)
