@@ -47,6 +47,9 @@ from skiff.kernels.train.core.distributions_r35 import (  # noqa: F401
     TransformedDistribution,
     transforms,
 )
+from skiff.kernels.train.core.distributions_r36 import install as _install_validation
+
+_install_validation()  # torch's validate_args (on by default) for the families above
 
 __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Independent",
            "kl_divergence", "register_kl", "MultivariateNormal", "MixtureSameFamily", "Laplace",
