@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .layout import _gutters
+
 __all__ = ["panel_rows", "leader_columns"]
 
 # the regions are found at most this many pixels on the image's longer side
@@ -146,13 +148,9 @@ def leader_columns(rows: list[list[int]], boxes: list[np.ndarray],
         return rows
     first, last = min(entries), max(entries)
     height = float(np.median(ext[:, 3] - ext[:, 2]))
-    spans = sorted([sp for r in entries for sp in entries[r]] +
-                   [(ext[i, 0], ext[i, 1]) for r in range(first, last + 1) for i in rows[r]])
-    cuts, reach = [], spans[0][1]
-    for lo, hi in spans[1:]:
-        if lo - reach >= height:
-            cuts.append(0.5 * (lo + reach))
-        reach = max(reach, hi)
+    spans = np.array([sp for r in entries for sp in entries[r]] +
+                     [(ext[i, 0], ext[i, 1]) for r in range(first, last + 1) for i in rows[r]])
+    cuts = _gutters(list(range(len(spans))), spans[:, 0], spans[:, 1], height)
     if not cuts:
         return rows
     edges = [-np.inf, *cuts, np.inf]
