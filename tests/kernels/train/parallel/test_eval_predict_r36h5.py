@@ -10,8 +10,9 @@
 - ``trainer.evaluate`` after a pp or tp run (checked: it was right) and ``predict`` after
   pp equal one process's.
 
-The oracle: the same run in one process, and an independent numpy cross-entropy of the
-predicted logits for the evaluate figure."""
+The oracle: the same run in one process (a digest of the logits: shape, sums, a row across
+both halves of the vocabulary), and a numpy cross-entropy of the predicted logits for the
+evaluate figure."""
 
 from __future__ import annotations
 
@@ -23,12 +24,6 @@ from .mpi_util import run_mpi
 SCRIPT = "eval_predict_r36h5_check.py"
 
 
-def _cross_entropy(logits, held):
-    z = logits - logits.max(-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
-    return float(-np.take_along_axis(logp, held[:, 1:, None], -1).mean())
-
-
 @pytest.fixture(scope="module")
 def single():
     return run_mpi(1, SCRIPT, "single", timeout=120)[0]
@@ -38,15 +33,15 @@ def single():
 @pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["pp", "tp"])
 def test_evaluator_and_predict_on_two_ranks_equal_one_process(single, strategy):
-    want = np.asarray(single["predict"])
-    held = np.asarray(single["held"])
-    assert want.shape == (5, 16, 256)
-    assert single["evaluate"] == pytest.approx(_cross_entropy(want, held), rel=1e-5)
+    assert single["shape"] == [5, 16, 256]
+    # the scored loss is the cross-entropy of the predicted logits (numpy's, in the script)
+    assert single["evaluate"] == pytest.approx(single["ce_of_predict"], rel=1e-5)
     for got in run_mpi(2, SCRIPT, strategy, timeout=240):
         assert got["loss"] == pytest.approx(single["loss"], rel=1e-6)
-        pred = np.asarray(got["predict"])
-        assert pred.shape == want.shape  # tp: (5, 16, 128), each rank its slice, before
-        np.testing.assert_allclose(pred, want, rtol=1e-4, atol=1e-5)
+        assert got["shape"] == single["shape"]  # tp: (5, 16, 128), each rank its slice, before
+        assert got["sum"] == pytest.approx(single["sum"], rel=1e-5)
+        assert got["sq"] == pytest.approx(single["sq"], rel=1e-5)
+        np.testing.assert_allclose(got["row"], single["row"], rtol=1e-4, atol=1e-5)
         assert got["evaluate"] == pytest.approx(single["evaluate"], rel=1e-6)
         if strategy == "pp":  # the evaluator's rows at steps 0, 2, 3 (before: refused)
             rows = got["evaluation"] if got["rank"] == 0 else []
