@@ -56,6 +56,12 @@ class Expand(Function):
     def forward(self, a, shape=None):
         self.shape = a.shape
         lead = len(shape) - a.ndim
+        if lead < 0:
+            from .shape_error import ShapeError
+
+            raise ShapeError(f"expand: the number of sizes provided ({len(shape)}) must be "
+                             f"greater or equal to the number of dimensions in the tensor "
+                             f"({a.ndim})")
         for i, (s, t) in enumerate(zip(a.shape, shape[lead:])):
             if s != t and s != 1:  # torch's RuntimeError and words (numpy: ValueError)
                 from .shape_error import ShapeError

@@ -438,3 +438,10 @@ def test_batch_norm_of_an_empty_batch_is_empty_as_torch():
         w = lib.ones(3, requires_grad=True)
         lib.nn.functional.batch_norm(lib.ones(0, 3), None, None, w, None, True).sum().backward()
         assert w.grad.numpy().tolist() == [0.0] * 3
+
+
+def test_expand_to_fewer_dims_raises_as_torch():
+    for lib in (skiff, torch):
+        with pytest.raises(RuntimeError, match="the number of sizes provided \\(1\\) must be "
+                                               "greater or equal"):
+            lib.ones(2, 3).expand(3)
