@@ -58,6 +58,10 @@ class Distribution:
     def stddev(self):
         return self.variance.sqrt()
 
+    def perplexity(self):
+        """torch's: ``exp(entropy())``, batched over ``batch_shape``."""
+        return self.entropy().exp()
+
     def __repr__(self):
         return f"{type(self).__name__}(batch_shape={self.batch_shape})"
 

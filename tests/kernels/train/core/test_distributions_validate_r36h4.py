@@ -92,3 +92,10 @@ def test_valid_arguments_keep_torchs_values():
     assert bool(skiff.distributions.Normal(0.0, 1.0).support.check(skiff.tensor(1.0)))
     assert repr(skiff.distributions.Beta(skiff.tensor(1.0), skiff.tensor(1.0)).support) == repr(
         torch.distributions.Beta(torch.tensor(1.0), torch.tensor(1.0)).support)
+
+
+def test_perplexity_as_torch():
+    for make in (lambda L: L.distributions.Categorical(logits=L.tensor([[0.0, 1.0, 2.0]])),
+                 lambda L: L.distributions.Normal(L.tensor([0.0, 1.0]), L.tensor([1.0, 3.0]))):
+        np.testing.assert_allclose(make(skiff).perplexity().numpy(),
+                                   make(torch).perplexity().numpy(), rtol=1e-6)
