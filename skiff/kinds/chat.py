@@ -223,10 +223,12 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
         elif job is not None:  # a skiff train job's run folder: the model it trained
             built = str(job.get("model"))
             if not built.startswith("gpt"):
-                raise ValueError(f"DIR {model!r} is the run folder of a train job of "
-                                 f"{built!r}, which writes no text: generate continues text "
-                                 "with a gpt-* job or a checkpoint folder (predict JOB FILE "
-                                 "uses an mlp or cnn job)")
+                raise ValueError(f"{model!r} is the run folder of a train job of "
+                                 f"{built!r}, which writes no text: "
+                                 + ("chat answers" if kind == "chat" else
+                                    "generate continues text")
+                                 + " from a gpt-* job or a checkpoint folder (predict JOB "
+                                 "FILE uses an mlp or cnn job)")
             if not os.path.isfile(os.path.join(path, "model.npz")):
                 raise ValueError(f"DIR {model!r}: the train job wrote no trained weights "
                                  "(model.npz): it has not finished, or it failed")
