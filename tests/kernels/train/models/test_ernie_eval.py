@@ -259,8 +259,8 @@ def test_which_strategies_can_give_an_evaluation_model():
     model = object()
     assert SingleDevice().evaluation_model(model) is model
     pp = PipelineParallel.__new__(PipelineParallel)
-    with pytest.raises(ValueError, match="pp holds one stage"):
-        pp.evaluation_model(model)
+    pp.sync_for_evaluation = lambda m: None  # pp gathers its stages first (round 36)
+    assert pp.evaluation_model(model) is model
     tp = TensorParallel.__new__(TensorParallel)
     tp.copies = None  # a GPT split by tp
     with pytest.raises(ValueError, match="tp needs an ERNIE"):
