@@ -68,9 +68,10 @@ class _JacobiScaled:
         return float(v @ w)
 
 
-def well_conditioned(A) -> str | None:
+def well_conditioned(A, ritz) -> str | None:
     """Why Jacobi-CG suits the real symmetric ``A`` (host CSR, positive diagonal) without
-    AMG, or None: rows whose median sum is at least ``ROW_SUM_SHARE`` of the diagonal (a
+    AMG, or None (``ritz``: :func:`.solver.lanczos_ritz`, given by the solver, which imports
+    this module): rows whose median sum is at least ``ROW_SUM_SHARE`` of the diagonal (a
     Laplacian's rows sum to about 0: its smooth modes are what AMG is for; this test keeps
     the Lanczos steps off those) and a condition of ``D^-1/2 A D^-1/2`` estimated by
     ``LANCZOS_STEPS`` Lanczos steps at most ``WELL_CONDITIONED`` (a lower bound: a
@@ -86,10 +87,8 @@ def well_conditioned(A) -> str | None:
     rows = np.asarray(A.sum(axis=1)).ravel()
     if np.median(rows / d) < ROW_SUM_SHARE:
         return None
-    from .solver import lanczos_ritz
-
-    ritz = lanczos_ritz(_JacobiScaled(A, d), LANCZOS_STEPS)
-    if ritz is None or ritz[0] <= 0 or ritz[-1] > WELL_CONDITIONED * ritz[0]:
+    values = ritz(_JacobiScaled(A, d), LANCZOS_STEPS)
+    if values is None or values[0] <= 0 or values[-1] > WELL_CONDITIONED * values[0]:
         return None
     return (f"it is well conditioned (Lanczos: cond(D^-1/2 A D^-1/2) about "
-            f"{ritz[-1] / ritz[0]:.3g})")
+            f"{values[-1] / values[0]:.3g})")

@@ -1058,7 +1058,8 @@ class Solver:
         why = small_world(A)
         because = "AMG coarsens such a graph badly and Jacobi-CG converges fast"
         if why is None:   # round 36: a mass matrix; M + dt K at a small step
-            why, because = well_conditioned(A), "AMG's setup would cost more than the solve"
+            why = well_conditioned(A, lanczos_ritz)
+            because = "AMG's setup would cost more than the solve"
         if why is None:
             return
         self.precond_name = "jacobi"
