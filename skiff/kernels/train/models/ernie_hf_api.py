@@ -112,6 +112,32 @@ class TransformersModelApi:
             self.train()
         return self
 
+    def set_adapter(self, adapter_name) -> None:
+        """transformers' / peft's ``set_adapter(name)``: skiff holds one adapter per model,
+        ``"default"`` (the one ``load_adapter`` / ``apply_lora`` put on): setting it keeps
+        it active; any other name is transformers' error, naming the loaded one."""
+        self._adapter_names(adapter_name)
+
+    def active_adapters(self) -> list:
+        """transformers' ``active_adapters()``: ``["default"]`` when the model has LoRA
+        adapters (one per model here)."""
+        return self._adapter_names("default")
+
+    def _adapter_names(self, adapter_name) -> list:
+        from .lora import has_lora
+
+        if not has_lora(self):
+            raise ValueError("No adapter loaded. Please load an adapter first.")
+        names = list(adapter_name) if isinstance(adapter_name, (list, tuple)) \
+            else [adapter_name]
+        missing = [n for n in names if n != "default"]
+        if missing:
+            raise ValueError(f"Adapter with name {', '.join(map(str, missing))} not found. "
+                             "Please pass the correct adapter name among ['default'] (skiff "
+                             "holds one adapter per model: load another adapter into another "
+                             "model from_pretrained, or merge one with merge_and_unload)")
+        return names
+
     def disable_adapter(self):
         """peft's ``with model.disable_adapter():`` the base model's outputs (every LoRA
         layer its frozen layer alone; a reference model for DPO/KL terms, or a before/after
