@@ -656,17 +656,17 @@ def _bracket_space(chars: list[str], k: int) -> bool:
     half an em blank beside it ("备注 (无)", "会议室 （三楼)", "电话 ：", "Tel： 021" for
     "备注（无）", "会议室（三楼）", "电话：", "Tel：021"; CJK print puts no space there): an opening
     bracket after a CJK character that a CJK character follows, or one read full-width; a
-    colon after a CJK character; a space after a colon read full-width, or after one
-    between two CJK characters; a space after a closing bracket read full-width. A half-width
-    bracket round Latin print keeps the space that sets it off ("会议室 (Room 3)")."""
+    colon after a CJK character; a space after a colon or a closing bracket read
+    full-width. A half-width bracket round Latin print keeps the space that sets it off
+    ("会议室 (Room 3)"), and so does a half-width colon ("产地: 澳大利亚", as packaging prints
+    it)."""
     a, b = chars[k][-1], chars[k + 1][0]
     nxt = chars[k + 2][0] if k + 2 < len(chars) else " "
-    before = chars[k - 1][-1] if k > 0 else " "
     if b == "\uff08" or b == "(" and _cjk_char(nxt):
         return _cjk_char(a)
     if b in (":", "\uff1a"):
         return _cjk_char(a)
-    return a in ("\uff1a", "\uff09") or a == ":" and _cjk_char(before) and _cjk_char(b)
+    return a in ("\uff1a", "\uff09")
 
 
 def spurious_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,

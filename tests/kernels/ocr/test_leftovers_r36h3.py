@@ -84,8 +84,22 @@ def test_spacing_rule_by_characters():
     assert spaced("电|话|：|0|1|0") == [1, 2]
     assert spaced("室|(|R|o|o|m") == []            # English in brackets: its space stays
     assert spaced("T|e|l|:|0|2|1") == []           # a half-width colon in Latin print
+    assert spaced("产|地|:|澳|大") == [1]            # and its space after, as typed
     assert one_width("海淀区（东门)") == "海淀区（东门）"
     assert one_width("Tel (A）") == "Tel (A）"      # no CJK in the line: not settled here
+
+
+def test_packaging_keeps_the_space_after_its_half_width_colons(pipe):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_ocr_errands as errands
+
+    try:
+        im, truth = errands.chinese_english_packaging()
+    except OSError as exc:
+        pytest.skip(f"fonts not installed: {exc}")
+    got = pipe(np.asarray(im.convert("RGB"))).text.split("\n")
+    assert "产地: 澳大利亚 Made in Australia" in truth
+    assert "产地: 澳大利亚 Made in Australia" in got
 
 
 def test_a_phone_photo_of_a_ticked_box_reads_ticked(pipe):
