@@ -84,9 +84,13 @@ def COMMAND(p):
                    help="AdamW's decoupled weight decay (default 0.01; ocr-rec: 1e-4)")
     p.add_argument("--clip", type=nonneg_float, default=None, metavar="X",
                    help="clip the gradients' global norm to X (default 1.0; 0: no clipping)")
-    p.add_argument("--schedule", choices=("cosine", "constant"), default=None,
+    p.add_argument("--clip-by", choices=("norm", "value"), default=None,
+                   help="--clip bounds the gradients' global norm (default) or each "
+                        "gradient element (torch's clip_grad_value_)")
+    p.add_argument("--schedule", choices=("cosine", "linear", "constant"), default=None,
                    help="learning rate after the warm-up: cosine down to a tenth of the "
-                        "peak (default) or constant")
+                        "peak (default), a straight line down (transformers' default) or "
+                        "constant")
     p.add_argument("--warmup", type=nonneg_int, default=None, metavar="N",
                    help="linear warm-up steps (default: the trainer's, a share of the run)")
     p.add_argument("--strategy", default="auto", metavar="S",
@@ -120,8 +124,15 @@ def COMMAND(p):
                         "epoch's end (text and image folders: 0.1 unless given; tables and "
                         "arrays: none); ocr-rec: the share of --data's crops held out (0.1)")
     p.add_argument("--early-stop", type=positive_int, default=None, metavar="N",
-                   help="stop after N validations without a better val_loss and keep the "
-                        "best validation's weights (needs a validation set)")
+                   help="stop after N validations without a better val_loss (or --monitor's "
+                        "metric) and keep the best validation's weights (needs a validation "
+                        "set)")
+    p.add_argument("--monitor", default=None, metavar="NAME",
+                   help="what --early-stop watches: val_loss (default), val_accuracy, val_f1, "
+                        "or another validation metric")
+    p.add_argument("--mode", choices=("auto", "min", "max"), default=None,
+                   help="whether --monitor's metric is better smaller or larger (auto: larger "
+                        "for accuracies, F1 and scores)")
     p.add_argument("--image-size", type=positive_int, default=None, metavar="N",
                    help="cnn on a folder of class folders of images: the side images are "
                         "cut and resized to (a multiple of 4; default 32)")
@@ -248,7 +259,8 @@ _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
                    "lora_targets": "q_proj,v_proj", "lora_dora": False,
                    "lora_rslora": False, "lora_modules_to_save": None, "target": None, "drop": None,
                    "eval": None, "class_weight": None,
-                   "clip": None, "schedule": None, "warmup": None, "keep_checkpoints": None}
+                   "clip": None, "schedule": None, "warmup": None, "keep_checkpoints": None,
+                   "clip_by": None, "monitor": None, "mode": None}
 
 
 def ocr_rec_config(values: dict) -> dict:
@@ -603,7 +615,9 @@ def to_config(values: dict) -> dict:
         **{key: values[name] for name, key in (("weight_decay", "weight_decay"),
                                                ("clip", "clip"), ("schedule", "schedule"),
                                                ("warmup", "warmup_steps"),
-                                               ("keep_checkpoints", "keep_checkpoints"))
+                                               ("keep_checkpoints", "keep_checkpoints"),
+                                               ("clip_by", "clip_by"), ("monitor", "monitor"),
+                                               ("mode", "mode"))
            if values.get(name) is not None},
         "device": values.get("device", DEFAULT_DEVICE),
         "strategy": _check_strategy(values.get("strategy", "auto")),
@@ -691,6 +705,9 @@ def _validation(values: dict, model, data, source) -> dict:
     and image folders have by default, and the built-in arrays (blobs, shapes), a table or an
     array file only with ``--val-split``."""
     split, patience = values.get("val_split"), values.get("early_stop")
+    if patience is None and (values.get("monitor") is not None or values.get("mode") is not None):
+        raise ValueError("--monitor and --mode say what --early-stop watches: add --early-stop N "
+                         "(the validations to wait for a better one)")
     if source is not None or data is None:
         return {"val_split": split, "early_stopping": patience}
     if values.get("_objects"):  # a notebook model or data: nothing held out but a split
