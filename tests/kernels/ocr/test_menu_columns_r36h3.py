@@ -1,7 +1,8 @@
 """Round 36: a menu in two columns, each entry a dish joined to its price by a dotted
 leader, is read column by column (``panels.leader_columns``); it was read across ("Two eggs
 on toast 7.50 Soup of the day 6.40"). Oracle: the text drawn, in the order a reader takes
-it. A table with the same layout and no leaders, and a one-column menu, stay row by row."""
+it. A table with the same layout and no leaders stays row by row (a one-column menu:
+``test_menu_leaders.py``)."""
 
 from __future__ import annotations
 
@@ -40,13 +41,13 @@ def test_its_phone_photo_too(pipe):
     assert [g.replace(".", "") for g in got] == [t.replace(".", "") for t in truth]
 
 
-def _table(leaders: bool, columns: int = 2):
+def _table(leaders: bool):
     from bench_ocr_probes import canvas, font
 
     im, d = canvas(1100, 360)
     f = font("lib-serif", 22)
     items = [[("Apples", "2.40"), ("Pears", "3.10"), ("Plums", "4.00")],
-             [("Lemons", "1.90"), ("Grapes", "5.60"), ("Cherries", "7.20")]][:columns]
+             [("Lemons", "1.90"), ("Grapes", "5.60"), ("Cherries", "7.20")]]
     for j, col in enumerate(items):
         x0 = 50 + j * 540
         for i, (name, price) in enumerate(col):
@@ -72,11 +73,6 @@ def test_the_same_layout_without_leaders_stays_a_table(pipe):
 def test_with_leaders_it_is_two_menus(pipe):
     img, cols = _table(True)
     assert pipe(img).text.split("\n") == cols[0] + cols[1]
-
-
-def test_one_column_menu_unchanged(pipe):
-    img, cols = _table(True, columns=1)
-    assert pipe(img).text.split("\n") == cols[0]
 
 
 def test_leader_between_needs_dots_only():
