@@ -38,9 +38,9 @@ from .ernie_config import ARCHITECTURES, PUBLISHED, ErnieConfig  # noqa: F401 (i
 from .ernie_generate import (
     StopStrings,
     _check_sampling,
-    _kept,
     _mask_rows,
     generate_packed,
+    has_hole,
     sampling_rng,
 )
 from .ernie_generate_hooks import UserHooks
@@ -1049,13 +1049,9 @@ def _hole_positions(args, kwargs):
     ``ernie_masked_past``), the logits transformers' forward gives."""
     mask = kwargs.get("attention_mask")
     ids = args[0] if args else kwargs.get("input_ids")
-    if mask is None or ids is None:
+    if mask is None or ids is None or not has_hole(mask, ids):
         return None
-    keep = _kept(mask, ids)
-    if keep is None or not any(len(at) and at[-1] - at[0] + 1 != len(at)
-                               for at in map(np.flatnonzero, keep)):
-        return None
-    return np.arange(keep.shape[1], dtype=np.int64)[None]
+    return np.arange(np.asarray(_host(mask)).shape[-1], dtype=np.int64)[None]
 
 
 def _forward_options(kwargs: dict) -> None:

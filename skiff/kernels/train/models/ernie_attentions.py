@@ -29,11 +29,17 @@ def forward_attentions(model, input_ids, attention_mask=None, holes: bool = Fals
     """``(logits, hidden_states, attentions)`` of ``input_ids`` (B, T); ``holes`` as
     :func:`~.ernie_hidden.forward_hidden`'s (a token masked inside a row: generate's
     positions)."""
-    from .ernie_generate import _mask_rows, mask_columns
+    from .ernie_generate import _kept, _mask_rows, has_hole, mask_columns
     from .ernie_hidden import forward_hidden
 
     logits, states = forward_hidden(model, input_ids, attention_mask, holes=holes)
     B, T = logits.shape[0], logits.shape[1]
+    if attention_mask is not None and not holes and has_hole(attention_mask, input_ids):
+        # a forward's hole (forward_hidden): every query at its column sees the real keys
+        real = _kept(attention_mask, input_ids)
+        see = np.tril(np.ones((T, T), dtype=bool))[None] & real[:, None, :]
+        return logits, states, _all_weights(model, states, np.broadcast_to(np.arange(T), (
+            B, T)), see, see.any(-1)[:, None, :, None])
     rows = None
     if attention_mask is not None:
         rows = mask_columns(attention_mask, input_ids) if holes else \
@@ -46,17 +52,24 @@ def forward_attentions(model, input_ids, attention_mask=None, holes: bool = Fals
     for b, c in enumerate(rows):
         real[b, c] = True
         positions[b, c] = np.arange(len(c))
-    cos, sin = model.rotary(positions.reshape(-1))
+    see = np.tril(np.ones((T, T), dtype=bool))[None] & real[:, None, :] & real[:, :, None]
+    return logits, states, _all_weights(model, states, positions, see,
+                                        real[:, None, :, None])  # padded queries: 0
+
+
+def _all_weights(model, states, positions, see, keep):
+    """Each layer's weights from its input state, the queries and keys at ``positions``
+    (B, T), a query seeing the keys ``see`` (B, T, T) marks, ``keep`` (B, 1, T, 1) zeroing
+    the queries left out."""
+    B, T = positions.shape
+    cos, sin = model.rotary(np.asarray(positions).reshape(-1))
     half = cos.shape[-1]
     cos, sin = cos.reshape(B, T, 1, half), sin.reshape(B, T, 1, half)
-    see = np.tril(np.ones((T, T), dtype=bool))[None] & real[:, None, :] & real[:, :, None]
     add = np.where(see, 0.0, _NO).astype(np.float32)[:, None]          # (B, 1, T, T)
-    keep = real[:, None, :, None].astype(np.float32)                     # padded queries: 0
     xp = model.model.embed_tokens.weight.xp
-    add, keep = xp.asarray(add), xp.asarray(keep)
-    out = tuple(_weights(layer, x, cos, sin, add, keep)
-                for layer, x in zip(model.model.layers, states))
-    return logits, states, out
+    add, keep = xp.asarray(add), xp.asarray(np.asarray(keep, dtype=np.float32))
+    return tuple(_weights(layer, x, cos, sin, add, keep)
+                 for layer, x in zip(model.model.layers, states))
 
 
 def _weights(layer, x, cos, sin, add, keep):

@@ -288,6 +288,14 @@ def _kept(attention_mask, input_ids):
     return None if keep.all() else keep
 
 
+def has_hole(attention_mask, input_ids) -> bool:
+    """Whether a row of the mask has padding between its tokens (not left or right
+    padding alone)."""
+    keep = _kept(attention_mask, input_ids)
+    return keep is not None and any(len(at) and at[-1] - at[0] + 1 != len(at)
+                                    for at in map(np.flatnonzero, keep))
+
+
 def _mask_rows(attention_mask, input_ids):
     """``[(start, end)]`` of each row's real tokens under a padding mask (left or right
     padding), or None when the mask pads nothing; a mask of another shape, with holes, or

@@ -20,11 +20,21 @@ __all__ = ["forward_hidden"]
 def forward_hidden(model, input_ids, attention_mask=None, holes: bool = False):
     """``(logits (B, T, V), hidden_states)`` of ``input_ids`` (B, T). ``holes``: a mask
     may mask tokens inside a row (``generate``'s positions, ``cumsum(mask) - 1``: the real
-    tokens packed); else left or right padding only (a forward's positions are the
-    columns: a hole would shift them)."""
-    from .ernie_generate import _mask_rows, mask_columns
+    tokens packed); else a forward's (the columns' positions): left or right padding runs
+    packed (padded positions 0), a hole every column under the mask (transformers'
+    values at the hole too)."""
+    from .ernie_generate import _mask_rows, has_hole, mask_columns
     from .gpt import _as_index, _host
 
+    if attention_mask is not None and not holes and has_hole(attention_mask, input_ids):
+        # a forward's hole: every column at its own position, as transformers' forward
+        from .ernie_masked_graph import forward_masked_graph
+
+        states = []
+        width = np.asarray(_host(attention_mask)).shape[-1]
+        logits = forward_masked_graph(model, input_ids, attention_mask,
+                                      np.arange(width)[None], states)
+        return logits, tuple(states)
     rows = None
     if attention_mask is not None:
         rows = mask_columns(attention_mask, input_ids) if holes else \

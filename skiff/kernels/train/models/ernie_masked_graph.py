@@ -18,9 +18,10 @@ __all__ = ["forward_masked_graph"]
 _NO = -1e9  # the additive mask of a key a query may not see (exp underflows to 0)
 
 
-def forward_masked_graph(model, input_ids, attention_mask, position_ids):
+def forward_masked_graph(model, input_ids, attention_mask, position_ids, states=None):
     """Logits (B, T, V), with a graph, of ``input_ids`` (B, T) under ``attention_mask``
-    (B, T) at ``position_ids`` (B, T) or (1, T)."""
+    (B, T) at ``position_ids`` (B, T) or (1, T); a list ``states`` gets transformers'
+    hidden states (the embeddings, each layer's output, the last after the norm)."""
     from ..core.tensor import Tensor
     from .ernie_masked_past import as_mask
     from .gpt import _as_index, _host
@@ -47,9 +48,13 @@ def forward_masked_graph(model, input_ids, attention_mask, position_ids):
     cos = cos.reshape(B, T, 1, -1)
     sin = sin.reshape(B, T, 1, -1)
     x = model.model.embed_tokens(_as_index(ids, model))  # (B, T, C)
+    held = [] if states is None else states
+    held.append(x)
     for layer in model.model.layers:  # recomputed in backward under gradient checkpointing
         x = model._layer(layer, lambda h, layer=layer: _layer(layer, h, cos, sin, bias, keep), x)
-    return model.lm_head(model.model.norm(x))
+        held.append(x)
+    held[-1] = model.model.norm(x)
+    return model.lm_head(held[-1])
 
 
 def _layer(layer, x, cos, sin, bias, keep):

@@ -32,7 +32,8 @@ def pair(request, tmp_path_factory):
 def _want(ref, **kw):
     with torch.no_grad():
         return ref(torch.tensor(IDS), attention_mask=torch.tensor(MASK),
-                   **{k: torch.tensor(v) for k, v in kw.items()})
+                   **{k: v if isinstance(v, bool) else torch.tensor(v)
+                      for k, v in kw.items()})
 
 
 @pytest.mark.parametrize("graph", [False, True], ids=["inference", "graph"])
@@ -77,3 +78,24 @@ def test_the_cache_of_such_a_forward_continues_as_transformers(pair):
         want = ref(torch.tensor(nxt), cache=first.past_key_values,
                    attention_mask=torch.tensor(mask2)).logits.numpy()
     np.testing.assert_allclose(got, want, atol=3e-5, rtol=0)
+
+
+def test_hidden_states_and_attentions_equal_transformers(pair):
+    """``output_hidden_states`` / ``output_attentions`` with a hole (were "only left or right
+    padding is read"): every column at its own position, as transformers' eager forward."""
+    ref, model = pair
+    want = _want(ref, output_hidden_states=True, output_attentions=True)
+    got = model(IDS, attention_mask=MASK, output_hidden_states=True, output_attentions=True)
+    for mine, theirs in zip(got.hidden_states, want.hidden_states):
+        np.testing.assert_allclose(np.asarray(mine)[DEFINED], theirs.numpy()[DEFINED],
+                                   atol=3e-5, rtol=0)
+    for mine, theirs in zip(got.attentions, want.attentions):
+        mine, theirs = np.asarray(mine), theirs.numpy()
+        for b, t in zip(*np.nonzero(DEFINED)):
+            np.testing.assert_allclose(mine[b, :, t], theirs[b, :, t], atol=2e-6)
+    np.testing.assert_allclose(np.asarray(got.logits)[DEFINED], want.logits.numpy()[DEFINED],
+                               atol=3e-5, rtol=0)
+    labels = IDS.copy()
+    plain = float(np.asarray(model(IDS, attention_mask=MASK, labels=labels).loss))
+    hidden = model(IDS, attention_mask=MASK, labels=labels, output_hidden_states=True)
+    assert abs(float(np.asarray(hidden.loss)) - plain) < 1e-5
