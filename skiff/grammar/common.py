@@ -121,6 +121,9 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.notebook_flags: dict[str, str] = {}  # notebook-only options left out here
+        # a kind's word on a flag it does not have (its bare name, dashes as underscores), or
+        # None: `solve train-nose --speed 80` says why the model takes no speed (round 36)
+        self.flag_hint: Callable[[str], str | None] | None = None
 
     def error(self, message):  # never sys.exit from a notebook
         raise GrammarError(f"{self.prog}: {message}{self._suggest_option(message)}")
@@ -182,6 +185,10 @@ class _Parser(argparse.ArgumentParser):
             if word.split("=", 1)[0] in self.notebook_flags:
                 return (f" ({self.notebook_flags[word.split('=', 1)[0]]} is for notebooks "
                         "only)")
+            if word.startswith("--") and self.flag_hint is not None:
+                why = self.flag_hint(word.split("=", 1)[0][2:].replace("-", "_"))
+                if why:
+                    return f" ({why})"
             if word.startswith("--"):
                 hint = did_you_mean(word.split("=", 1)[0], flags)
                 if hint:

@@ -117,12 +117,24 @@ def _k() -> SimpleNamespace:
                            check_tolerances=check_tolerances, takes_precond=takes_precond)
 
 
+def _nose_flag_hint(name: str) -> str | None:
+    """``--yaw``, ``--speed`` and the like: why train-nose has no such flag (the kernel's
+    words), read only when a flag is unrecognized."""
+    from skiff.kernels.solve.flow.nose_job import keyword_why
+
+    why = keyword_why(name)
+    if not why:
+        return None
+    return f"train-nose: {why}" + ("; the flag is --re RE" if "re = U H" in why else "")
+
+
 @command("solve", help="Solve a PDE on a grid or a linear system: built-in problems, notebook "
                        "matrices, or a %%solve cell spec.")
 @launch_options
 @cluster_options
 @device_option
 def COMMAND(p):
+    p.flag_hint = _nose_flag_hint
     p.add_argument("problem", nargs="?", default=None, metavar="PROBLEM",
                    help=f"built-in problem ({', '.join(PROBLEMS[:-1])}), a matrix file (.mtx, "
                         ".npz, .npy) or a notebook variable (matrix or GridProblem)")

@@ -163,6 +163,11 @@ _KEYWORD_WHY = {**dict.fromkeys(("yaw", "yaw_angle", "beta", "crosswind", "angle
                                  "u_inf", "U_inf", "v", "mach", "Mach"), _SPEED)}
 
 
+def keyword_why(name: str) -> str | None:
+    """Why the nose model takes no ``name`` (a yaw angle, a speed: its terms), or None."""
+    return _KEYWORD_WHY.get(name)
+
+
 def unknown_keywords(fn: str, given: dict, keywords: str = _NOSE_KEYWORDS,
                      renamed: dict | None = None) -> str:
     """One line naming ``fn``'s keywords a user passed that it does not have, with the one
