@@ -14,6 +14,9 @@ degraded lines in faces the unseen-font set does not use read that set 0.8671 ->
 second opinion but one hard-tier image and one unseen label worse, so none ships and
 ``SMALL_PRINT`` is off; the scripts that render, train and measure are in
 ``/work/round35/h1/`` (``gen_train.py``, ``cache_train.py``, ``finalize.py``, ``reg35.py``).
+Round 36: a neck-only delta trained in fourteen other CJK faces and pulled halfway back to
+the base read the set's faces no worse alone, but whole labels 0.8671 -> 0.8662; none ships
+(``/work/round36/h1/``: ``gen36.py``, ``wise.py``, ``eval36.py``).
 """
 
 from __future__ import annotations
