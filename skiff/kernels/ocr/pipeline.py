@@ -51,6 +51,7 @@ from .marks import (
     cross_marks,
     edge_dashes,
     empty_brackets,
+    footnote_marks,
     page_number_spaces,
     tick_marks,
 )
@@ -69,7 +70,7 @@ from .rec import (
     strip_leader,
 )
 from .result import OcrResult, TextLine
-from .script_mix import unread_ink
+from .script_mix import greek_warning, unread_ink, user_stacklevel
 from .spacing import cell_spaces, digit_spaces, letter_spaces, one_width
 from .turn_bound import settle_unturnable
 
@@ -657,6 +658,7 @@ class OcrPipeline(DetectionPasses, LineReading):
             text = tick_marks(edge_dashes(text, crops[k]), crops[k])
             text = one_width(page_number_spaces(text, crops[k]))
             text = empty_brackets(text, crops[k])   # monospaced "f( )" -> "f()"
+            text = footnote_marks(text, crops[k])   # "notes1" of a raised "1" -> "notes¹"
             box = it.boxes[owners[k][1]][0]
             if could_be_box(text):
                 text = box_marks(text, crops[k], _around(it.bgr, box))
@@ -716,8 +718,12 @@ class OcrPipeline(DetectionPasses, LineReading):
                            device=self.device, pixels=rgb, unread=unread, pdf_dpi=dpi)
         result.warnings = [script_warning(it.label, t, wide, self.models.name)
                            for t, wide in unread_script]
-        for message in result.warnings:
-            warnings.warn(message, UnreadScriptWarning, stacklevel=2)
+        greek = next((m for ln in lines if (m := greek_warning(
+            it.label, ln.text, self.alphabet, self.models.name))), "")
+        if greek:
+            result.warnings.append(greek)
+        for message in result.warnings:  # pointing at the user's call, not at this line
+            warnings.warn(message, UnreadScriptWarning, stacklevel=user_stacklevel())
         return result
 
 

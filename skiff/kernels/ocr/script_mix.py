@@ -156,9 +156,9 @@ def user_stacklevel() -> int:
 # `ch` holds 76 Greek letters, `ch-tiny` 50, `ch-v4` 10, no tonos, no dialytika, no "ς"),
 # and the recognizer drops them ("Ελληνικά" -> "Eλληνικ", "Καλημέρα σας" -> "Kαλημρα σα")
 GREEK_MARKED = "\u03ac\u03ad\u03ae\u03af\u03cc\u03cd\u03ce\u03c2\u03ca\u03cb\u0390\u03b0"
-# a lower-case Greek word: two Greek small letters in a row (a unit's "μm" or a lone "α"
-# is none; capitals carry no accents in Greek print)
-_GREEK_WORD = re.compile("[\u03b1-\u03c9]{2}")
+# a lower-case Greek word: three Greek small letters in a row (a unit's "μm", a lone "α" or
+# a formula's "αβ" is none; capitals carry no accents in Greek print)
+_GREEK_WORD = re.compile("[\u03b1-\u03c9]{3}")
 
 
 def greek_warning(label, text: str, alphabet, model: str) -> str:
