@@ -728,7 +728,8 @@ class SmoothedAggregation:
             if evolve and (count == 0 or count >= A.shape[0]):
                 # nothing strong (a mass-dominated M + dt K: M's positive off-diagonals turn
                 # the evolved deltas' sign): symmetric strength, not an LU of the whole level
-                agg, count = _aggregate_nodes(symmetric_strength(A, theta), nodes)
+                S = symmetric_strength(A, theta)   # (the filter's pattern too)
+                agg, count = _aggregate_nodes(S, nodes)
             if count >= A.shape[0] or count == 0:
                 break
             self.aggregates.append((agg, count))
