@@ -680,6 +680,10 @@ class SmoothedAggregation:
         # (a Newton step, a time step): no strength nor aggregation, the rest recomputed
         kept = reuse.aggregates if reuse is not None and reuse.same_pattern(A) else []
         self.aggregates = []   # (agg, count) per level, for a later reuse
+        # per level the strength pattern P was smoothed with filtered (None: with A), reused
+        # as the aggregates are (a reused anisotropic hierarchy smoothed with A: 10x denser)
+        self.filters = []
+        kept_filters = reuse.filters if kept else []
         self.unsmoothed = []   # levels whose prolongator is the tentative T (fill-in guard)
         self.reused = bool(kept)
         nodes = None
@@ -764,8 +768,13 @@ class SmoothedAggregation:
                 filtering = (evolve and self.symmetric and k == 1
                              and not self.complex
                              and S.nnz <= (1.0 - FILTER_WEAK) * (A.nnz - n))
-            if filtering and evolve and S.nnz < A.nnz - n:
-                As = filtered(A, S, bfine)
+            if reusing:
+                self.filters.append(kept_filters[level])
+            else:
+                self.filters.append(S if filtering and evolve and S.nnz < A.nnz - n
+                                    else None)
+            if self.filters[-1] is not None:
+                As = filtered(A, self.filters[-1], bfine)
             P = (T - _row_scaled(As @ T, dinv, 4.0 / 3.0 / rho)).tocsr()
             if self.symmetric:
                 R = P.T.conj().tocsr()

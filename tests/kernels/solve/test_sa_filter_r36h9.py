@@ -5,7 +5,7 @@ filtered matrix, pyamg's SA (complexity, CG iterations) and SciPy's spsolve (x).
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.sparse.linalg import spsolve
+from scipy.sparse.linalg import cg, spsolve
 
 from skiff.kernels.solve import amg
 from skiff.kernels.solve.amg import SmoothedAggregation, filtered
@@ -111,3 +111,21 @@ def test_isotropic_hierarchy_unchanged(monkeypatch):
     assert len(new.levels) == len(old.levels)
     for a, c in zip(new.levels, old.levels):
         assert (a[3] != c[3]).nnz == 0
+
+
+def test_reused_hierarchy_keeps_the_filter(aniso):
+    """A Newton / time step's reuse keeps the aggregates and the filters' patterns: the
+    reused anisotropic hierarchy is as sparse as a fresh one (smoothed with A it was the
+    unfiltered complexity), and solves the perturbed matrix as spsolve does."""
+    A, b = aniso
+    first = SmoothedAggregation(A)
+    A2 = sp.csr_matrix(A + sp.diags(0.05 * np.random.default_rng(1).random(A.shape[0])))
+    again = SmoothedAggregation(A2, reuse=first)
+    fresh = SmoothedAggregation(A2)
+    assert again.reused
+    assert abs(again.operator_complexity - fresh.operator_complexity) < 0.05 * \
+        fresh.operator_complexity
+    x, info = cg(A2, b, M=again.aspreconditioner(), rtol=1e-10, maxiter=60)
+    assert info == 0
+    ref = spsolve(A2.tocsc(), b)
+    assert np.linalg.norm(x - ref) <= 1e-7 * np.linalg.norm(ref)
