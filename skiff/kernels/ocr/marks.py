@@ -371,10 +371,11 @@ def bullet_mark(text: str, crop: np.ndarray) -> str:
     return BULLET + " " + (t[m.end():].lstrip() if m else t)
 
 
-# a "1" (or an "l") read glued to the end of a word of letters: a footnote's "¹" the
-# recognizer reads as the digit where the face draws it as a small "1" with a foot
-# (Liberation Serif at 18-24 px: "¹" 0.15-0.53 against "1", round 36)
-_FOOTNOTE = re.compile(r"(?<=[^\W\d_]{2})[1l](?=[\s.,;:!?)]|$)")
+# a "1" read glued to the end of a word of letters: a footnote's "¹" the recognizer reads
+# as the digit where the face draws it as a small "1" with a foot (Liberation Serif at 18-24
+# px: "¹" 0.15-0.53 against "1", round 36; an "l" too turned "install?" and "Travel" into
+# "instal¹?" and "Trave¹": a "?" or a tick raised beside it took the pairing)
+_FOOTNOTE = re.compile(r"(?<=[^\W\d_]{2})1(?=[\s.,;:!?)]|$)")
 # characters read whose ink stands raised above the baseline as parts taller than wide, and
 # how many parts each: quotes, superscript digits
 _RAISED = {"'": 1, "\u2018": 1, "\u2019": 1, '"': 2, "\u201c": 2, "\u201d": 2, "\u00b9": 1,
@@ -385,12 +386,12 @@ RAISED_BY, RAISED_TALL = 0.3, 0.75
 
 
 def footnote_marks(text: str, crop: np.ndarray) -> str:
-    """``text`` with a "1" or "l" read at the end of a word of letters written "¹" where
+    """``text`` with a "1" read at the end of a word of letters written "¹" where
     its ink stands raised: the crop's raised parts (:data:`RAISED_BY` above the letters'
     baseline, 0.3 of their height to :data:`RAISED_TALL` of the capitals', taller than
     wide), left to right, pair one to one
     with the parts of the characters read that stand raised (quotes, superscript digits)
-    and of these, and such a "1" or "l" is paired with a part within three letter heights
+    and of these, and such a "1" is paired with a part within three letter heights
     of where its place in the text puts it ("notes1 below" for "notes¹ below" in
     Liberation Serif; "all", "Room A1" keep theirs)."""
     found = list(_FOOTNOTE.finditer(text))

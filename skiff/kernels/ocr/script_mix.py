@@ -96,6 +96,24 @@ def _ems(text: str) -> float:
                MARK_EM if c in _SMALL_MARKS else NARROW_EM for c in text)
 
 
+SOLID = 0.8  # the share of a tall ink box inked past which it is a bar, not print
+
+
+def _solid(crop: np.ndarray) -> bool:
+    """Whether the crop's dark part (against its own light and dark levels; a local ink mask
+    hollows a thick bar out) fills more than :data:`SOLID` of its bounding box."""
+    grey = crop.mean(2) if crop.ndim == 3 else crop.astype(np.float64)
+    lo, hi = np.percentile(grey, (5, 95))
+    if hi - lo < 1:
+        return False
+    dark = grey < (lo + hi) / 2
+    rows, cols = np.flatnonzero(dark.any(1)), np.flatnonzero(dark.any(0))
+    if not len(rows):
+        return False
+    box = dark[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+    return float(box.mean()) > SOLID
+
+
 def unread_ink(text: str, crop: np.ndarray) -> float:
     """How many times wider the line's tall ink is than the characters of ``text`` account
     for (0.0 where it is not, or the crop is too small to tell): at least ``UNREAD_INK``,
@@ -124,6 +142,10 @@ def unread_ink(text: str, crop: np.ndarray) -> float:
     span[cols] = (bottom - top + 1) / ink_h
     on = np.flatnonzero(span >= TALL)
     if not len(on):
+        return 0.0
+    # a solid bar (a redaction, a heavy rule, a progress bar read "___") is no print: a
+    # script's strokes leave most of their box blank (round 36: a 6-px bar "222x wider")
+    if _solid(crop):
         return 0.0
     # the glyphs' extent: tall columns with the gaps inside a word (under FILL_GAP of the
     # ink height) counted too, as the characters' widths count their own blank
