@@ -31,13 +31,8 @@ class WarmupLinear(WarmupCosine):
     """Linear warm-up over ``warmup_steps`` (as :class:`WarmupCosine`), then a straight line
     from the base lr to ``base * min_lr_ratio`` at ``total_steps`` (held there after)."""
 
-    def lr_at(self, step, base):
-        if step < self.warmup_steps:
-            return base * (step + 1) / self.warmup_steps
-        span = max(1, self.total_steps - self.warmup_steps)
-        progress = min(1.0, (step - self.warmup_steps) / span)
-        low = base * self.min_lr_ratio
-        return low + (base - low) * (1.0 - progress)
+    def fall(self, progress: float) -> float:
+        return 1.0 - progress
 
 
 def check_schedule(schedule) -> None:

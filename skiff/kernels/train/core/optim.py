@@ -778,7 +778,12 @@ class WarmupCosine(LRSchedule):
         span = max(1, self.total_steps - self.warmup_steps)
         progress = min(1.0, (step - self.warmup_steps) / span)
         low = base * self.min_lr_ratio
-        return low + (base - low) * 0.5 * (1 + math.cos(math.pi * progress))
+        return low + (base - low) * self.fall(progress)
+
+    def fall(self, progress: float) -> float:
+        """The share of the way from the floor to the base lr at ``progress`` (0 to 1) past
+        the warm-up: a half cosine (a subclass gives another shape)."""
+        return 0.5 * (1 + math.cos(math.pi * progress))
 
 
 class ConstantLR(LRSchedule):
