@@ -17,7 +17,7 @@ from skiff.kinds import KINDS
 
 
 def _cancelled_solve():
-    job, _ = submit("solve", "poisson --grid 192x192 --method cg --precond jacobi "
+    job, _ = submit("solve", "poisson --grid 512x512 --method cg --precond jacobi "
                     "--rtol 1e-14 --maxiter 100000", front="cli")
     deadline = time.monotonic() + 60
     while not (job.state.fraction or 0) > 0 and job.status in ("queued", "running") and \
@@ -25,7 +25,8 @@ def _cancelled_solve():
         time.sleep(0.05)
     job.cancel()
     job.wait(60)
-    if job.status != "cancelled":
+    if job.status != "cancelled" or not (job.result or {}).get("stopped"):
+        # the cancel landed after the last iteration (a loaded machine): a whole result
         pytest.skip(f"the solve ended before the cancel ({job.status})")
     return job
 

@@ -20,7 +20,7 @@ from skiff.kinds import KINDS
 
 
 def test_a_cancelled_thread_solve_keeps_its_iterate(runs_dir):
-    job, _ = submit("solve", "poisson --grid 256x256 --method cg --precond jacobi "
+    job, _ = submit("solve", "poisson --grid 768x768 --method cg --precond jacobi "
                     "--rtol 1e-14 --maxiter 100000", front="cli")
     deadline = time.monotonic() + 60
     while not (job.state.fraction or 0) > 0 and job.status in ("queued", "running") and \
@@ -28,7 +28,9 @@ def test_a_cancelled_thread_solve_keeps_its_iterate(runs_dir):
         time.sleep(0.05)
     job.cancel()
     job.wait(60)
-    if job.status != "cancelled":
+    if job.status != "cancelled" or not (job.result or {}).get("stopped"):
+        # a loaded machine's cancel landing after the last iteration (CI at a4d34d80: a
+        # 256x256 grid, 0.5 s of solve): the job is "cancelled" with a whole result
         pytest.skip(f"the solve ended before the cancel ({job.status})")
     path = job.run_dir / "partial.npz"
     assert path.is_file()
@@ -42,7 +44,7 @@ def test_a_cancelled_thread_solve_keeps_its_iterate(runs_dir):
     rel = np.linalg.norm(b - A @ x) / np.linalg.norm(b)   # SciPy's product on the iterate
     assert rel == pytest.approx(result["residual"], rel=1e-6)
     lines = KINDS["solve"].summary_of(job, result)
-    assert lines[0].startswith("cg + jacobi, 65,536 unknowns: ") and "?" not in lines[0]
+    assert lines[0].startswith("cg + jacobi, 589,824 unknowns: ") and "?" not in lines[0]
     go_on = next(line for line in lines if line.startswith("to go on from its last iterate: "))
     words = shlex.split(go_on.removeprefix("to go on from its last iterate: "))
     assert words[0] == "%solve" and words[-2:] == ["--x0", str(path)]   # as it was started
