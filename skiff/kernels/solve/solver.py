@@ -231,8 +231,44 @@ def _blocksize(system) -> int | None:
     return None
 
 
-def check_tolerances(rtol, atol, maxiter) -> None:
-    """Refuse tolerances and iteration limits that cannot mean anything, naming the value."""
+def result_dtype(*dtypes):
+    """x's dtype for A and b of ``dtypes`` (None: not known), as SciPy's: float32 and
+    complex64 stay, any other becomes float64 or complex128."""
+    kinds = [np.dtype(d) for d in dtypes if d is not None]
+    try:
+        rt = np.result_type(*kinds) if kinds else np.dtype(np.float64)
+    except TypeError:
+        rt = np.dtype(np.float64)
+    if rt.kind == "c":
+        return np.complex64 if rt.itemsize <= 8 else np.complex128
+    return np.float32 if rt.kind == "f" and rt.itemsize <= 4 else np.float64
+
+
+def _empty_solution(system, b, n, method, precond, run) -> Solution | None:
+    """SciPy's answer for a system of 0 unknowns (its cg, gmres, minres, bicgstab return an
+    empty x with info 0; this was refused "there is nothing to solve"), or None for a
+    system that has unknowns. ``n``: a callable's size (solve()'s ``n=``)."""
+    if isinstance(system, GridProblem):
+        return None
+    shape = getattr(system, "shape", None)
+    if (n if shape is None else tuple(shape)) not in (0, (0, 0)):
+        return None
+    check_tolerances(run["rtol"], run["atol"], run["maxiter"], least=0)
+    for name, v in (("b", b), ("x0", run["x0"])):
+        if v is not None and np.size(v) != 0:
+            raise ValueError(f"{name} has {np.size(v)} entries but the system has 0 unknowns")
+    dt = result_dtype(getattr(system, "dtype", None),
+                      None if b is None else np.asarray(b).dtype)
+    return Solution(field=np.zeros(0, dt), residuals=[0.0], iterations=0, converged=True,
+                    time=0.0, method=method, precond=str(precond), bnorm=0.0,
+                    problem="matrix", status="converged: the system has 0 unknowns "
+                    "(an empty x, as SciPy's)", true_residual=None)
+
+
+def check_tolerances(rtol, atol, maxiter, *, least=1) -> None:
+    """Refuse tolerances and iteration limits that cannot mean anything, naming the value.
+    ``least``: the smallest ``maxiter`` taken (``Solver.solve`` takes 0, SciPy's "no
+    iteration": x0 back)."""
     for name, value in (("rtol", rtol), ("atol", atol)):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.floating,
                                                              np.integer)):
@@ -246,9 +282,10 @@ def check_tolerances(rtol, atol, maxiter) -> None:
         raise ValueError(f"solve: rtol is a relative tolerance and must be below 1 (x = 0 "
                          f"already meets rtol >= 1), got rtol={rtol!r}; typical: 1e-8")
     if maxiter is not None and (isinstance(maxiter, bool) or not isinstance(
-            maxiter, (int, np.integer)) or maxiter < 1):
-        raise ValueError(f"solve: maxiter must be a positive integer (or None for the "
-                         f"default), got maxiter={maxiter!r}")
+            maxiter, (int, np.integer)) or maxiter < least):
+        kind = "a positive integer" if least >= 1 else f"an integer >= {least}"
+        raise ValueError(f"solve: maxiter must be {kind} (or None for the default), got "
+                         f"maxiter={maxiter!r}")
 
 
 def _nested_rows(system):
@@ -1588,7 +1625,7 @@ class Solver:
             return self._solve_columns(cols, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter,
                                        callback=callback, reporter=reporter, strict=strict,
                                        callback_type=callback_type, stop=stop)
-        check_tolerances(rtol, atol, maxiter)
+        check_tolerances(rtol, atol, maxiter, least=0)
         if stop not in ("residual", "scipy"):
             raise ValueError(f"stop={stop!r}: 'residual' (|b - Ax| <= max(rtol |b|, atol), "
                              f"the default) or 'scipy' (SciPy's minres tests, method='minres')")
@@ -1682,6 +1719,16 @@ class Solver:
         if bnorm == 0:   # x = 0 solves A x = 0 exactly, whatever x0 was (scipy's answer)
             x = xp.zeros(self.op.shape, bdev.dtype)
             hist, converged, elapsed, moved = [0.0], True, 0.0, 0.0
+        elif maxiter == 0 and self.method != "direct":
+            # SciPy's cg, minres, bicgstab, cgs, qmr return x0 untouched (its gmres raised
+            # UnboundLocalError); converged only where x0 meets the test (SciPy's cg says
+            # info 0 either way: its for-else returns maxiter, 0, as the iterations done)
+            r0 = self._true_residual(bdev, x)
+            hist, converged, elapsed, moved = [r0], r0 <= tol, 0.0, 0.0
+            if not converged:
+                self._stop = (f"maxiter=0: no iteration ran; x0 is returned as given, "
+                              f"|r|/|b| = {r0 / bnorm:.3e} above the tolerance "
+                              f"{tol / bnorm:.3e}")
         else:
             t0 = time.perf_counter()
             with fused.deferred(self._small):
@@ -1829,14 +1876,7 @@ class Solver:
         """The dtype of the returned x: the result type of A and b, as SciPy's: float32 and
         complex64 stay, any other becomes float64 or complex128. (A complex x0 for a real A
         and b starts complex iterations, whose limit, the solution, is real.)"""
-        kinds = [np.dtype(d) for d in (self.dtype, self.b_dtype) if d is not None]
-        try:
-            rt = np.result_type(*kinds) if kinds else np.dtype(np.float64)
-        except TypeError:
-            rt = np.dtype(np.float64)
-        if rt.kind == "c":
-            return np.complex64 if rt.itemsize <= 8 else np.complex128
-        return np.float32 if rt.kind == "f" and rt.itemsize <= 4 else np.float64
+        return result_dtype(self.dtype, self.b_dtype)
 
     def _keep_stopped(self, exc, b, bnorm, user_shape, out_dtype) -> None:
         """A solve stopped by a cancel (round 34): attach its last iterate to the raised
@@ -2125,6 +2165,9 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
     stop = options.pop("stop", "residual")
     run = dict(x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback,
                reporter=reporter, strict=strict, callback_type=callback_type, stop=stop)
+    empty = _empty_solution(system, b, options.get("n"), method, precond, run)
+    if empty is not None:
+        return empty
     key = _setup_key(system, method, precond, device, options)
     if key is None or not _LAST_SETUP_LOCK.acquire(blocking=False):
         solver = Solver(system, method=method, precond=precond, device=device, **options)

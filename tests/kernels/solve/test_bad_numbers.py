@@ -12,9 +12,8 @@ A = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(40, 40)).tocsr()
 
 
 @pytest.mark.parametrize("kw, needle", [
-    ({"maxiter": -1}, "maxiter must be a positive integer"),
-    ({"maxiter": 0}, "maxiter must be a positive integer"),
-    ({"maxiter": 2.5}, "maxiter must be a positive integer"),
+    ({"maxiter": -1}, "maxiter must be an integer >= 0"),
+    ({"maxiter": 2.5}, "maxiter must be an integer >= 0"),
     ({"rtol": 2.0}, "must be below 1"),
     ({"rtol": float("inf")}, "rtol must be a finite number"),
     ({"rtol": float("nan")}, "rtol must be a finite number"),
