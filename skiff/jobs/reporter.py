@@ -168,6 +168,12 @@ class RunReporter(Reporter):
         self.emit("artifact", name=name, path=rel, kind=kind)
         return dest
 
+    @property
+    def stop_seen(self) -> bool:
+        """True once :meth:`should_stop` has answered True: a kind that returns after that
+        returned on the stop (its value is what it did until then)."""
+        return self._stopped
+
     def should_stop(self):
         if self._stopped:
             return True
@@ -179,3 +185,22 @@ class RunReporter(Reporter):
             self._last_stop_check = now
             self._stopped = self._cancel_file.exists()
         return self._stopped
+
+
+LATE_CANCEL = ("a cancel came after it had finished (it was never told to stop): its result "
+               "is whole, so the job is done")
+
+
+def returned_status(reporter: RunReporter, seen: bool) -> str:
+    """The final status of a kind that returned its value; ``seen``: whether it had been
+    told to stop (:attr:`RunReporter.stop_seen`, read as it returned). Told, it returned
+    what it did until the stop (a training at its last checkpoint): "cancelled". Not told,
+    its work is whole whenever the cancel came (a solve that converged as the user asked
+    for the stop: it said "cancelled", offered a resume with nothing left to do, and
+    tests skipped its whole result): "done", and its log says the cancel came late, as a
+    finished process ignores a late kill and a finished future a late ``cancel()``."""
+    if seen:
+        return "cancelled"
+    if reporter.should_stop():
+        reporter.log(LATE_CANCEL)
+    return "done"

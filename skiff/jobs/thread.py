@@ -9,7 +9,7 @@ import time
 import traceback
 from typing import TYPE_CHECKING
 
-from .reporter import JobCancelled, RunReporter
+from .reporter import JobCancelled, RunReporter, returned_status
 from .store import write_json
 
 if TYPE_CHECKING:
@@ -85,6 +85,7 @@ class ThreadRunner:
             try:
                 reporter.emit("status", status="running")
                 value = fn(config, reporter)
+                seen = reporter.stop_seen  # told to stop before it returned
             except JobCancelled as exc:
                 outcome = "it was cancelled"
                 reporter.flush()
@@ -119,14 +120,23 @@ class ThreadRunner:
                     reporter.emit("error", message=message, traceback=tb)
                     reporter.emit("status", status="failed", message=message)
                     return
-                final = "cancelled" if reporter.should_stop() else "done"
+                final = returned_status(reporter, seen)
                 why = {"message": f"cancelled: {EXIT_MESSAGE}"} if (
                     final == "cancelled" and self._exiting) else {}
                 reporter.emit("status", status=final, **why)
-        except OSError as exc:  # its end could not be written: said here, not waited for
+        except Exception as exc:  # noqa: BLE001 - its end could not be written: said here
             lost = f"its end could not be written ({type(exc).__name__}: {exc})"
-            job.end_unrecorded("failed", outcome if outcome.startswith("its run folder")
-                               else job.lost_note(f"{outcome}; {lost}"))
+            message = outcome if outcome.startswith("its run folder") \
+                else job.lost_note(f"{outcome}; {lost}")
+            if not isinstance(exc, OSError):
+                # the run folder can be written, its writer failed (a bug, a value it could
+                # not take): the end is written by another, or followers in other processes
+                # (a terminal's jobs logs -f, the Lab sidebar) saw it "running" for ever
+                try:
+                    job.emit("status", status="failed", message=message)
+                except Exception:  # noqa: BLE001 - this process knows it ended, below
+                    pass
+            job.end_unrecorded("failed", message)
         finally:
             job.refresh()
             job.notify_done()
