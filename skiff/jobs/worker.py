@@ -84,6 +84,8 @@ def _watch_peers(ranks: Path, rank: int, size: int, period: float = 0.5) -> None
 
     host = socket.gethostname()
     (ranks / f"{rank}.host").write_text(host)
+    local: dict[int, int] = {}  # peer -> pid on this host, read once (round 37: the folder
+    # may go while a peer dies; re-reading it each look then watched nobody)
 
     def watch():
         while True:
@@ -91,18 +93,62 @@ def _watch_peers(ranks: Path, rank: int, size: int, period: float = 0.5) -> None
             for peer in range(size):
                 if peer == rank or (ranks / f"{peer}.exit").exists():
                     continue
-                try:
-                    pid = int((ranks / f"{peer}.pid").read_text())
-                    same_host = (ranks / f"{peer}.host").read_text() == host
-                except (OSError, ValueError):
-                    continue
-                if same_host and not pid_alive(pid) and not (ranks / f"{peer}.exit").exists():
+                if peer not in local:
+                    try:
+                        pid = int((ranks / f"{peer}.pid").read_text())
+                        if (ranks / f"{peer}.host").read_text() != host:
+                            continue
+                    except (OSError, ValueError):
+                        continue
+                    local[peer] = pid
+                pid = local[peer]
+                if not pid_alive(pid) and not (ranks / f"{peer}.exit").exists():
                     sys.stderr.write(f"skiff worker rank {rank}: rank {peer} (pid {pid}) died; "
                                      "leaving\n")
                     (ranks / f"{rank}.left").write_text(str(peer))   # a follower, not the cause
                     os._exit(70)
 
     threading.Thread(target=watch, daemon=True, name="skiff-peer-watchdog").start()
+
+
+FOLDER_GONE = 72  # the exit status of a rank whose run folder went away
+
+
+def _watch_folder(run_dir: Path, rank: int, period: float = 0.5) -> threading.Event:
+    """Leave when the run folder is gone: removed (a test's temporary folder deleted, an
+    ``rm -rf`` of the runs folder) or moved away, the same path now another folder or none.
+    Nothing of the job can be written or read back any more, and the launcher's watcher and
+    the peers' watchdogs look in that folder: a rank busy in a long computation or blocked
+    in a collective ran on unseen (round 37: an orphan rank spun beside CI for 25 minutes).
+    Every rank looks for itself (the ranks leave together); the returned event ends the
+    watch (``main`` sets it on its way out, so a process that called ``main`` lives on)."""
+    import errno
+
+    done = threading.Event()
+    try:
+        first = os.stat(run_dir)
+    except OSError:
+        return done
+    ident = (first.st_dev, first.st_ino)
+
+    def gone() -> bool:
+        try:
+            now = os.stat(run_dir)
+        except OSError as exc:
+            return exc.errno in (errno.ENOENT, errno.ENOTDIR)
+        return (now.st_dev, now.st_ino) != ident
+
+    def watch():
+        while not done.wait(period):
+            if gone() and not done.is_set():
+                sys.stderr.write(f"skiff worker rank {rank}: the run folder {run_dir} is gone "
+                                 "(removed or moved away): leaving, nothing of the job can "
+                                 "be written any more\n")
+                sys.stderr.flush()
+                os._exit(FOLDER_GONE)
+
+    threading.Thread(target=watch, daemon=True, name="skiff-folder-watchdog").start()
+    return done
 
 
 def _refuse(run_dir: Path, message: str) -> int:
@@ -343,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     (ranks / f"{rank}.pid").write_text(str(os.getpid()))
     _record_deaths(run_dir, rank)
     _tee_output(run_dir, rank)
+    folder_watch = _watch_folder(run_dir, rank)
     if size > 1:
         _watch_peers(ranks, rank, size)
     if os.environ.get("SKIFF_HELD") == "1":   # a local launch: stop when nobody holds it
@@ -358,8 +405,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(run_dir, meta, reporter, stops, rank, size, ranks)
     finally:  # every way out (a failure, a cancel of one rank of several included): the
-        if stops is not None:  # launcher watch and the SIGTERM handler end with the run
-            stops.end()        # (round 34: they stayed, in a process that called main())
+        folder_watch.set()  # watches and the SIGTERM handler end with the run
+        if stops is not None:  # (round 34: they stayed, in a process that called main())
+            stops.end()
 
 
 def _run(run_dir: Path, meta: dict, reporter, stops, rank: int, size: int, ranks: Path) -> int:
@@ -406,22 +454,15 @@ def _run(run_dir: Path, meta: dict, reporter, stops, rank: int, size: int, ranks
             return 0
     except BaseException as exc:
         tb = traceback.format_exc()
-        (run_dir / "logs" / f"traceback-rank{rank}.txt").write_text(tb)
-        try:
-            reporter.flush()
-        except OSError:
-            pass
-        from .events import EventWriter
-
-        writer = EventWriter(run_dir / "events.jsonl", rank=rank)
         msg = f"{type(exc).__name__}: {exc}"
         msg = msg if rank == 0 else f"rank {rank}: {msg}"
-        # an MPI error is often a symptom (a peer died); the launcher may name the cause later
-        comm = type(exc).__module__.startswith("mpi4py")
-        writer.write("error", message=msg, traceback=tb, comm_error=comm)
-        writer.write("status", status="failed", message=msg)
         code = 1
-        (ranks / f"{rank}.exit").write_text(str(code))
+        try:
+            _write_failure(run_dir, reporter, rank, ranks, tb, msg,
+                           comm=type(exc).__module__.startswith("mpi4py"))
+        except OSError as err:  # the folder gone (the usual cause of the failure then)
+            sys.stderr.write(f"{tb}skiff worker rank {rank}: {msg}; the failure could not "
+                             f"be written ({type(err).__name__}: {err})\n")
         if size > 1:
             try:
                 from mpi4py import MPI
@@ -432,6 +473,24 @@ def _run(run_dir: Path, meta: dict, reporter, stops, rank: int, size: int, ranks
         return code
     (ranks / f"{rank}.exit").write_text(str(code))
     return code
+
+
+def _write_failure(run_dir: Path, reporter, rank: int, ranks: Path, tb: str, msg: str,
+                   comm: bool) -> None:
+    """A rank's failure in its run folder: its traceback, the events (an MPI error is often
+    a symptom, a peer died: ``comm_error``, the launcher may name the cause later) and the
+    exit marker."""
+    from .events import EventWriter
+
+    (run_dir / "logs" / f"traceback-rank{rank}.txt").write_text(tb)
+    try:
+        reporter.flush()
+    except OSError:
+        pass
+    writer = EventWriter(run_dir / "events.jsonl", rank=rank)
+    writer.write("error", message=msg, traceback=tb, comm_error=comm)
+    writer.write("status", status="failed", message=msg)
+    (ranks / f"{rank}.exit").write_text("1")
 
 
 def _unheld() -> bool:
