@@ -238,6 +238,7 @@ class ProcessRunner:
                 dead = ranks.wait(self.poll)
                 if dead is not None:
                     time.sleep(1.0)  # let mpiexec report how the rank ended
+                    code = proc.poll()  # before this watcher's own kill of the group
                     kill_group(proc.pid, signal.SIGKILL)
                     try:
                         proc.wait(5)
@@ -247,6 +248,9 @@ class ProcessRunner:
                         # a cancel escalated to signals: the death was asked for
                         job.emit("status", status="cancelled",
                                  message="stopped on request (signalled)")
+                        return
+                    if code is not None and code < 0:  # mpiexec killed: its ranks with it
+                        self._fail(job, _launcher_killed(proc.pid, -code))
                         return
                     if ranks.first_dead is None:  # found dead, not seen dying: ask mpiexec
                         dead = (_dead_from_log(job.run_dir) or (*dead, None))[:2]
@@ -264,6 +268,9 @@ class ProcessRunner:
             return
         if (job.run_dir / "cancel").exists():
             job.emit("status", status="cancelled", message="stopped on request")
+            return
+        if code < 0:  # mpiexec killed by a signal (its ranks' deaths follow from it)
+            self._fail(job, _launcher_killed(self._procs[job.id].pid, -code))
             return
         dead = first_dead or (_dead_from_log(job.run_dir) or (None, None, None))[:2]
         rank = dead[0]
@@ -428,6 +435,13 @@ def _death_message(run_dir: Path, rank, pid, together=()) -> str:
                 "dead together: which died first was not seen); the job was stopped")
     return (f"rank {rank} (pid {pid}) killed by signal {sig} ({_signame(sig)}){note}; "
             "the job was stopped")
+
+
+def _launcher_killed(pid: int, sig: int) -> str:
+    """The failure of a job whose mpiexec was killed (its proxies then kill the ranks, which
+    die of signal 9: naming a rank was naming a follower)."""
+    return (f"mpiexec (pid {pid}) was killed by signal {sig} ({_signame(sig)}), and its ranks "
+            "with it; the job was stopped")
 
 
 def _zombie(pid: int) -> bool:

@@ -48,3 +48,29 @@ def test_ranks_leave_when_the_run_folder_is_removed(runs_dir, tmp_path, np_):
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
         job.wait(30)
+
+
+def test_a_killed_mpiexec_is_named_not_a_rank(runs_dir, tmp_path):
+    """``kill -9`` of the job's mpiexec: its proxies kill the ranks, which die of signal 9,
+    and the job said "rank 0 (pid ...) killed by signal 9 (inferred ...)", a follower."""
+    import json
+
+    job = launch("demo", {"steps": 5, "sleep": 0.01, "hold_at": 2,
+                          "hold_until": str(tmp_path / "never")}, runner="process", np=2)
+    ranks = job.run_dir / "ranks"
+    pids = []
+    try:
+        wait_for(lambda: "holding until" in (job.run_dir / "events.jsonl").read_text(), 60,
+                 "the job to wait before step 2")
+        wait_for(lambda: len(list(ranks.glob("*.pid"))) == 2, 30, "every rank's pid")
+        pids = [int((ranks / f"{r}.pid").read_text()) for r in range(2)]
+        mpiexec = json.loads((job.run_dir / "process.json").read_text())["pid"]
+        os.kill(mpiexec, signal.SIGKILL)
+        wait_for(lambda: not any(map(_alive, pids)), 30, "the ranks to go")
+        job.wait(30)
+    finally:
+        for pid in pids:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    assert job.refresh().status == "failed"
+    assert f"mpiexec (pid {mpiexec}) was killed by signal 9 (SIGKILL)" in job.error
