@@ -1,0 +1,79 @@
+"""Round 37 (h7): evolution strength of a symmetric matrix in one numba pass
+(``amg_strength._evolution_sym_py``) against the formed ``Z``, ``Z^T`` and ``S + S^T`` of the
+general path, and SA's hierarchy with it against the one without (docs/solve.md "Round 37")."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import skiff.kernels.solve.amg_strength as ev
+from skiff.kernels.solve.amg import SmoothedAggregation
+
+
+def _lap27(n):
+    one = sp.diags([1.0, 1.0, 1.0], [-1, 0, 1], shape=(n, n))
+    return (27.0 * sp.identity(n ** 3) - sp.kron(sp.kron(one, one), one)).tocsr()
+
+
+def _mixed(n=200, seed=3):
+    """SPD with off-diagonal entries of both signs, an explicit zero and a varied diagonal."""
+    M = sp.random(n, n, 0.04, random_state=seed, data_rvs=lambda k: np.random.default_rng(
+        seed).uniform(-1, 0.4, k))
+    M = (M + M.T).tocsr()
+    M = (M + sp.diags(np.asarray(abs(M).sum(1)).ravel() * np.linspace(1.05, 3, n))).tocsr()
+    gap = M.indices - np.repeat(np.arange(n), np.diff(M.indptr))
+    M.data[abs(gap) == 1] = 0.0   # explicit zeros on both sides: a symmetric pattern
+    M.sort_indices()
+    return M
+
+
+def _general(A, **kw):
+    """The formed path: what evolution_strength did before round 37."""
+    B = sp.csr_matrix(A, copy=True)
+    B.has_canonical_format = False
+    return ev.evolution_strength(B, **kw)
+
+
+def _grid(eps, n=24):
+    e = np.ones(n)
+    D = sp.diags([-e, 2 * e, -e], [-1, 0, 1], (n, n))
+    I = sp.identity(n)
+    return (sp.kron(D, I) + eps * sp.kron(I, D)).tocsr()
+
+
+@pytest.mark.parametrize("make", [lambda: _lap27(8), _mixed, lambda: _grid(1e-2)])
+def test_one_pass_evolution_strength_equals_the_formed_one(make, monkeypatch):
+    A = make()
+    A.sum_duplicates()
+    ref = _general(A, symmetric=True)
+    fast = ev.evolution_strength(A, symmetric=True)   # numba's kernel
+    assert ref.nnz > 0 and (fast != ref).nnz == 0 and fast.nnz == ref.nnz
+    d = A.diagonal()
+    rho = ev.rho_dinv_a(A, 1 / d)
+    indptr, indices = ev._evolution_sym_py(A.indptr, A.indices, A.data, 1 / d, 1 / rho,
+                                           np.ones(A.shape[0]), 4.0)   # the Python twin
+    twin = sp.csr_matrix((np.ones(indices.size), indices, indptr), shape=A.shape)
+    assert (twin != ref).nnz == 0
+
+
+def test_a_pattern_that_is_not_symmetric_takes_the_general_path():
+    A = _grid(0.5, 8).tolil()
+    A[0, 1] = 0.0            # an explicit zero on one side only: values symmetric within
+    A[1, 0] = -1e-300        # 1e-8, patterns not
+    A = A.tocsr()
+    d = A.diagonal()
+    out = ev._evolution_sym_py(A.indptr, A.indices, A.data, 1 / d, 0.2, np.ones(64), 4.0)
+    assert out[0].shape == (1,)
+    assert (ev.evolution_strength(A, symmetric=True) != _general(A, symmetric=True)).nnz == 0
+
+
+def test_sa_hierarchy_is_the_same_with_and_without_the_one_pass_kernel(monkeypatch):
+    A = _lap27(14)
+    fast = SmoothedAggregation(A, max_coarse=50)
+    monkeypatch.setattr(ev, "_evolution_symmetric", lambda *a: None)
+    ref = SmoothedAggregation(A, max_coarse=50)
+    assert len(fast.levels) == len(ref.levels) >= 2
+    for a, b in zip(fast.levels, ref.levels):
+        for X, Y in ((a[0], b[0]), (a[3], b[3])):
+            assert X.shape == Y.shape
+            assert abs(X - Y).max() <= 1e-14 * abs(Y).max()
