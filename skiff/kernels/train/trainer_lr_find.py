@@ -34,7 +34,33 @@ def suggestion(lrs, smoothed) -> float | None:
 def lr_find(trainer, data, *, min_lr: float = 1e-8, max_lr: float = 1.0,
             steps: int = 100) -> dict:
     """``{"lr": [...], "loss": [...] (smoothed), "raw_loss": [...], "suggestion": lr}`` of a
-    range test on ``data`` with ``trainer``'s model and settings (one process)."""
+    range test on ``data`` with ``trainer``'s model and settings. On several ranks (a script
+    under ``mpiexec``, a ``--np 2`` job) every rank calls it, as it calls ``train``: rank 0
+    runs the test alone, on its model and data at the Trainer's batch size (the global
+    batch a dp step averages over), and every rank gets its result (round 37: it was refused,
+    "call it before the ranks start"); the other ranks' models are not touched."""
+    size = getattr(trainer.reporter, "world_size", 1)
+    if size <= 1:
+        return _lr_find(trainer, data, min_lr=min_lr, max_lr=max_lr, steps=steps)
+    from .parallel.world import world
+
+    comm = world()
+    out: dict = {}
+    if comm.rank == 0:
+        try:
+            out = _lr_find(trainer, data, min_lr=min_lr, max_lr=max_lr, steps=steps)
+        except Exception as exc:  # said to the peers, which would wait for ever
+            comm.bcast_object({"error": f"{type(exc).__name__}: {exc}"})
+            raise
+    out = comm.bcast_object(out)
+    if "error" in out:
+        raise RuntimeError(f"lr_find failed on rank 0, which runs the range test: "
+                           f"{out['error']}")
+    return out
+
+
+def _lr_find(trainer, data, *, min_lr: float, max_lr: float, steps: int) -> dict:
+    """The range test in this process."""
     from .core.lr_scheduler import LambdaLR
 
     if not (0 < min_lr < max_lr and math.isfinite(max_lr)):
@@ -46,8 +72,6 @@ def lr_find(trainer, data, *, min_lr: float = 1e-8, max_lr: float = 1.0,
         raise ValueError("lr_find makes its own optimizer: give the Trainer's optimizer as a "
                          "name ('adamw', 'sgd') or a factory make(params), not an instance "
                          "(whose state the test would change)")
-    if getattr(trainer.reporter, "world_size", 1) > 1:
-        raise ValueError("lr_find runs in one process: call it before the ranks start")
     ratio = max_lr / min_lr
     lrs, raw, smoothed = [], [], []
     state = {"avg": 0.0, "best": math.inf}
