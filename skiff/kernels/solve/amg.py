@@ -48,6 +48,7 @@ import scipy.sparse as sp
 
 from .amg_schwarz import BlockInverse, block_inverse, rho_sa
 from .amg_strength import evolution_strength, rho_dinv_a
+from .cancel import checkpoint
 
 __all__ = ["SmoothedAggregation", "aggregate", "strength"]
 
@@ -697,6 +698,7 @@ class SmoothedAggregation:
             unknowns = np.arange(A.shape[0])
             nodes = (unknowns // blocksize, unknowns % blocksize)
         while A.shape[0] > max_coarse and len(self.levels) < max_levels - 1:
+            checkpoint()   # a cancel between the phases of a long setup (cancel.py)
             if self.levels and _dense_enough(A):
                 break   # a dense coarse level: its dense inverse, not strength on A^2 (below)
             d = A.diagonal()
@@ -732,6 +734,7 @@ class SmoothedAggregation:
                                        local=None if nodes is None else nodes[1])
             else:
                 S = symmetric_strength(A, theta)
+            checkpoint()
             if not reusing:
                 agg, count = _aggregate_nodes(S, nodes)
             if evolve and (count == 0 or count >= A.shape[0]):
@@ -745,6 +748,7 @@ class SmoothedAggregation:
             n = A.shape[0]
             if not self.levels and improve > 0:   # the finest level's candidates, smoothed
                 B = improve_candidates(A, np.ones((n, 1)) if B is None else B, improve)
+            checkpoint()
             bfine = np.ones(n) if B is None else B[:, 0]   # the candidate the filter keeps
             if B is None:
                 # -1: no strong neighbour, a zero row; one entry a row, 1/sqrt(size of the
@@ -790,6 +794,7 @@ class SmoothedAggregation:
             # a row of P with c entries puts a c x c block in P^T A P: when the widest
             # one alone outgrows A, the product (seconds, then dropped) is not formed
             wide = int(np.diff(P.indptr).max(initial=0)) ** 2 > FILL_LIMIT * A.nnz
+            checkpoint()
             Ac = None if wide else (R @ A @ P).tocsr()
             if wide or (Ac.nnz > A.nnz and Ac.nnz * n > FILL_LIMIT * A.nnz * Ac.shape[0]):
                 # a coarse level with more entries than its fine one and FILL_LIMIT times

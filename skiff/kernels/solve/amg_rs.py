@@ -51,6 +51,7 @@ from .amg import (
     is_symmetric,
 )
 from .amg_strength import rho_dinv_a
+from .cancel import checkpoint
 
 __all__ = ["RugeStuben", "classical_interpolation", "classical_strength",
            "direct_interpolation", "extended_interpolation", "pmis_split", "pmis_weights",
@@ -101,6 +102,72 @@ def suits_classical(A: sp.csr_matrix) -> str:
     d = A.diagonal()
     if d.min() <= 0:
         return ""
+    fn = _kernel("suits")
+    if fn is _suits_py:   # no numba here: the vectorised form
+        return _suits_numpy(A, d)
+    return _suits_answer(*fn(A.indptr, A.indices, A.data, d, CLASSICAL_SPREAD,
+                             CLASSICAL_ROW))
+
+
+def _suits_answer(code, ratio) -> str:
+    """:func:`suits_classical`'s reason from :func:`_suits_py`'s ``(code, ratio)``."""
+    if code == 1:
+        return "for the coefficient's contrast"
+    if code < 2:
+        return ""
+    return "for the anisotropy" if np.median(ratio) >= CLASSICAL_ANISOTROPY else ""
+
+
+def _suits_py(indptr, indices, data, d, spread, longest):
+    """:func:`suits_classical`'s tests in one pass over A (round 37: the numpy form took
+    0.37 s CPU on a 27-point 60^3 Laplacian before every setup, a cancel could not land in
+    it): ``(-1, _)`` not taken, ``(1, _)`` the contrast, ``(0, _)`` neither,
+    ``(2, ratio)`` each row's largest off-diagonal magnitude over its smallest (rows
+    without one left out) for the median's test. The sums in :func:`_suits_numpy`'s order."""
+    n = indptr.shape[0] - 1
+    ratio = np.empty(n)
+    m = 0
+    any_off = False
+    lo_per = np.inf
+    hi_per = -np.inf
+    too_long = False
+    for i in range(n):
+        offsum = 0.0
+        big = 0.0
+        small = np.inf
+        seen = False
+        for p in range(indptr[i], indptr[i + 1]):
+            v = data[p]
+            if indices[p] == i or v == 0.0:
+                continue
+            if v > 0.0:
+                return -1, ratio[:0]
+            offsum += -v
+            a = abs(v)
+            big = max(big, a)
+            small = min(small, a)
+            seen = True
+        if d[i] < (1.0 - 1e-8) * offsum:
+            return -1, ratio[:0]
+        length = indptr[i + 1] - indptr[i]
+        per = d[i] / max(length, 1)
+        lo_per = min(lo_per, per)
+        hi_per = max(hi_per, per)
+        too_long = too_long or length > longest
+        if seen:
+            any_off = True
+            ratio[m] = big / small
+            m += 1
+    if hi_per > spread * lo_per:
+        return 1, ratio[:0]
+    if too_long or not any_off:
+        return 0, ratio[:0]
+    return 2, ratio[:m]
+
+
+def _suits_numpy(A, d) -> str:
+    """:func:`suits_classical` in numpy (without numba; the test's reference)."""
+    n = A.shape[0]
     lengths = np.diff(A.indptr)
     rows = np.repeat(np.arange(n), lengths)
     off = (rows != A.indices) & (A.data != 0)
@@ -691,7 +758,7 @@ def _kernel(name):
     fn = {"rs": _rs_py, "rs-pyamg": _rs_pyamg_py, "interp": _interp_py, "pass2": _pass2_py,
           "direct": _direct_py, "pmis": _pmis_py, "extended": _extended_py,
           "rows": _rows_py, "strength": _strength_py,
-          "truncate": _truncate_py}[name]
+          "truncate": _truncate_py, "suits": _suits_py}[name]
     from skiff.kernels.backend import numba_available
 
     from .fused import deferring
@@ -1016,6 +1083,7 @@ class RugeStuben(SmoothedAggregation):
         self._gs = None if self.symmetric or xp is not np else _gauss_seidel()
         self.levels = []
         while A.shape[0] > max_coarse and len(self.levels) < max_levels - 1:
+            checkpoint()   # a cancel between the phases of a long setup (cancel.py)
             if self.levels and _dense_enough(A):
                 break
             d = A.diagonal()
@@ -1043,6 +1111,7 @@ class RugeStuben(SmoothedAggregation):
                     full = np.flatnonzero(split)
                     split = np.zeros_like(split)
                     split[full[split2 == 1]] = 1
+            checkpoint()
             R = P.T.tocsr()
             dinv = 1.0 / d
             lmax = 0.0
@@ -1080,8 +1149,10 @@ class RugeStuben(SmoothedAggregation):
         """One level's splitting and prolongator (None where it would not coarsen);
         ``diag``: ``A``'s diagonal where the caller has it."""
         S = classical_strength(A, self.theta)
+        checkpoint()
         split = (pmis_split(S, seed=len(self.levels)) if cf == "PMIS" else
                  rs_split(S, second_pass=self.second_pass, order=order))
+        checkpoint()
         nc = int(split.sum())
         if nc == 0 or nc >= A.shape[0]:
             return None, split

@@ -16,6 +16,7 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 from skiff.kernels.backend.png import heatmap_png
 from skiff.kernels.backend.report import NullReporter, Reporter
 
+from .cancel import checking
 from .problems import GridProblem, convection_diffusion, diffusion, grid_problem, poisson
 from .solution import Solution
 from .solver import Solver
@@ -369,8 +370,10 @@ def load_near_nullspace(value):
 def solve_system(system, b, config: dict, reporter: Reporter | None = None) -> Solution:
     """Solve ``system x = b`` (``b`` None: the GridProblem's own right-hand side) with the
     solver and tolerances of ``config``, reporting to ``reporter``."""
-    return solve_and_report(solver_from_config(system, config), b, config,
-                            reporter or NullReporter())
+    reporter = reporter or NullReporter()
+    with checking(reporter):   # a cancel lands inside the setup too (cancel.py)
+        solver = solver_from_config(system, config)
+    return solve_and_report(solver, b, config, reporter)
 
 
 def run(config: dict, reporter: Reporter | None = None):

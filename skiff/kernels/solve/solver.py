@@ -28,6 +28,7 @@ from . import fused
 from .amg import SMOOTHERS as AMG_SMOOTHERS_ALL
 from .amg import SmoothedAggregation
 from .amg_rs import RugeStuben, suits_classical
+from .cancel import checking
 from .cocg import cocg, transpose_asymmetry
 from .components import (
     component_labels,
@@ -2170,7 +2171,8 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
         return empty
     key = _setup_key(system, method, precond, device, options)
     if key is None or not _LAST_SETUP_LOCK.acquire(blocking=False):
-        solver = Solver(system, method=method, precond=precond, device=device, **options)
+        with checking(reporter):   # a cancel lands inside the setup too (cancel.py)
+            solver = Solver(system, method=method, precond=precond, device=device, **options)
         return solver.solve(b, **run)
     try:   # the last matrix's setup, kept: a time loop of solve(A, b_k) pays it once
         last = _LAST_SETUP.pop("entry", None)
@@ -2181,7 +2183,9 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
         else:   # the entries as they are when set up (a copy: an in-place change is seen)
             snapshot = _snapshot(system)
             last = None   # an old hierarchy is let go before the new setup, not after
-            solver = Solver(system, method=method, precond=precond, device=device, **options)
+            with checking(reporter):
+                solver = Solver(system, method=method, precond=precond, device=device,
+                                **options)
         last = None
         sol = solver.solve(b, **run)
         _LAST_SETUP["entry"] = (system, key, solver, snapshot)
