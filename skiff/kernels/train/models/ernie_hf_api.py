@@ -91,51 +91,113 @@ class TransformersModelApi:
 
     def merge_and_unload(self, progressbar: bool = False, safe_merge: bool = False,
                          adapter_names=None):
+        """peft's ``merge_and_unload()``: the active adapter folded in, the others dropped
+        (a plain model, as peft leaves it)."""
         from .lora import has_lora, merge_lora
+        from .lora_named import forget_parked
 
         if not has_lora(self):
             raise ValueError("the model has no LoRA adapters to merge")
+        if adapter_names is not None:
+            self._adapter_names(adapter_names)
+            if list(adapter_names) != self.active_adapters():
+                raise ValueError(f"adapter_names={adapter_names!r}: skiff merges the active "
+                                 f"adapter ({self.active_adapter!r}); set_adapter the one to "
+                                 "merge first")
+        forget_parked(self)
         return merge_lora(self)
 
     def load_adapter(self, peft_model_id, adapter_name=None, is_trainable: bool = False,
                      **kwargs):
         """transformers' ``model.load_adapter(folder)`` (its peft integration): the peft
         adapter folder put on this model (:func:`~.lora.load_adapter`); ``is_trainable``
-        leaves it in training mode, as ``PeftModel.from_pretrained(..., is_trainable=True)``."""
-        from .lora import load_adapter
+        leaves it in training mode, as ``PeftModel.from_pretrained(..., is_trainable=True)``.
+        On a model that has an adapter, ``adapter_name`` names the new one, loaded beside
+        it and not active (peft's ``PeftModel.load_adapter``; :mod:`~.lora_named`):
+        ``set_adapter(name)`` switches to it."""
+        from .lora import has_lora, load_adapter
+        from .lora_named import load_named
 
-        if adapter_name not in (None, "default"):
-            raise ValueError(f"adapter_name={adapter_name!r}: one adapter per model here "
-                             "(leave adapter_name out)")
-        load_adapter(self, peft_model_id)
+        if has_lora(self) and adapter_name is not None:
+            load_named(self, peft_model_id, str(adapter_name))
+        else:
+            if adapter_name not in (None, "default"):
+                raise ValueError(f"adapter_name={adapter_name!r}: the model's first adapter "
+                                 "is 'default' here (leave adapter_name out); later ones "
+                                 "take a name")
+            load_adapter(self, peft_model_id)
         if is_trainable:
             self.train()
         return self
 
     def set_adapter(self, adapter_name) -> None:
-        """transformers' / peft's ``set_adapter(name)``: skiff holds one adapter per model,
-        ``"default"`` (the one ``load_adapter`` / ``apply_lora`` put on): setting it keeps
-        it active; any other name is transformers' error, naming the loaded one."""
-        self._adapter_names(adapter_name)
+        """transformers' / peft's ``set_adapter(name)``: that adapter active (trainable, as
+        peft's ``set_adapter`` without ``inference_mode``), the others parked
+        (:mod:`~.lora_named`); a name not loaded is transformers' error, naming them."""
+        from .lora_named import set_active
+
+        names = self._adapter_names(adapter_name)
+        if len(names) > 1:
+            raise ValueError(f"set_adapter({adapter_name!r}): skiff has one active adapter at "
+                             "a time; combine them into one with add_weighted_adapter (peft) "
+                             "or merge one with merge_and_unload first")
+        set_active(self, names[0])
 
     def active_adapters(self) -> list:
-        """transformers' ``active_adapters()``: ``["default"]`` when the model has LoRA
-        adapters (one per model here)."""
-        return self._adapter_names("default")
+        """transformers' ``active_adapters()``: ``[name]`` of the active adapter."""
+        from .lora_named import active_name
+
+        self._adapter_names([])
+        return [active_name(self)]
+
+    @property
+    def active_adapter(self) -> str:
+        """peft's ``PeftModel.active_adapter``: the active adapter's name."""
+        return self.active_adapters()[0]
+
+    @property
+    def peft_config(self) -> dict:
+        """peft's ``peft_config``: each adapter's name with its LoRA settings (the keys of
+        its ``adapter_config.json``), in the order they came."""
+        from .lora_named import adapter_configs
+
+        self._adapter_names([])
+        return adapter_configs(self)
+
+    def delete_adapter(self, adapter_name) -> None:
+        """peft's / transformers' ``delete_adapter(name)`` (names): dropped; when the active
+        one goes, the first left becomes active (none left: the base model)."""
+        from .lora_named import delete_named
+
+        for name in self._adapter_names(adapter_name):
+            delete_named(self, name)
+
+    def add_weighted_adapter(self, adapters, weights, adapter_name, combination_type="svd",
+                             svd_rank=None, svd_clamp=None, svd_full_matrices=True,
+                             svd_driver=None, density=None, majority_sign_method="total"):
+        """peft's ``add_weighted_adapter`` (``cat``, ``linear``, ``svd``;
+        :func:`~.lora_named.add_weighted`): a new adapter mixing loaded ones, not active."""
+        from .lora_named import add_weighted
+
+        self._adapter_names([])
+        if svd_clamp is not None:
+            raise ValueError("svd_clamp is not supported here (its quantile depends on the "
+                             "signs torch's SVD picks): leave it out")
+        add_weighted(self, list(adapters), list(weights), str(adapter_name), combination_type,
+                     svd_rank)
 
     def _adapter_names(self, adapter_name) -> list:
-        from .lora import has_lora
+        from .lora_named import adapter_names
 
-        if not has_lora(self):
+        loaded = adapter_names(self)
+        if not loaded:
             raise ValueError("No adapter loaded. Please load an adapter first.")
         names = list(adapter_name) if isinstance(adapter_name, (list, tuple)) \
             else [adapter_name]
-        missing = [n for n in names if n != "default"]
+        missing = [n for n in names if n not in loaded]
         if missing:
             raise ValueError(f"Adapter with name {', '.join(map(str, missing))} not found. "
-                             "Please pass the correct adapter name among ['default'] (skiff "
-                             "holds one adapter per model: load another adapter into another "
-                             "model from_pretrained, or merge one with merge_and_unload)")
+                             f"Please pass the correct adapter name among {loaded}")
         return names
 
     def disable_adapter(self):

@@ -541,7 +541,9 @@ def _save_method(self, path: str | os.PathLike, *, is_main_process: bool = True,
 
     A model with LoRA adapters writes the adapters alone, in peft's layout, as peft's
     ``PeftModel.save_pretrained`` (and transformers' own method after ``add_adapter``) does
-    (:func:`~.lora.save_adapter`; ``PeftModel.from_pretrained(base, DIR)`` reads it); the
+    (:func:`~.lora.save_adapter`; ``PeftModel.from_pretrained(base, DIR)`` reads it); with
+    several named adapters (``selected_adapters``: some of them) ``"default"`` in ``DIR``
+    and each other one in ``DIR/name``, as peft; the
     merged weights: ``model.merge_and_unload().save_pretrained(DIR)``, or the function
     ``skiff.models.save_pretrained(model, DIR)``."""
     from .lora import has_lora, save_adapter
@@ -554,17 +556,24 @@ def _save_method(self, path: str | os.PathLike, *, is_main_process: bool = True,
             raise ValueError("a LoRA model's save_pretrained writes its adapter (as peft's): "
                              "state_dict / max_shard_size are for a whole model, call "
                              "model.merge_and_unload().save_pretrained(DIR, ...) for that")
+        from .lora_named import each_adapter
+
         selected = kwargs.pop("selected_adapters", None)
-        if selected not in (None, ["default"], ("default",)):
-            raise ValueError(f"selected_adapters={selected!r}: a skiff model has one adapter "
-                             "('default')")
+        if selected is not None:
+            self._adapter_names(list(selected))
         kwargs.pop("save_embedding_layers", None)  # "auto": save_adapter decides as peft
         if kwargs:
             raise TypeError(f"save_pretrained of a LoRA model does not take "
                             f"{', '.join(sorted(kwargs))}")
         if not is_main_process:
             return []
-        return save_adapter(self, path)
+        written = []
+        for name in each_adapter(self):  # peft's layout: "default" in DIR, others in DIR/name
+            if selected is None or name in selected:
+                where = path if name == "default" else Path(path) / name
+                written += [f if name == "default" else f"{name}/{f}"
+                            for f in save_adapter(self, where)]
+        return written
     if push_to_hub:
         raise ValueError("push_to_hub is not supported: save to a folder and upload it "
                          "(huggingface_hub's upload_folder)")

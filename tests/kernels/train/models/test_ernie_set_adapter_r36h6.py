@@ -53,8 +53,7 @@ def test_set_adapter_and_active_adapters_as_transformers(tmp_path):
     np.testing.assert_allclose(model(ids).numpy(), before)
     np.testing.assert_allclose(before, want, atol=1e-4)
     with pytest.raises(ValueError, match=r"Adapter with name dpo not found. Please pass the "
-                                         r"correct adapter name among \['default'\] .*one "
-                                         "adapter per model"):
+                                         r"correct adapter name among \['default'\]$"):
         model.set_adapter("dpo")
     with pytest.raises(ValueError, match="Adapter with name b not found"):
         model.set_adapter(["default", "b"])

@@ -1,0 +1,301 @@
+"""Several named LoRA adapters on one model, one active at a time, as peft's ``PeftModel``
+(round 37): ``model.load_adapter(DIR, adapter_name="dpo")`` loads another adapter beside
+the one the model has (not made active, as peft), ``model.set_adapter("dpo")`` makes it the
+active one, ``model.delete_adapter(name)`` drops one (the first left by name becomes active, as
+peft), ``model.active_adapter`` / ``active_adapters()`` name it.
+
+The active adapter lives in the model's layers (``LoRALinear`` / ``GateUpLoRA``, as
+:func:`~.lora.apply_lora` puts them); the others are parked: their ``lora_config`` and
+their parameters' values. Switching parks the active one (the base layers put back
+without folding anything in: peft's ``unload``), then puts the other's layers on
+(:func:`~.lora.apply_lora_config`) and its values in. The adapter made active is trainable
+(peft's ``set_adapter`` without ``inference_mode``); the model keeps its mode and whether
+its adapters are disabled. Adapters that train embedding rows (``trainable_token_indices``)
+or whole modules (``modules_to_save``) change the base model's own layers: one error when
+a second adapter is asked for on such a model.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ..core import nn
+
+__all__ = ["adapter_names", "active_name", "adapter_configs", "load_named", "set_active",
+           "delete_named", "forget_parked", "each_adapter", "add_weighted"]
+
+
+def _registry(model) -> dict:
+    """``{"active": name, "parked": {name: (lora_config, {param: array})}, "order": [...]}``
+    (peft's ``peft_config`` order: the order the adapters came)."""
+    reg = model.__dict__.get("_lora_adapters")
+    if reg is None:
+        reg = model.__dict__["_lora_adapters"] = {"active": "default", "parked": {},
+                                                  "order": ["default"]}
+    return reg
+
+
+def adapter_names(model) -> list[str]:
+    from .lora import has_lora
+
+    if not has_lora(model):
+        return []
+    return list(_registry(model)["order"])
+
+
+def active_name(model) -> str:
+    return _registry(model)["active"]
+
+
+def forget_parked(model) -> None:
+    """After a merge: the other adapters go with the LoRA layers (peft's
+    ``merge_and_unload`` leaves a plain model)."""
+    model.__dict__.pop("_lora_adapters", None)
+
+
+def _adapter_layers(model):
+    from .lora import GateUpLoRA, LoRALinear
+
+    return [(n, m) for n, m in model.named_modules() if isinstance(m, (LoRALinear, GateUpLoRA))]
+
+
+def _state(model) -> dict:
+    """The active adapter's own parameters (not the base weights its layers hold)."""
+    out = {}
+    for name, m in _adapter_layers(model):
+        for key, p in m.named_parameters():
+            if key not in ("weight", "bias"):
+                out[f"{name}.{key}"] = np.array(p.numpy(), copy=True)
+    return out
+
+
+def _check_swappable(cfg: dict | None, what: str) -> None:
+    cfg = cfg or {}
+    if cfg.get("trainable_token_indices") is not None or cfg.get("modules_to_save"):
+        raise ValueError(f"{what}: the adapter on this model trains embedding rows or whole "
+                         "modules (trainable_token_indices / modules_to_save), which change "
+                         "the base model's layers: skiff holds several named adapters only "
+                         "of LoRA layers; load the other adapter into another model")
+
+
+def _unload(model) -> None:
+    """peft's ``unload()``: the base layers back, nothing folded in."""
+    modules = dict(model.named_modules())
+    for name, m in _adapter_layers(model):
+        owner, _, attr = name.rpartition(".")
+        parent = modules[owner] if owner else model
+        if attr == "gate_up_lora":
+            parent.gate_up_lora = None
+            continue
+        lin = nn.Linear(m.in_features, m.out_features, bias=m.bias is not None,
+                        dtype=m.weight.dtype)
+        lin.weight, lin.bias = m.weight, m.bias
+        setattr(parent, attr, lin)
+    model.__dict__.pop("lora_config", None)
+
+
+def _park(model) -> tuple[dict, dict, bool]:
+    """Take the active adapter off the model: ``(lora_config, values, disabled)``."""
+    _check_swappable(model.lora_config, "another adapter")
+    layers = _adapter_layers(model)
+    disabled = bool(layers) and all(m.disabled for _, m in layers)
+    record = (dict(model.lora_config), _state(model), disabled)
+    _unload(model)
+    return record
+
+
+def _restore(model, record) -> None:
+    """Put a parked adapter on the model: its layers, its values, trainable."""
+    from .lora import apply_lora_config
+
+    config, values, disabled = record
+    training = model.training
+    apply_lora_config(model, config)
+    params = dict(model.named_parameters())
+    for key, value in values.items():
+        p = params[key]
+        p._data[...] = p.xp.asarray(value).astype(p.dtype)
+    for _, m in _adapter_layers(model):
+        m.disabled = disabled
+    model.train(training)
+
+
+def load_named(model, path, adapter_name: str) -> None:
+    """``load_adapter(DIR, adapter_name=name)`` on a model that has an adapter: the new one
+    parked beside it (peft leaves the active adapter as it was)."""
+    from .lora import load_adapter
+
+    reg = _registry(model)
+    if adapter_name in reg["order"]:
+        raise ValueError(f"Adapter with name {adapter_name} already exists. Please use a "
+                         "different name.")
+    cfg_path = Path(path).expanduser() / "adapter_config.json"
+    if cfg_path.is_file():
+        _check_swappable(json.loads(cfg_path.read_text()), f"adapter {adapter_name!r}")
+    active = _park(model)
+    try:
+        load_adapter(model, path)
+        reg["parked"][adapter_name] = _park(model)
+        reg["order"].append(adapter_name)
+    finally:
+        if getattr(model, "lora_config", None) is not None:
+            _unload(model)  # a failed load's layers
+        _restore(model, active)
+
+
+def set_active(model, adapter_name: str) -> None:
+    reg = _registry(model)
+    if adapter_name == reg["active"]:
+        return
+    record = reg["parked"].pop(adapter_name)
+    reg["parked"][reg["active"]] = _park(model)
+    _restore(model, record)
+    reg["active"] = adapter_name
+
+
+def delete_named(model, adapter_name: str) -> None:
+    """peft's ``delete_adapter``: a parked one is dropped; the active one is taken off and
+    the first adapter left by name becomes active, with peft's warning (none left: the
+    base model)."""
+    reg = _registry(model)
+    reg["order"].remove(adapter_name)
+    if adapter_name != reg["active"]:
+        del reg["parked"][adapter_name]
+        return
+    _check_swappable(model.lora_config, "delete_adapter")
+    _unload(model)
+    if reg["order"]:
+        reg["active"] = sorted(reg["order"])[0]  # peft's pick: the first name in order
+        warnings.warn(f"Adapter {adapter_name} was active which is now deleted. Setting "
+                      f"active adapter to {reg['active']}.", stacklevel=3)
+        _restore(model, reg["parked"].pop(reg["active"]))
+    else:
+        forget_parked(model)  # the base model, its weights frozen as peft leaves them
+
+
+def each_adapter(model):
+    """Yields each adapter's name with it active (the active one first, then the others in
+    their order), the active one active again at the end: for writing them all."""
+    reg = _registry(model)
+    first = reg["active"]
+    try:
+        yield first
+        for name in [n for n in reg["order"] if n != first]:
+            set_active(model, name)
+            yield name
+    finally:
+        set_active(model, first)
+
+
+def adapter_configs(model) -> dict:
+    """``{name: lora_config}`` of every adapter, in their order (peft's ``peft_config``)."""
+    reg = _registry(model)
+    return {n: dict(model.lora_config) if n == reg["active"] else dict(reg["parked"][n][0])
+            for n in reg["order"]}
+
+
+def _layer_factors(model, name: str) -> dict:
+    """``{layer: (A, B, scaling)}`` of adapter ``name`` (made active to read it)."""
+    from .lora import LoRALinear
+
+    set_active(model, name)
+    out = {}
+    for layer, m in _adapter_layers(model):
+        if not isinstance(m, LoRALinear) or m.lora_magnitude_vector is not None:
+            raise ValueError(f"add_weighted_adapter: adapter {name!r} has DoRA or expert "
+                             "adapters, which skiff does not combine (peft refuses the experts "
+                             "too)")
+        out[layer] = (m.lora_A.weight.numpy().astype(np.float32),
+                      m.lora_B.weight.numpy().astype(np.float32), m.scaling)
+    return out
+
+
+def _combined(parts: list, kind: str, rank: int):
+    """peft's new ``(A, B)`` of one layer from ``[(A, B, scaling, weight)]``."""
+    if kind == "cat":
+        A = np.concatenate([a * w * s for a, _, s, w in parts], axis=0)
+        B = np.concatenate([b for _, b, _, _ in parts], axis=1)
+        return (np.pad(A, ((0, rank - A.shape[0]), (0, 0))),
+                np.pad(B, ((0, 0), (0, rank - B.shape[1]))))
+    if kind == "linear":
+        A = sum(np.sign(w * s or 1) * np.sqrt(abs(w * s)) * a for a, _, s, w in parts)
+        B = sum(np.sqrt(abs(w * s)) * b for _, b, s, w in parts)
+        return A, B
+    delta = sum(w * s * (b @ a) for a, b, s, w in parts)  # svd
+    U, S, Vh = np.linalg.svd(delta.astype(np.float32), full_matrices=False)
+    U, Vh = U[:, :rank] * S[:rank], Vh[:rank]
+    return Vh, U
+
+
+def add_weighted(model, adapters, weights, adapter_name: str, combination_type: str = "svd",
+                 svd_rank=None) -> None:
+    """peft's ``add_weighted_adapter`` for ``cat`` (exact: the adapters' ranks side by
+    side, each ``A`` times its weight and scaling), ``linear`` (same ranks: ``A`` the sum of
+    ``sign sqrt(|w s|) A``, ``B`` of ``sqrt(|w s|) B``, peft's rough mix) and ``svd`` (the
+    weighted sum of the deltas cut to ``svd_rank``, default the largest rank); the new
+    adapter has ``lora_alpha = r`` and is not made active, as peft. (peft's ``svd_clamp``
+    clips by a quantile of the singular vectors' entries, which depends on the SVD's signs:
+    refused by the method.)"""
+    from .lora import apply_lora_config
+
+    reg = _registry(model)
+    if adapter_name in reg["order"]:
+        return  # peft's: the name is taken, nothing done
+    configs = adapter_configs(model)
+    for name in adapters:
+        if name not in configs:
+            raise ValueError(f"Adapter {name} does not exist")
+    for name in adapters:
+        if configs[name].get("target_parameters"):
+            raise ValueError("add_weighted_adapter does not support targeting nn.Parameter "
+                             f"(problematic adapter '{name}')")
+    kind = "linear" if len(adapters) == 1 else combination_type
+    ranks = [max([c["r"], *(c.get("rank_pattern") or {}).values()])
+             for c in (configs[n] for n in adapters)]
+    if kind == "linear":
+        if len(set(ranks)) != 1:
+            raise ValueError("All adapters must have the same r value when using "
+                             "combination_type linear, ties, dare_ties or dare_linear.")
+        rank = ranks[0]
+    elif kind == "cat":
+        rank = sum(ranks)
+    elif kind == "svd":
+        rank = int(svd_rank or max(ranks))
+    else:
+        raise ValueError(f"combination_type={combination_type!r}: skiff combines adapters by "
+                         "'cat', 'linear' or 'svd' (the ties / dare / magnitude-prune mixes "
+                         "are not here)")
+    kinds = {isinstance(configs[n]["target_modules"], str) for n in adapters}
+    if len(kinds) > 1:
+        raise ValueError("all adapter configs should follow the same target modules type. "
+                         "Combining adapters with `target_modules` type being a mix of "
+                         "list/set and string is not supported.")
+    targets = "|".join(f"({configs[n]['target_modules']})" for n in adapters) if kinds == {True} \
+        else sorted(set().union(*(configs[n]["target_modules"] for n in adapters)))
+    first = reg["active"]
+    factors = {}
+    for name, weight in zip(adapters, weights):
+        for layer, (a, b, s) in _layer_factors(model, name).items():
+            factors.setdefault(layer, []).append((a, b, s, float(weight)))
+    config = dict(configs[adapters[0]], r=rank, lora_alpha=float(rank), target_modules=targets,
+                  alpha_pattern={}, rank_pattern={})
+    held = _park(model)
+    try:
+        apply_lora_config(model, config)
+        params = dict(model.named_parameters())
+        for layer, parts in factors.items():
+            A, B = _combined(parts, kind, rank)
+            for key, value in ((f"{layer}.lora_A.weight", A), (f"{layer}.lora_B.weight", B)):
+                p = params[key]
+                p._data[...] = p.xp.asarray(value).astype(p.dtype)
+        reg["parked"][adapter_name] = _park(model)
+        reg["order"].append(adapter_name)
+    finally:
+        if getattr(model, "lora_config", None) is not None:
+            _unload(model)
+        _restore(model, held)
+    set_active(model, first)

@@ -1,0 +1,159 @@
+"""Several named LoRA adapters on one model (round 37, h6; round 36 held one, "default"):
+``load_adapter(DIR, adapter_name=)``, ``set_adapter``, ``delete_adapter``,
+``add_weighted_adapter`` (cat, linear, svd), ``disable_adapter()``, ``merge_and_unload`` and
+``save_pretrained`` of them all, each against peft's ``PeftModel`` on the same adapters."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import skiff
+from skiff.kernels.train.models import from_pretrained
+
+from .ernie_reference import make_checkpoint, torch, transformers
+
+peft = pytest.importorskip("peft")
+IDS = np.array([[5, 6, 7, 8, 9, 10, 11]])
+
+
+def _adapter(folder, out, targets, r, seed, **kw):
+    m = from_pretrained(folder)
+    skiff.models.apply_lora(m, r=r, alpha=2 * r, target_modules=targets, **kw)
+    rng = np.random.default_rng(seed)
+    for n, p in m.named_parameters():
+        if "lora_B" in n:
+            p._data = p._data + rng.normal(0, 0.3, p.shape).astype(np.float32)
+    skiff.models.save_adapter(m, out)
+    return out
+
+
+@pytest.fixture(scope="module", params=["dense-gqa-tied", "moe-shared"])
+def setup(request, tmp_path_factory):
+    d = tmp_path_factory.mktemp("named37")
+    folder, _ = make_checkpoint(d / "base", request.param)
+    moe = request.param.startswith("moe")
+    paths = {"default": _adapter(folder, d / "a", ["q_proj", "v_proj"], 4, 0),
+             "b": _adapter(folder, d / "b", ["k_proj", "o_proj"] + (
+                 ["experts.gate_up_proj", "experts.down_proj"] if moe else ["down_proj"]),
+                 2, 1, use_rslora=True),
+             "c": _adapter(folder, d / "c", ["q_proj", "k_proj"], 4, 2)}
+    return folder, paths, moe
+
+
+def _pair(setup):
+    folder, paths, _ = setup
+    base = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
+    pm = peft.PeftModel.from_pretrained(base, paths["default"]).eval()
+    model = from_pretrained(folder)
+    model.load_adapter(paths["default"])
+    for name in ("b", "c"):
+        pm.load_adapter(paths[name], adapter_name=name)
+        model.load_adapter(paths[name], adapter_name=name)
+    return pm, model
+
+
+def _same(pm, model, tokens=True):
+    with torch.no_grad():
+        want = pm(torch.tensor(IDS)).logits.numpy()
+        wg = pm.generate(input_ids=torch.tensor(IDS), max_new_tokens=6, do_sample=False,
+                         pad_token_id=0).numpy() if tokens else None
+    np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
+    if tokens:
+        np.testing.assert_array_equal(model.generate(IDS, max_new_tokens=6), wg)
+    assert model.active_adapter == pm.active_adapter
+
+
+def test_switch_disable_delete_and_merge_as_peft(setup):
+    pm, model = _pair(setup)
+    assert list(model.peft_config) == list(pm.peft_config) == ["default", "b", "c"]
+    _same(pm, model, tokens=False)  # loading others leaves the active one
+    for name in ("b", "c", "default", "b"):
+        pm.set_adapter(name)
+        model.set_adapter(name)
+        _same(pm, model, tokens=name == "b")
+        trained = {n for n, p in model.named_parameters() if p.requires_grad}
+        assert trained and all(".lora_" in n for n in trained)
+    with pm.disable_adapter(), model.disable_adapter():
+        _same(pm, model, tokens=False)
+    with pytest.raises(ValueError, match=r"Adapter with name x not found. Please pass the "
+                                         r"correct adapter name among \['default', 'b', 'c'\]"):
+        model.set_adapter("x")
+    with pytest.raises(ValueError, match="already exists"):
+        model.load_adapter(setup[1]["c"], adapter_name="c")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        pm.delete_adapter("b")
+        model.delete_adapter("b")
+    said = [str(w.message) for w in seen if "was active" in str(w.message)]
+    assert "Adapter b was active which is now deleted. Setting active adapter to c." in said
+    assert model.active_adapter == pm.active_adapter == "c"
+    # peft picks per layer: v_proj (default's alone) falls back to default while the model
+    # says c; skiff makes c wholly active, as peft's set_adapter("c") then gives
+    pm.set_adapter("c")
+    _same(pm, model, tokens=False)
+    assert model.active_adapters() == ["c"] and list(model.peft_config) == ["default", "c"]
+    with torch.no_grad():
+        want = pm.merge_and_unload()(torch.tensor(IDS)).logits.numpy()
+    merged = model.merge_and_unload()
+    np.testing.assert_allclose(merged(IDS).numpy(), want, atol=5e-5)
+    with pytest.raises(ValueError, match="No adapter loaded"):
+        merged.set_adapter("default")
+
+
+def test_save_pretrained_writes_each_adapter_as_peft(setup, tmp_path):
+    folder = setup[0]
+    _, model = _pair(setup)
+    model.set_adapter("c")
+    written = model.save_pretrained(tmp_path / "all")
+    assert sorted(written) == sorted(["adapter_model.safetensors", "adapter_config.json"] + [
+        f"{n}/{f}" for n in "bc" for f in ("adapter_model.safetensors", "adapter_config.json")])
+    assert model.active_adapter == "c"
+    for name in ("default", "b", "c"):
+        base = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
+        pm = peft.PeftModel.from_pretrained(
+            base, tmp_path / "all" if name == "default" else tmp_path / "all" / name).eval()
+        model.set_adapter(name)
+        with torch.no_grad():
+            want = pm(torch.tensor(IDS)).logits.numpy()
+        np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
+
+
+@pytest.mark.parametrize("args", [
+    (["default", "b"], [0.7, -0.4], "cat1", "cat"),
+    (["default", "c"], [0.5, 0.5], "lin", "linear"),
+    (["default", "b", "c"], [1.0, 0.5, 0.3], "svd1", "svd"),
+    (["default", "b"], [1.0, 1.0], "svd2", "svd", 3),
+    (["c"], [2.0], "one", "cat"),
+])
+def test_add_weighted_adapter_as_peft(setup, args):
+    pm, model = _pair(setup)
+    if setup[2] and "b" in args[0]:  # experts are nn.Parameter targets in peft: both refuse
+        with pytest.raises(ValueError, match="does not support targeting nn.Parameter"):
+            pm.add_weighted_adapter(*args)
+        with pytest.raises(ValueError, match="does not support targeting nn.Parameter"):
+            model.add_weighted_adapter(*args)
+        return
+    pm.add_weighted_adapter(*args)
+    model.add_weighted_adapter(*args)
+    assert model.active_adapter == pm.active_adapter == "default"
+    assert model.peft_config[args[2]]["r"] == pm.peft_config[args[2]].r
+    pm.set_adapter(args[2])
+    model.set_adapter(args[2])
+    _same(pm, model, tokens=False)
+
+
+def test_unsupported_mixes_say_so(setup):
+    _, model = _pair(setup)
+    with pytest.raises(ValueError, match="nn.Parameter" if setup[2] else "same r value"):
+        model.add_weighted_adapter(["default", "b"], [1, 1], "x", "linear")
+    with pytest.raises(ValueError, match="'cat', 'linear' or 'svd'"):
+        model.add_weighted_adapter(["default", "c"], [1, 1], "x", "ties")
+    with pytest.raises(ValueError, match="svd_clamp"):
+        model.add_weighted_adapter(["default", "c"], [1, 1], "x", svd_clamp=0.9)
+    with pytest.raises(ValueError, match="Adapter zz does not exist"):
+        model.add_weighted_adapter(["zz"], [1], "x")
+    with pytest.raises(ValueError, match="one active adapter at a time"):
+        model.set_adapter(["default", "c"])
