@@ -3,8 +3,12 @@
 ``MixtureSameFamily``, ``Laplace``, ``Exponential``, ``Gamma``, ``Beta``, and (round 32)
 ``Poisson``, ``Dirichlet``, ``StudentT``, ``LogNormal``, ``Cauchy``, ``Binomial``,
 ``Geometric``, ``OneHotCategorical``, and (round 35) ``TransformedDistribution`` with
-``transforms`` (Exp, Affine, Sigmoid, Tanh, Softplus, Power, Compose); the public names of
-:mod:`skiff.kernels.train.core.distributions`, ``distributions_r29`` and ``distributions_r32``."""
+``transforms`` (Exp, Affine, Sigmoid, Tanh, Softplus, Power, Compose), and (round 37)
+``Gumbel``, ``HalfNormal``, ``HalfCauchy``, ``Chi2``, ``Weibull``, ``Pareto``, ``Kumaraswamy``,
+``FisherSnedecor``, ``VonMises``, ``NegativeBinomial``, ``Multinomial``,
+``ContinuousBernoulli``, ``RelaxedBernoulli``, ``RelaxedOneHotCategorical``,
+``LogisticNormal`` (``StickBreakingTransform``); the public names of
+:mod:`skiff.kernels.train.core.distributions` and its ``_r29``-``_r37`` modules."""
 
 from skiff.kernels.train.core.distributions import (  # noqa: F401
     Bernoulli,
@@ -48,6 +52,26 @@ from skiff.kernels.train.core.distributions_r35 import (  # noqa: F401
     transforms,
 )
 from skiff.kernels.train.core.distributions_r36 import install as _install_validation
+from skiff.kernels.train.core.distributions_r37 import (  # noqa: F401
+    Chi2,
+    ContinuousBernoulli,
+    ExpRelaxedCategorical,
+    FisherSnedecor,
+    Gumbel,
+    HalfCauchy,
+    HalfNormal,
+    Kumaraswamy,
+    LogisticNormal,
+    LogitRelaxedBernoulli,
+    Multinomial,
+    NegativeBinomial,
+    Pareto,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+    StickBreakingTransform,
+    VonMises,
+    Weibull,
+)
 
 _install_validation()  # torch's validate_args (on by default) for the families above
 
@@ -57,4 +81,8 @@ __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Ind
            "Cauchy", "Binomial", "Geometric", "OneHotCategorical", "TransformedDistribution",
            "LowRankMultivariateNormal", "transforms", "Transform", "ExpTransform",
            "AffineTransform", "SigmoidTransform", "TanhTransform", "SoftplusTransform",
-           "PowerTransform", "ComposeTransform"]
+           "PowerTransform", "ComposeTransform", "Gumbel", "HalfNormal", "HalfCauchy", "Chi2",
+           "Weibull", "Pareto", "Kumaraswamy", "FisherSnedecor", "VonMises", "NegativeBinomial",
+           "Multinomial", "ContinuousBernoulli", "LogitRelaxedBernoulli", "RelaxedBernoulli",
+           "ExpRelaxedCategorical", "RelaxedOneHotCategorical", "LogisticNormal",
+           "StickBreakingTransform"]

@@ -8,6 +8,7 @@ id or a 0/1 for the discrete ones)."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -57,6 +58,20 @@ class Distribution:
     @property
     def stddev(self):
         return self.variance.sqrt()
+
+    def expand(self, batch_shape, _instance=None):
+        """torch's ``expand``: the same distribution over a larger ``batch_shape`` (each
+        parameter, and each inner distribution's batch, expanded as a view; no new draws)."""
+        batch_shape = _shape(batch_shape)
+        old = self.batch_shape
+        new = copy.copy(self)
+        for name, v in vars(self).items():
+            if isinstance(v, Distribution) and tuple(v.batch_shape[:len(old)]) == old:
+                setattr(new, name, v.expand(batch_shape + tuple(v.batch_shape[len(old):])))
+            elif isinstance(v, Tensor) and tuple(v.shape[:len(old)]) == old:
+                setattr(new, name, v.expand(*batch_shape, *v.shape[len(old):]))
+        new.batch_shape = batch_shape
+        return new
 
     def perplexity(self):
         """torch's: ``exp(entropy())``, batched over ``batch_shape``."""
@@ -299,8 +314,13 @@ def register_kl(type_p, type_q):
 
 
 def kl_divergence(p, q):
-    """KL(p || q) in closed form, for the registered pairs."""
+    """KL(p || q) in closed form, for the registered pairs; a subclass takes its parents'
+    pair (torch's lookup: ``Chi2`` uses ``(Gamma, Gamma)``), the most specific first."""
     fn = _KL.get((type(p), type(q)))
+    if fn is None:
+        found = [(i + j, key) for key in _KL for i, cp in enumerate(type(p).__mro__)
+                 for j, cq in enumerate(type(q).__mro__) if key == (cp, cq)]
+        fn = _KL[min(found, key=lambda f: f[0])[1]] if found else None
     if fn is None:
         raise NotImplementedError(f"kl_divergence({type(p).__name__}, {type(q).__name__}): no "
                                   "closed form here; estimate it from samples "

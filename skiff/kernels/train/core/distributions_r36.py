@@ -121,7 +121,10 @@ def _invalid(values):
 
 
 def _check_args(d, rules):
+    given = getattr(d, "_param_given", None)  # "probs" or "logits": torch checks the one passed
     for name, constraint in rules.items():
+        if given is not None and name in ("probs", "logits") and name != given:
+            continue
         v = getattr(d, name, None)
         if v is None or getattr(v, "_batched", False):
             continue

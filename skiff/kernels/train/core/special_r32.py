@@ -1,7 +1,7 @@
 """Round 32: more of torch's ``special`` names, forward on scipy's (cupyx's on a GPU) ufuncs:
 ``entr``, ``xlog1py``, ``log_ndtr`` (tail-safe), ``ndtri``, ``erfcx``, ``i0``/``i0e``/``i1``/
-``i1e``, ``multigammaln`` with torch's gradients; ``zeta``, ``bessel_j0``/``j1``/``y0``/``y1``
-values only (torch has no gradient for them either)."""
+``i1e``, ``multigammaln``, (round 37) ``gammainc``/``gammaincc`` with torch's gradients;
+``zeta``, ``bessel_j0``/``j1``/``y0``/``y1`` values only (torch has no gradient for them either)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from .ops_math import unbroadcast
 from .tensor_math_r27 import _special
 
 __all__ = ["entr", "xlog1py", "log_ndtr", "ndtri", "erfcx", "i0", "i0e", "i1", "i1e",
-           "multigammaln", "zeta", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"]
+           "multigammaln", "zeta", "gammainc", "gammaincc", "bessel_j0", "bessel_j1",
+           "bessel_y0", "bessel_y1"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -123,6 +124,46 @@ def xlog1py(input, other):  # noqa: A002
     y = other if hasattr(other, "dtype") else _tensor(other, like=_float(x))
     x, y = _promote(_float(x), _float(y))
     return _Xlog1py.apply(x, y)
+
+
+class _GammaInc(Function):
+    """P(a, x) or Q(a, x) (scipy's), its gradient in ``x`` the Gamma(a, 1) density."""
+
+    def forward(self, a, x, upper=False):
+        self.save_for_backward(a, x)
+        self.upper = upper
+        return _sp(a, "gammaincc" if upper else "gammainc")(a, x).astype(
+            np.result_type(a, x), copy=False)
+
+    def backward(self, g):
+        a, x = self.saved
+        if self.needs_input_grad[0]:
+            raise NotImplementedError("the derivative of igamma/igammac in its first argument "
+                                      "is not implemented (torch's neither)")
+        xp = xp_of(g)
+        with np.errstate(all="ignore"):
+            d = xp.exp((a - 1) * xp.log(x) - x - _sp(a, "gammaln")(a))
+        return None, unbroadcast(g * (-d if self.upper else d).astype(g.dtype), x.shape)
+
+
+def _gammainc(input, other, upper):  # noqa: A002
+    from .tensor import _promote
+
+    a = input if hasattr(input, "dtype") else _tensor(input, like=_float(other))
+    x = other if hasattr(other, "dtype") else _tensor(other, like=_float(a))
+    a, x = _promote(_float(a), _float(x))
+    return _GammaInc.apply(a, x, upper=upper)
+
+
+def gammainc(input, other):  # noqa: A002 - torch's names
+    """torch's ``special.gammainc``: the regularized lower incomplete gamma P(a, x),
+    differentiable in ``x`` (in ``a`` torch's backward raises, and so does this one)."""
+    return _gammainc(input, other, False)
+
+
+def gammaincc(input, other):  # noqa: A002
+    """torch's ``special.gammaincc``: Q(a, x) = 1 - P(a, x)."""
+    return _gammainc(input, other, True)
 
 
 def multigammaln(input, p):  # noqa: A002
