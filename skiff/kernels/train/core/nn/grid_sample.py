@@ -64,16 +64,27 @@ def affine_grid(theta, size, align_corners=False):
     xp, dt = theta.xp, theta.dtype
     axes = [_base(xp, s, align_corners, dt) for s in size[2:]]  # (D,) H, W
     mesh = xp.meshgrid(*axes, indexing="ij")
-    cols = [m.reshape(-1) for m in reversed(mesh)]  # x, y (, z)
-    base = xp.stack(cols + [xp.ones_like(cols[0])], axis=1)  # (L, spatial + 1)
-    grid = Tensor(base, dtype=dt) @ theta.transpose(1, 2)  # (N, L, spatial)
+    cols = [m.reshape(1, -1, 1) for m in reversed(mesh)]  # x, y (, z)
+    # torch's bmm of the base by theta^T rounds as plain multiply-adds in order,
+    # ((x t0 + y t1) + t2); BLAS's fused ones differ by an ulp, enough to move a point
+    # across a pixel centre, where grid_sample's gradient of the grid jumps
+    grid = theta[:, None, :, spatial]
+    terms = [Tensor(col, dtype=dt) * theta[:, None, :, j] for j, col in enumerate(cols)]
+    total = terms[0]
+    for term in terms[1:]:
+        total = total + term
+    grid = total + grid
     return grid.reshape(size[0], *size[2:], spatial)
 
 
 def _unnormalize(c, size, align):
+    """Pixel coordinates as torch's CPU kernel rounds them: ``fma(c + 1, scale, offset)``
+    (one rounding, not ``((c + 1) size - 1) / 2``'s three). An identity ``affine_grid`` lands
+    on pixel centres, where the bilinear gradient of the grid jumps from one neighbour's
+    difference to the other's: an ulp there decided a spatial transformer's first step."""
     if align:
-        return (c + 1) / 2 * (size - 1), (size - 1) / 2
-    return ((c + 1) * size - 1) / 2, size / 2
+        return (c + 1) * ((size - 1) / 2), (size - 1) / 2
+    return _fma_steps(xp_of(c), -0.5, size / 2, c + 1, c.dtype), size / 2
 
 
 def _clip(xp, c, size):
