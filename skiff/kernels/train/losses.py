@@ -75,8 +75,8 @@ def loss_function(model, spec):
             out = model(*xs)
         if fn.keep:  # evaluate reads the output for accuracy (never kept in training)
             fn.last = (out, y)
-        if callable(spec):
-            return spec(out, y)
+        if callable(spec):  # a dict {"loss": ..., ...} (Lightning's step) too (round 37)
+            return loss_of(spec(out, y), "the loss function")
         loss = supervised_loss(out, y, spec, check_ids=not checked)
         checked.append(True)
         return loss
@@ -157,10 +157,11 @@ def outputs_of(out):
     return logits if hasattr(logits, "_data") else out
 
 
-def loss_of(out):
-    """The loss in what a model's ``loss(batch)`` returned: the scalar Tensor itself, or, as
-    HF's Trainer reads a model's outputs, ``out["loss"]`` of a dict, ``out.loss`` of a
-    ModelOutput-like object, ``out[0]`` of a tuple ``(loss, logits, ...)``."""
+def loss_of(out, what: str = "model.loss(batch)"):
+    """The loss in what a model's ``loss(batch)`` (or a loss function, ``what``) returned:
+    the scalar Tensor itself, or, as HF's Trainer reads a model's outputs, ``out["loss"]`` of
+    a dict, ``out.loss`` of a ModelOutput-like object, ``out[0]`` of a tuple
+    ``(loss, logits, ...)``."""
     if hasattr(out, "_data"):
         return out
     if isinstance(out, dict) and "loss" in out:
@@ -172,7 +173,7 @@ def loss_of(out):
     else:
         found = None
     if not hasattr(found, "_data"):
-        raise TypeError(f"model.loss(batch) must return the loss as a scalar Tensor (or a "
+        raise TypeError(f"{what} must return the loss as a scalar Tensor (or a "
                         f"dict with 'loss', an object with .loss, a tuple (loss, ...)); got "
                         f"{type(out).__name__}" + (f" of keys {sorted(out)}"
                                                     if isinstance(out, dict) else ""))
