@@ -1,8 +1,9 @@
 """A linear system read from files, for a terminal: ``python -m skiff solve A.mtx b.npy``.
 
-The matrix: Matrix Market (``.mtx``, ``.mm``: SuiteSparse's collection, and what MATLAB,
-PETSc and FEniCS write), a SciPy sparse ``.npz`` (``scipy.sparse.save_npz``) or a dense
-``.npy``. The right-hand side: ``.npy``, a text column (``.txt``, ``.csv``) or Matrix Market.
+The matrix: Matrix Market (``.mtx``, ``.mm``, either gzip- or bzip2-compressed too:
+SuiteSparse's collection, and what MATLAB, PETSc and FEniCS write), a SciPy sparse ``.npz``
+(``scipy.sparse.save_npz``) or a dense ``.npy``. The right-hand side: ``.npy``, a text
+column (``.txt``, ``.csv``) or Matrix Market.
 Each file that is not what it should be is one error naming it and what was found.
 Complex files (Matrix Market's ``complex`` and ``hermitian`` fields, a complex ``.npy`` or
 ``.npz``) are read as they are, as ``scipy.io.mmread`` reads them: the solver takes complex
@@ -22,10 +23,21 @@ MATRIX_SUFFIXES = (".mtx", ".mm", ".npz", ".npy")
 VECTOR_SUFFIXES = (".npy", ".txt", ".csv", ".mtx", ".mm")
 
 
+def _suffix(path: Path) -> str:
+    """``path``'s format suffix: a compressed Matrix Market file (``A.mtx.gz``,
+    ``.mtx.bz2``, as SuiteSparse's and many FEM codes' are kept; ``scipy.io.mmread`` opens
+    them) counts as ``.mtx`` (round 37: it was "no matrix file named ...")."""
+    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    if len(suffixes) == 2 and suffixes[1] in (".gz", ".bz2") and suffixes[0] in (".mtx",
+                                                                                ".mm"):
+        return suffixes[0]
+    return path.suffix.lower()
+
+
 def is_matrix_file(name) -> bool:
     """Whether ``name`` names an existing file of a matrix format."""
     path = Path(str(name)).expanduser()
-    return path.suffix.lower() in MATRIX_SUFFIXES and path.is_file()
+    return _suffix(path) in MATRIX_SUFFIXES and path.is_file()
 
 
 def read_matrix(path):
@@ -33,7 +45,7 @@ def read_matrix(path):
     import scipy.sparse as sp
 
     path = Path(str(path)).expanduser()
-    suffix = path.suffix.lower()
+    suffix = _suffix(path)
     try:
         if suffix in (".mtx", ".mm"):
             from scipy.io import mmread
@@ -66,7 +78,7 @@ def read_vector(path, n: int) -> np.ndarray:
     path = Path(str(path)).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"no such file for the right-hand side B: {str(path)!r}")
-    suffix = path.suffix.lower()
+    suffix = _suffix(path)
     if suffix not in VECTOR_SUFFIXES:
         raise ValueError(f"B {path.name!r}: expected {', '.join(VECTOR_SUFFIXES)}")
     try:

@@ -43,3 +43,31 @@ def test_maxiter_0_returns_x0_as_scipy(method):
     exact = sla.spsolve(A.tocsc(), b)
     x, info = skiff.solve(A, b, x0=exact, maxiter=0, method=method)
     assert info == 0 and np.array_equal(x, exact)
+
+
+@pytest.mark.parametrize("compress", ["gzip", "bz2"])
+def test_a_compressed_matrix_market_file_is_read_as_mmread_reads_it(tmp_path, compress):
+    import bz2
+    import gzip
+
+    import scipy.io as sio
+
+    from skiff.kernels.solve.entry import run_matrix_file
+    from skiff.kernels.solve.files import is_matrix_file, read_matrix, read_vector
+
+    A = (_lap(40) + 0.5 * sp.eye(40) - 0.1 * sp.eye(40, k=5) - 0.1 * sp.eye(40, k=-5)).tocsr()
+    b = np.arange(40.0)
+    opener, ext = (gzip.open, ".gz") if compress == "gzip" else (bz2.open, ".bz2")
+    for name, value, kw in (("A.mtx", A, {"symmetry": "symmetric"}), ("b.mtx", b[:, None], {})):
+        sio.mmwrite(str(tmp_path / name), value, **kw)
+        with open(tmp_path / name, "rb") as f, opener(tmp_path / (name + ext), "wb") as g:
+            g.write(f.read())
+    path = tmp_path / ("A.mtx" + ext)
+    (tmp_path / "A.txt.gz").write_bytes(b"")
+    assert is_matrix_file(path) and not is_matrix_file(tmp_path / "A.txt.gz")
+    ref = sio.mmread(str(path)).tocsr()
+    assert (read_matrix(path) != ref).nnz == 0 and (ref != A).nnz == 0
+    np.testing.assert_array_equal(read_vector(tmp_path / ("b.mtx" + ext), 40), b)
+    sol = run_matrix_file({"problem": str(path), "b": str(tmp_path / ("b.mtx" + ext)),
+                           "method": "cg", "precond": "none"})
+    np.testing.assert_allclose(sol.x, sla.spsolve(A.tocsc(), b), rtol=1e-6)
