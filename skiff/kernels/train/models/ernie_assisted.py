@@ -88,6 +88,7 @@ def assisted_greedy(model, assistant, ids: np.ndarray, max_new: int, eos: set,
 
     T = ids.shape[1]
     k = max(1, int(draft_tokens))
+    barred = _lookup_barred(model.config.vocab_size, sample) if assistant is None else None
     limit = model.config.max_position_embeddings
     if T + max_new > limit:
         raise ValueError(f"prompt of {T} tokens + {max_new} new tokens exceeds the context "
@@ -124,7 +125,7 @@ def assisted_greedy(model, assistant, ids: np.ndarray, max_new: int, eos: set,
                             break
                         fresh = np.array([[proposal[-1]]], dtype=np.int64)
                 elif draft is None and len(out) + 1 < end:  # transformers' lookup: its
-                    proposal = _lookup(out, k, ngram, eos)  # length not cut to the room
+                    proposal = _lookup(out, k, ngram, eos, barred)  # length not cut
                 # the check: what the cache lacks and the proposal, in one forward
                 check = np.array([out[main.length:] + proposal], dtype=np.int64)
                 lg = _host(model.forward(check, main))[0, -len(proposal) - 1:]
@@ -211,10 +212,12 @@ def _rand(rng, n: int) -> np.ndarray:
     return rng.random(n)
 
 
-def _lookup(out: list, want: int, ngram: int, eos: set) -> list:
+def _lookup(out: list, want: int, ngram: int, eos: set, barred=None) -> list:
     """transformers' ``PromptLookupCandidateGenerator``: the tokens (at most ``want``) after
     the first earlier match of the last ``ngram`` tokens (then shorter n-grams), cut
-    before an eos; [] when nothing matches."""
+    before an eos; [] when nothing matches. ``barred`` (V,) bools: cut before the first
+    barred token, and a match whose first token is barred is passed over (transformers'
+    check against its processors, :func:`_lookup_barred`)."""
     seq = np.asarray(out, dtype=np.int64)
     L = len(seq)
     for n in range(min(int(ngram), L - 1), 0, -1):
@@ -223,9 +226,35 @@ def _lookup(out: list, want: int, ngram: int, eos: set) -> list:
             start = int(idx) + n
             if start < L:
                 chosen = [int(t) for t in seq[start:min(start + want, L)]]
+                if barred is not None:
+                    chosen = chosen[:next((i for i, t in enumerate(chosen) if barred[t]),
+                                          len(chosen))]
+                    if not chosen:
+                        continue
                 cut = next((i for i, t in enumerate(chosen) if t in eos), None)
                 return chosen if cut is None else chosen[:cut]
     return []
+
+
+def _lookup_barred(vocab: int, sample):
+    """The ids transformers' prompt lookup never proposes while sampling with ``top_p`` < 1
+    (None when it bars none): it checks each proposed token against the call's warpers run
+    on uniform logits (``torch.ones``), where top-p drops the ids torch's sort puts first
+    among the ties. Only computed for a torch generator (the draws that can equal
+    transformers'); the order is torch's, so torch computes it. Which tokens are proposed
+    changes the speed and the draws, not the distribution the tokens follow."""
+    from .ernie_generate import is_torch_generator
+
+    if sample is None or sample[2] is None or sample[2] >= 1 \
+            or not is_torch_generator(sample[3]):
+        return None
+    import torch
+
+    scores = torch.ones((1, int(vocab)), dtype=torch.float32) / float(sample[0] or 1.0)
+    ordered, order = torch.sort(scores, descending=False)  # TopPLogitsWarper's steps
+    drop = ordered.softmax(dim=-1).cumsum(dim=-1) <= (1 - float(sample[2]))
+    drop[..., -1:] = False
+    return drop.scatter(1, order, drop)[0].numpy()
 
 
 def _host(t):

@@ -20,6 +20,8 @@ sampling) and keeps the step's ``scores`` (the processed logits, as transformers
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .ernie_generate import is_torch_generator, repetition_penalty_, sampling_probs
@@ -197,6 +199,15 @@ def new_token_counts(extra: dict, max_new_tokens, prompt_width: int) -> tuple[in
     if min_new is None:
         min_new = max(int(extra["min_length"]) - prompt_width, 0) \
             if extra["min_length"] is not None else 0
+        given = f"`min_length` ({extra['min_length']}) is larger than"
+    else:
+        given = (f"`min_new_tokens` ({min_new}), when added to the prompt length "
+                 f"({prompt_width}), is larger than")
+    if int(min_new) > max_new_tokens:  # transformers' warning, in its words
+        warnings.warn(f"Unfeasible length constraints: {given} the maximum possible length "
+                      f"({prompt_width + max_new_tokens}). Generation will stop at the defined "
+                      "maximum length. You should decrease the minimum length and/or increase "
+                      "the maximum length.", UserWarning, stacklevel=3)
     return max_new_tokens, int(min_new)
 
 
