@@ -128,7 +128,7 @@ class Trainer(Inference, TrainerState):
         --device-memory``): ``strategy="auto"`` chooses as for devices of that size (e.g.
         ZeRO when Adam's state does not fit). Default: what the device reports.
     clip : float or None
-        Clip the global gradient norm to this (None: no clipping).
+        Clip the global gradient norm to this (None or 0: no clipping).
     clip_by : {"norm", "value"}
         ``"value"``: ``clip`` bounds each gradient element to ``[-clip, clip]`` instead
         (torch's ``clip_grad_value_``, Lightning's ``gradient_clip_algorithm="value"``), on
@@ -255,8 +255,10 @@ class Trainer(Inference, TrainerState):
         if lr is not None and not (isinstance(lr, (int, float)) and math.isfinite(lr)
                                    and lr > 0):
             raise ValueError(f"lr must be a positive finite number, got {lr!r}")
-        if clip is not None and not clip > 0:
-            raise ValueError(f"clip must be positive or None, got {clip!r}")
+        if clip is not None and not clip >= 0:
+            raise ValueError(f"clip must be positive, or 0 or None (no clipping), got {clip!r}")
+        clip = clip or None  # 0: no clipping (the command line's --clip 0, transformers'
+        # max_grad_norm=0, Lightning's gradient_clip_val=0; it was refused, round 37)
         if clip_by not in ("norm", "value"):
             raise ValueError(f"clip_by is 'norm' (the global gradient norm, the default) or "
                              f"'value' (each element within [-clip, clip]), got {clip_by!r}")
