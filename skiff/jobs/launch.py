@@ -211,6 +211,8 @@ def _plan(kind: str, config: dict | None, *, fn=None, np: int = 1, runner: str =
     note = None
     if registered is not None:   # before the run folder exists; a line on what it decided
         note = registered.check_launch(config, ranks=ranks)
+        for folder in registered.trusted_folders(config):  # code another folder names
+            check_folder_trusted(folder, f"build a {kind} job's model from")
     spec = device if device is not None else config.get("device")
     resolved = why = None
     if spec is not None or "device" in config:
@@ -219,6 +221,25 @@ def _plan(kind: str, config: dict | None, *, fn=None, np: int = 1, runner: str =
         config["device"] = resolved
     return {"runner": where, "np": ranks, "device": resolved, "why": why, "note": note,
             "config": config, "fn": fn, "registered": registered}
+
+
+def check_folder_trusted(folder, what: str) -> None:
+    """Refuse (:class:`~skiff.jobs.trust.UntrustedJob`, one line) a run folder whose code is
+    not signed by this user; one outside the runs root is named with the ``SKIFF_RUNS``
+    that lets ``jobs trust`` find it (the hint's bare id was "no job ... under" there)."""
+    from .store import read_meta, runs_root
+    from .trust import UntrustedJob, check
+
+    try:
+        check(read_meta(folder), folder, what)
+    except UntrustedJob as exc:
+        where = Path(folder).expanduser().resolve()
+        if where.parent == runs_root().resolve():
+            raise
+        raise UntrustedJob(
+            f"{exc}; it is not under the runs root, so: SKIFF_RUNS="
+            f"{shlex.quote(str(where.parent))} python -m skiff jobs trust "
+            f"{shlex.quote(where.name)}") from None
 
 
 def _kind_or_none(name: str):

@@ -189,6 +189,13 @@ class Kind:
         that is there is writable."""
         return []
 
+    def trusted_folders(self, config: dict) -> list[str]:
+        """Run folders whose recorded config the job builds from (``generate JOB``: the
+        model a train job built, a ``%%train`` cell's source run again): :func:`skiff.jobs.
+        launch` refuses one whose code is not signed by this user, as ``jobs resume`` does
+        (round 37: an altered folder's cell ran in ``generate``)."""
+        return []
+
     def launch_device(self, spec: str | None, *, ranks: int = 1,
                       gpus: int | None = None) -> tuple[str, str]:
         """``(device, why)``: ``--device`` resolved once, at launch, for a job of ``ranks``

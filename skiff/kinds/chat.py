@@ -317,6 +317,10 @@ class ChatKind(Kind):
     def to_config(self, values: dict) -> dict:
         return to_config(values, chat_default=self.chat_default)
 
+    def trusted_folders(self, config: dict) -> list[str]:
+        folder = config.get("model")
+        return [folder] if isinstance(folder, str) and trained_job(folder) is not None else []
+
     def prepare(self, values: dict, *, cell: str | None = None, user_ns: dict | None = None,
                 where: str = "thread") -> JobRequest:
         if cell is not None:
