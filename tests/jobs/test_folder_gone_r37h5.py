@@ -43,11 +43,12 @@ def test_ranks_leave_when_the_run_folder_is_removed(runs_dir, tmp_path, np_):
         assert all(map(_alive, pids))
         shutil.rmtree(job.run_dir)
         wait_for(lambda: not any(map(_alive, pids)), 30, "the ranks to leave")
+        job.wait(30)
     finally:
         for pid in pids:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
-        job.wait(30)
+    assert job.status == "failed" and "was removed while it ran" in job.error
 
 
 def test_a_killed_mpiexec_is_named_not_a_rank(runs_dir, tmp_path):
