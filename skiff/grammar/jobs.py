@@ -35,6 +35,10 @@ def _action(word: str) -> str:
     word = ACTION_ALIASES.get(word, word)
     if word in JOB_ACTIONS or did_you_mean(word, JOB_ACTIONS):
         return word  # argparse's own check names the closest action
+    alias = did_you_mean(word, ACTION_ALIASES)  # `jobs lss` was taken for a job's id
+    if alias:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {word!r}{alias} (choose from {', '.join(JOB_ACTIONS)})")
     raise argparse.ArgumentTypeError(
         f"invalid choice: {word!r} is no action (choose from {', '.join(JOB_ACTIONS)}); a "
         f"job? jobs show {word}")
