@@ -129,7 +129,10 @@ def prune_jobs(jobs, *, older_than: float | None = None, keep: int | None = None
     narrow the jobs pruned (and kept): ``--status damaged --keep 0`` removes the damaged
     folders only (``--status`` was dropped: it removed every finished job)."""
     if older_than is None and keep is None:
-        raise ValueError("prune needs --older-than AGE (like 7d) or --keep N (or both)")
+        narrowed = " ".join(f"--{k} {v}" for k, v in (("kind", kind), ("status", status)) if v)
+        every = f" ({narrowed} --keep 0 removes every such finished job)" if narrowed else ""
+        raise ValueError(f"prune needs --older-than AGE (like 7d) or --keep N (or both)"
+                         f"{every}")
     if status is not None and status not in PRUNED:
         raise ValueError(f"prune removes finished jobs and damaged folders: --status {status} "
                          f"is none of them (choose from {', '.join(PRUNED)})")
