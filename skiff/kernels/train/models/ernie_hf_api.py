@@ -26,6 +26,8 @@ ERNIE-4.5 (round 28; each was an AttributeError or a TypeError):
 
 from __future__ import annotations
 
+import numpy as np
+
 __all__ = ["TransformersModelApi", "BaseModelOutput", "decoder_forward"]
 
 
@@ -237,6 +239,46 @@ class TransformersModelApi:
                               TrainableTokensHead)):
                 m.disabled = off
         use_base_modules(self, off)  # modules_to_save: their values before training
+
+    def compute_transition_scores(self, sequences, scores, beam_indices=None,
+                                  normalize_logits: bool = False):
+        """transformers' ``compute_transition_scores``: each generated token's score (batch,
+        new) from ``generate(..., return_dict_in_generate=True, output_scores=True)``'s
+        ``sequences`` and ``scores`` (``beam_indices`` for beams: the scores of the beam each
+        token came from; 0 after a beam ended); ``normalize_logits``: log-softmax first.
+        Torch tensors in, a torch tensor out; else a numpy array."""
+        from .ernie_generate import _host
+
+        torch_in = hasattr(sequences, "detach")
+        seqs = np.asarray(_host(sequences.detach().cpu() if torch_in else sequences))
+        steps = [np.asarray(_host(x.detach().cpu() if hasattr(x, "detach") else x),
+                            dtype=np.float32) for x in scores]
+        V = self.config.vocab_size
+        if beam_indices is None:
+            beams = np.broadcast_to(np.arange(steps[0].shape[0])[:, None],
+                                    (steps[0].shape[0], len(steps)))
+        else:
+            beams = np.asarray(_host(beam_indices.detach().cpu()
+                                     if hasattr(beam_indices, "detach") else beam_indices))
+        stacked = np.stack(steps).reshape(len(steps), -1).T  # (rows * V, steps)
+        if normalize_logits:
+            z = stacked.reshape(-1, V, stacked.shape[-1]).astype(np.float64)
+            top = z.max(axis=1, keepdims=True)
+            top = np.where(np.isfinite(top), top, 0.0)
+            z = z - top - np.log(np.exp(z - top).sum(axis=1, keepdims=True))
+            stacked = z.astype(np.float32).reshape(-1, stacked.shape[-1])
+        ended = beams < 0
+        longest = int((~ended).sum(-1).max())
+        beams, ended = np.array(beams[:, :longest]), ended[:, :longest]
+        beams[ended] = 0
+        at = seqs[:, seqs.shape[-1] - longest:] + beams * V
+        out = np.take_along_axis(stacked, at, axis=0)
+        out[ended] = 0
+        if torch_in:
+            import torch
+
+            return torch.from_numpy(out)
+        return out
 
     def enable_input_require_grads(self) -> None:
         return None
