@@ -13,9 +13,60 @@ their decision must be the same on all (a loss-based rule is: the loss is global
 
 from __future__ import annotations
 
-__all__ = ["Callbacks"]
+__all__ = ["Callbacks", "OTHER_HOOKS"]
 
 _HOOKS = ("on_step_end", "on_validation_end", "on_train_end")
+
+_AFTER_VALIDATION = "on_validation_end(trainer, metrics) (after each validation: every epoch " \
+    "with val data)"
+_AFTER_STEP = "on_step_end(trainer, metrics) (after each optimizer step)"
+_BEFORE = "none: skiff has no hook before the run or an epoch (run it before train())"
+# other libraries' hooks, which skiff never calls (round 37: a Lightning callback's
+# on_train_epoch_end was silently never run), and what skiff calls instead
+OTHER_HOOKS = {
+    "on_epoch_end": ("Keras' and transformers'", _AFTER_VALIDATION),
+    "on_train_epoch_end": ("Lightning's", _AFTER_VALIDATION),
+    "on_validation_epoch_end": ("Lightning's", _AFTER_VALIDATION),
+    "on_evaluate": ("transformers'", _AFTER_VALIDATION),
+    "on_batch_end": ("Keras'", _AFTER_STEP),
+    "on_train_batch_end": ("Keras' and Lightning's", _AFTER_STEP),
+    "on_log": ("transformers'", _AFTER_STEP),
+    "on_fit_end": ("Lightning's", "on_train_end(trainer, result)"),
+    "on_train_begin": ("Keras' and transformers'", _BEFORE),
+    "on_train_start": ("Lightning's", _BEFORE),
+    "on_fit_start": ("Lightning's", _BEFORE),
+    "on_epoch_begin": ("Keras' and transformers'", _BEFORE),
+    "on_train_epoch_start": ("Lightning's", _BEFORE),
+}
+
+
+def _other_hooks(cb) -> str:
+    """What ``cb``'s hooks of other libraries would be in skiff ('' when it has none)."""
+    found = [h for h in OTHER_HOOKS if callable(getattr(cb, h, None))]
+    return "; ".join(f"{h} is {OTHER_HOOKS[h][0]} hook, skiff's is {OTHER_HOOKS[h][1]}"
+                     for h in found)
+
+
+def _check(cb) -> None:
+    """Refuse a callback skiff cannot call as written: transformers' ``TrainerCallback``
+    (its ``on_step_end(args, state, control)`` failed at the first step with "missing 1
+    required positional argument: 'control'"), an object with none of skiff's hooks; warn of
+    other libraries' hooks beside skiff's (never called)."""
+    name = type(cb).__name__
+    if any(c.__module__.split(".")[0] == "transformers" for c in type(cb).__mro__):
+        raise TypeError(f"{name} is a transformers TrainerCallback, called as "
+                        f"on_step_end(args, state, control); skiff calls "
+                        f"on_step_end(trainer, metrics), on_validation_end(trainer, metrics) "
+                        f"and on_train_end(trainer, result): write them on a plain object")
+    others = _other_hooks(cb)
+    if not (callable(cb) or any(hasattr(cb, h) for h in _HOOKS)):
+        raise TypeError(f"a callback is a function cb(metrics) or an object with "
+                        f"{', '.join(_HOOKS)}; got {name}" + (f" ({others})" if others else ""))
+    if others:
+        import warnings
+
+        warnings.warn(f"{name}'s other hooks are never called: {others}", UserWarning,
+                      stacklevel=4)
 
 
 class Callbacks:
@@ -24,13 +75,11 @@ class Callbacks:
     def __init__(self, callbacks):
         if callbacks is None:
             callbacks = []
-        elif callable(callbacks) or any(hasattr(callbacks, h) for h in _HOOKS):
+        elif callable(callbacks) or any(hasattr(callbacks, h) for h in (*_HOOKS, *OTHER_HOOKS)):
             callbacks = [callbacks]
         self.items = list(callbacks)
         for cb in self.items:
-            if not (callable(cb) or any(hasattr(cb, h) for h in _HOOKS)):
-                raise TypeError(f"a callback is a function cb(metrics) or an object with "
-                                f"{', '.join(_HOOKS)}; got {type(cb).__name__}")
+            _check(cb)
 
     def __bool__(self) -> bool:
         return bool(self.items)
