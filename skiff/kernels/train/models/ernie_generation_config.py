@@ -44,6 +44,29 @@ class GenerationDefaults(dict):
     def to_diff_dict(self) -> dict:
         return dict(self)
 
+    def to_json_string(self, use_diff: bool = True) -> str:
+        import json
+
+        return json.dumps(self.to_diff_dict() if use_diff else self.to_dict(), indent=2,
+                          sort_keys=True, default=_plain) + "\n"
+
+    def save_pretrained(self, save_directory, config_file_name=None, push_to_hub=False,
+                        **kwargs) -> None:
+        """transformers' ``GenerationConfig.save_pretrained(DIR)``: ``DIR/generation_config.json``
+        (the options set), which ``GenerationConfig.from_pretrained(DIR)`` and
+        ``from_pretrained`` read back (round 37)."""
+        from pathlib import Path
+
+        if push_to_hub:
+            raise ValueError("push_to_hub is not supported: save to a folder and upload it")
+        folder = Path(save_directory).expanduser()
+        if folder.is_file():
+            raise AssertionError(f"Provided path ({save_directory}) should be a directory, "
+                                 "not a file")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / (config_file_name or "generation_config.json")).write_text(
+            self.to_json_string())
+
     def update(self, *args, **kwargs):  # GenerationConfig.update(**kwargs) and dict's
         dict.update(self, *args, **kwargs)
         return {}
@@ -58,6 +81,13 @@ class GenerationDefaults(dict):
 
     def __reduce__(self):
         return (GenerationDefaults, (dict(self),))
+
+
+def _plain(value):
+    """A numpy value (an id set from an array) as JSON's."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"generation_config value {value!r} is not JSON")
 
 
 def as_generation_config(value) -> GenerationDefaults:
