@@ -148,6 +148,10 @@ class _Parser(argparse.ArgumentParser):
             except (GrammarError, TypeError):  # TypeError: a parser intermixing cannot read
                 raise exc from None
             if extras:  # the words left over either way: those, not the positionals before
+                split = split_path(list(args))
+                if split:  # `train mlp {f}`, f = 'my data.csv': "unrecognized: data.csv"
+                    raise GrammarError(f"{self.prog}: unrecognized arguments: "
+                                       f"{' '.join(extras)}; {split}") from None
                 self.error(f"unrecognized arguments: {' '.join(extras)}")
             return ns
 
@@ -202,6 +206,22 @@ class _Parser(argparse.ArgumentParser):
             raise argparse.ArgumentError(
                 action, f"invalid choice: {value!r}{did_you_mean(value, action.choices)} "
                         f"(choose from {names})")
+
+
+def split_path(words: list[str], *, most: int = 8) -> str:
+    """Where ``words`` hold one path split at its spaces (a terminal's unquoted ``my
+    data.csv``; a notebook's ``%ocr {f}``, IPython putting ``f``'s text in bare): what to
+    say of it, else ``""``. The first word is no file, and it and up to ``most - 1`` words
+    after it, joined with spaces, are."""
+    for i, word in enumerate(words):
+        if word.startswith("-") or os.path.exists(os.path.expanduser(word)):
+            continue
+        for j in range(min(len(words), i + most), i + 1, -1):
+            whole = " ".join(words[i:j])
+            if os.path.exists(os.path.expanduser(whole)):
+                return (f"{whole!r} is there: a path with spaces is one word quoted "
+                        f"(\"{whole}\"; in a notebook \"{{name}}\" for a variable holding it)")
+    return ""
 
 
 def split_line(line: str | list[str]) -> list[str]:

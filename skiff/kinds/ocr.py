@@ -146,8 +146,12 @@ def _missing_input(inputs: list[str], exc: FileNotFoundError) -> Exception:
     a pattern that matches nothing, an address: as the reader said them."""
     import glob
 
-    from skiff.grammar.common import missing_file
+    from skiff.grammar.common import missing_file, split_path
 
+    split = split_path(inputs)  # one path split at its spaces: `%ocr {f}`, f = 'scans dir'
+    if split:
+        first = next(w for w in inputs if not os.path.exists(os.path.expanduser(w)))
+        return FileNotFoundError(f"no such file, folder or pattern: {first!r}; {split}")
     for item in inputs:  # a bare word (no dot, no folder) may be a mistyped variable
         if not os.path.exists(os.path.expanduser(item)) and not glob.has_magic(item) and \
                 "://" not in item and ("." in item or os.sep in item) and \
