@@ -96,7 +96,6 @@ class TransformersModelApi:
         """peft's ``merge_and_unload()``: the active adapter folded in, the others dropped
         (a plain model, as peft leaves it)."""
         from .lora import has_lora, merge_lora
-        from .lora_named import forget_parked
 
         if not has_lora(self):
             raise ValueError("the model has no LoRA adapters to merge")
@@ -106,7 +105,6 @@ class TransformersModelApi:
                 raise ValueError(f"adapter_names={adapter_names!r}: skiff merges the active "
                                  f"adapter ({self.active_adapter!r}); set_adapter the one to "
                                  "merge first")
-        forget_parked(self)
         return merge_lora(self)
 
     def load_adapter(self, peft_model_id, adapter_name=None, is_trainable: bool = False,
@@ -118,19 +116,28 @@ class TransformersModelApi:
         it and not active (peft's ``PeftModel.load_adapter``; :mod:`~.lora_named`):
         ``set_adapter(name)`` switches to it."""
         from .lora import has_lora, load_adapter
-        from .lora_named import load_named
+        from .lora_named import load_named, name_first
 
         if has_lora(self) and adapter_name is not None:
             load_named(self, peft_model_id, str(adapter_name))
         else:
-            if adapter_name not in (None, "default"):
-                raise ValueError(f"adapter_name={adapter_name!r}: the model's first adapter "
-                                 "is 'default' here (leave adapter_name out); later ones "
-                                 "take a name")
             load_adapter(self, peft_model_id)
+            name_first(self, str(adapter_name or "default"))
         if is_trainable:
             self.train()
         return self
+
+    def add_adapter(self, adapter_config, adapter_name=None, low_cpu_mem_usage=False) -> None:
+        """A fresh LoRA adapter from a peft ``LoraConfig`` (:func:`~.lora_named.add_fresh`):
+        transformers' ``add_adapter(config, adapter_name=None)`` makes it active (its code
+        calls ``set_adapter``); peft's ``PeftModel.add_adapter(name, config)`` (the name
+        first) leaves the active one."""
+        from .lora_named import add_fresh
+
+        if isinstance(adapter_config, str):  # peft's order
+            add_fresh(self, adapter_name, adapter_config, activate=False)
+        else:
+            add_fresh(self, adapter_config, str(adapter_name or "default"), activate=True)
 
     def set_adapter(self, adapter_name) -> None:
         """transformers' / peft's ``set_adapter(name)``: that adapter active (trainable, as

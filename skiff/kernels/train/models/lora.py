@@ -439,6 +439,7 @@ def merge_lora(model):
     for p in model.parameters():
         p.requires_grad = True
     model.__dict__.pop("lora_config", None)
+    model.__dict__.pop("_lora_adapters", None)  # other named adapters go too, as peft's
     return model
 
 

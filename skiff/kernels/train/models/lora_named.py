@@ -26,7 +26,8 @@ import numpy as np
 from ..core import nn
 
 __all__ = ["adapter_names", "active_name", "adapter_configs", "load_named", "set_active",
-           "delete_named", "forget_parked", "each_adapter", "add_weighted"]
+           "delete_named", "forget_parked", "each_adapter", "add_weighted", "add_fresh",
+           "name_first"]
 
 
 def _registry(model) -> dict:
@@ -37,6 +38,12 @@ def _registry(model) -> dict:
         reg = model.__dict__["_lora_adapters"] = {"active": "default", "parked": {},
                                                   "order": ["default"]}
     return reg
+
+
+def name_first(model, adapter_name: str) -> None:
+    """The name of a model's only adapter (``"default"`` unless the user names it)."""
+    model.__dict__["_lora_adapters"] = {"active": adapter_name, "parked": {},
+                                        "order": [adapter_name]}
 
 
 def adapter_names(model) -> list[str]:
@@ -52,8 +59,7 @@ def active_name(model) -> str:
 
 
 def forget_parked(model) -> None:
-    """After a merge: the other adapters go with the LoRA layers (peft's
-    ``merge_and_unload`` leaves a plain model)."""
+    """No adapter left: the names go too."""
     model.__dict__.pop("_lora_adapters", None)
 
 
@@ -299,3 +305,54 @@ def add_weighted(model, adapters, weights, adapter_name: str, combination_type: 
             _unload(model)
         _restore(model, held)
     set_active(model, first)
+
+
+def _lora_kwargs(config) -> dict:
+    """A peft ``LoraConfig`` (or its dict) as :func:`~.lora.apply_lora_config`'s config."""
+    cfg = config.to_dict() if hasattr(config, "to_dict") else dict(config)
+    peft_type = str(getattr(cfg.get("peft_type"), "value", cfg.get("peft_type") or "LORA"))
+    if peft_type.upper() != "LORA":
+        raise ValueError(f"add_adapter: a {peft_type} config; skiff adapts with LoRA only")
+    targets = cfg.get("target_modules")
+    if targets is None:
+        raise ValueError("add_adapter: the LoraConfig names no target_modules (skiff does not "
+                         "guess them per architecture: e.g. ['q_proj', 'v_proj'])")
+    for key, default in (("bias", "none"), ("fan_in_fan_out", False)):
+        if cfg.get(key, default) not in (default, None):
+            raise ValueError(f"add_adapter: {key}={cfg[key]!r} is not supported by skiff's LoRA")
+    return {"r": int(cfg.get("r", 8)), "lora_alpha": float(cfg.get("lora_alpha", 8)),
+            "lora_dropout": float(cfg.get("lora_dropout") or 0.0),
+            "target_modules": targets if isinstance(targets, str) else sorted(targets),
+            "target_parameters": list(cfg.get("target_parameters") or []),
+            **{k: cfg.get(k) for k in ("trainable_token_indices", "modules_to_save",
+                                       "use_rslora", "rank_pattern", "alpha_pattern",
+                                       "use_dora", "layers_to_transform", "layers_pattern",
+                                       "exclude_modules")}}
+
+
+def add_fresh(model, config, adapter_name: str, activate: bool) -> None:
+    """A new adapter from a peft ``LoraConfig`` (transformers' ``add_adapter``: made active;
+    peft's: not): ``B`` zero, so the model's outputs are unchanged while it is active."""
+    from .lora import apply_lora_config, has_lora
+
+    kwargs = _lora_kwargs(config)
+    if not has_lora(model):
+        apply_lora_config(model, kwargs)
+        name_first(model, adapter_name)
+        return
+    reg = _registry(model)
+    if adapter_name in reg["order"]:
+        raise ValueError(f"Adapter with name {adapter_name} already exists. Please use a "
+                         "different name.")
+    _check_swappable(kwargs, f"adapter {adapter_name!r}")
+    held = _park(model)
+    try:
+        apply_lora_config(model, kwargs)
+        reg["parked"][adapter_name] = _park(model)
+        reg["order"].append(adapter_name)
+    finally:
+        if getattr(model, "lora_config", None) is not None:
+            _unload(model)
+        _restore(model, held)
+    if activate:
+        set_active(model, adapter_name)

@@ -157,3 +157,29 @@ def test_unsupported_mixes_say_so(setup):
         model.add_weighted_adapter(["zz"], [1], "x")
     with pytest.raises(ValueError, match="one active adapter at a time"):
         model.set_adapter(["default", "c"])
+
+
+def test_add_adapter_from_a_lora_config(setup):
+    folder, paths, _ = setup
+    model = from_pretrained(folder)
+    base = model(IDS).numpy()
+    cfg = peft.LoraConfig(r=2, lora_alpha=4, target_modules=["q_proj", "o_proj"])
+    model.add_adapter(cfg, adapter_name="sft")  # transformers' order: made active
+    assert model.active_adapters() == ["sft"] and model.peft_config["sft"]["r"] == 2
+    np.testing.assert_allclose(model(IDS).numpy(), base, atol=1e-6)  # B starts at zero
+    model.load_adapter(paths["c"], adapter_name="c")
+    model.add_adapter("dpo", cfg)  # peft's order: the active one stays
+    assert list(model.peft_config) == ["sft", "c", "dpo"] and model.active_adapter == "sft"
+    model.set_adapter("c")
+    pm = peft.PeftModel.from_pretrained(
+        transformers.AutoModelForCausalLM.from_pretrained(folder).eval(), paths["c"]).eval()
+    with torch.no_grad():
+        want = pm(torch.tensor(IDS)).logits.numpy()
+    np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
+    with pytest.raises(ValueError, match="Adapter with name dpo already exists"):
+        model.add_adapter(cfg, adapter_name="dpo")
+    model.merge_and_unload()
+    with pytest.raises(ValueError, match="No adapter loaded"):
+        model.active_adapters()
+    named = from_pretrained(folder).load_adapter(paths["c"], adapter_name="mine")
+    assert named.active_adapters() == ["mine"]
