@@ -46,7 +46,10 @@ def runs_mode() -> str:
     """``$SKIFF_RUNS_MODE``: ``private`` (default) or ``group``."""
     mode = (os.environ.get("SKIFF_RUNS_MODE") or "private").strip().lower()
     if mode not in RUNS_MODES:
-        raise RunFolderError(f"SKIFF_RUNS_MODE={mode!r}: choose from {', '.join(RUNS_MODES)}")
+        from skiff.grammar.common import did_you_mean
+
+        raise RunFolderError(f"SKIFF_RUNS_MODE={mode!r}{did_you_mean(mode, RUNS_MODES)}: "
+                             f"choose from {', '.join(RUNS_MODES)}")
     return mode
 
 
@@ -79,14 +82,16 @@ def apply_mode(path: str | os.PathLike) -> None:
 
 
 def runs_root(root: str | os.PathLike | None = None) -> Path:
-    """``$SKIFF_RUNS`` if set, else ``./skiff-runs``; ``~`` is the home folder (a quoted
+    """``$SKIFF_RUNS`` if set (not blank), else ``./skiff-runs``; ``~`` is the home folder (a quoted
     ``SKIFF_RUNS="~/runs"`` made a folder named ``~`` in the working folder). Always
     absolute: a relative ``SKIFF_RUNS=runs`` and a ``%cd`` in the notebook while a job ran
     made its next event land nowhere ("its run folder was removed while it ran": failed)."""
     if root is not None:
         return Path(root).expanduser().absolute()
-    return Path(os.environ.get("SKIFF_RUNS") or Path.cwd() / "skiff-runs").expanduser() \
-        .absolute()
+    # a blank one (`SKIFF_RUNS= ` in a shell) is unset, as an empty one: it named a folder
+    # of spaces in the working folder
+    return Path(os.environ.get("SKIFF_RUNS", "").strip() and os.environ["SKIFF_RUNS"]
+                or Path.cwd() / "skiff-runs").expanduser().absolute()
 
 
 def new_job_id(kind: str) -> str:
