@@ -260,7 +260,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 def _method(name):
     def fn(input, *args, **kwargs):  # noqa: A002 - torch's name
-        if not isinstance(input, Tensor):
+        if not isinstance(input, Tensor) and not getattr(input, "is_sparse", False):
             input = tensor(input)  # noqa: A001
         return getattr(input, name)(*args, **kwargs)
 
@@ -286,6 +286,7 @@ _METHODS = ("flatten", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "s
             "index_fill", "index_copy")
 
 globals().update({_n: _method(_n) for _n in _METHODS})
+from . import sparse_r37 as _sparse_r37  # noqa: E402, F401  (Tensor.to_sparse, sparse mm)
 from . import tensor_math_r27 as _r27  # noqa: E402
 
 globals().update({_n: getattr(_r27, _n) for _n in _R27_FUNCTIONS})
