@@ -77,3 +77,45 @@ def test_sa_hierarchy_is_the_same_with_and_without_the_one_pass_kernel(monkeypat
         for X, Y in ((a[0], b[0]), (a[3], b[3])):
             assert X.shape == Y.shape
             assert abs(X - Y).max() <= 1e-14 * abs(Y).max()
+
+
+@pytest.mark.parametrize("theta", [0.0, 0.03])
+@pytest.mark.parametrize("make", [lambda: _lap27(6), _mixed, lambda: _grid(1e-2)])
+def test_symmetric_strength_kernel_equals_its_numpy_form(make, theta):
+    from skiff.kernels.solve import amg
+
+    A = make()
+    ref = amg._strength_numpy(A, theta)
+    assert ref.nnz > 0 and (amg.strength(A, theta) != ref).nnz == 0   # numba
+    A = sp.csr_matrix(A)
+    A.sum_duplicates()
+    indptr, indices, sym = amg._strength_py(A.indptr, A.indices, np.abs(A.data),
+                                            np.abs(A.diagonal()), theta)   # the twin
+    assert sym and (sp.csr_matrix((np.ones(indices.size), indices, indptr), A.shape)
+                    != ref).nnz == 0
+    B = A.tolil()
+    B[0, A.shape[0] - 1] = -5.0   # one entry without its mirror: symmetrised after
+    B = B.tocsr()
+    assert not amg._strength_py(B.indptr, B.indices, np.abs(B.data), np.abs(B.diagonal()),
+                                theta)[2]
+    assert (amg.strength(B, theta) != amg._strength_numpy(B, theta)).nnz == 0
+
+
+@pytest.mark.parametrize("make", [lambda: _lap27(16), lambda: _grid(1.0, 100)])
+def test_a_constant_coefficient_stencil_gets_pyamgs_sa_levels(make):
+    pyamg = pytest.importorskip("pyamg")
+    A = make()
+    ours = SmoothedAggregation(A)   # strength 'auto': symmetric for the uniform stencil
+    theirs = pyamg.smoothed_aggregation_solver(A, max_coarse=400)
+    assert ours.strength == "symmetric"
+    assert [lv[0].shape[0] for lv in ours.levels] + [ours.coarse_n] == \
+        [lv.A.shape[0] for lv in theirs.levels]
+    # anisotropy is not a uniform stencil: evolution strength stays
+    assert SmoothedAggregation(_grid(1e-2, 40)).strength == "evolution"
+
+
+def test_a_shifted_indefinite_laplacian_keeps_evolution_strength():
+    A = (_grid(1.0, 30) - 0.5 * sp.identity(900)).tocsr()   # uniform stencil, not dominant
+    assert SmoothedAggregation(A).strength == "evolution"
+    assert SmoothedAggregation((_grid(1.0, 30) + 0.5 * sp.identity(900)).tocsr()).strength \
+        == "symmetric"
