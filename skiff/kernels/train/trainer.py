@@ -421,8 +421,9 @@ class Trainer(Inference, TrainerState):
     def _train(self, alarm, dataset, epochs, steps, val_dataset, val_split) -> TrainResult:
         """:meth:`train` under its rank alarm (:mod:`.parallel.rank_alarm`)."""
         # a DataLoader in place of the data: its batch size is the one meant, for this call
-        from .trainer_torch_habits import from_torch_loader
+        from .trainer_torch_habits import from_torch_loader, loader_order
 
+        order = loader_order(dataset)  # its shuffle and drop_last, for this call too
         dataset, torch_batch = from_torch_loader(dataset)  # torch's: its dataset, batch size
         # an image folder's (skiff's, torchvision's) or a table's classes: the per-class
         # report names them (it said '0', '1' where the line said 'cats', 'dogs')
@@ -449,11 +450,17 @@ class Trainer(Inference, TrainerState):
             self.reporter.log(held_note)
             if self.verbose and getattr(self.reporter, "rank", 0) == 0:
                 print(held_note)
+        own_order = {"shuffle": self.shuffle, "drop_last": self.drop_last}
         try:
             if loader_batch is not None and loader_batch != own_batch:
                 self.batch_size = loader_batch
                 self.reporter.log(f"batch size {loader_batch}: the DataLoader's (the "
                                   f"Trainer's batch_size is {own_batch})")
+            for key, value in (order or {}).items():
+                if value != own_order[key]:
+                    setattr(self, key, value)
+                    self.reporter.log(f"{key}={value}: the DataLoader's (the Trainer's "
+                                      f"{key} is {own_order[key]})")
             strategy = self._choose_strategy(dataset)
             self.rng = train_random.new_generator(self.seed)  # this run's own: dropout draws
             with train_random.using(self.rng):
@@ -474,6 +481,7 @@ class Trainer(Inference, TrainerState):
                 return result
         finally:
             self.batch_size = own_batch
+            self.shuffle, self.drop_last = own_order["shuffle"], own_order["drop_last"]
             self._live_strategy = None
 
     def _refuse_stale(self, what: str) -> None:

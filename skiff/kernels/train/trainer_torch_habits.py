@@ -85,6 +85,28 @@ def from_torch_loader(data):
     return dataset, _size(data.batch_size)
 
 
+def loader_order(data) -> dict | None:
+    """``{"shuffle": ..., "drop_last": ...}`` of a DataLoader handed to ``train`` in place of
+    the data (torch's, ``skiff.utils.data``'s: a ``RandomSampler`` shuffles, a
+    ``SequentialSampler`` does not, a ``WeightedRandomSampler`` draws its own order; skiff's
+    own: its ``shuffle``), or None for other data. The Trainer follows them for that call,
+    as it follows the loader's batch size (round 37: a loader made with ``shuffle=False``, a
+    time series', was shuffled, and ``drop_last=True`` trained the short last batch)."""
+    from .data import DataLoader, _is_torch_style_loader
+
+    torch_style = type(data).__name__ == "DataLoader" and type(data).__module__.startswith(
+        "torch.utils.data") or _is_torch_style_loader(data)
+    if not (torch_style or isinstance(data, DataLoader)):
+        return None
+    order = {"drop_last": bool(getattr(data, "drop_last", False))}
+    sampler = type(getattr(data, "sampler", None)).__name__
+    if not torch_style:
+        order["shuffle"] = bool(data.shuffle)
+    elif sampler in ("RandomSampler", "SequentialSampler"):
+        order["shuffle"] = sampler == "RandomSampler"
+    return order
+
+
 def _size(size) -> int | None:
     return int(size) if isinstance(size, int) and size > 0 else None
 

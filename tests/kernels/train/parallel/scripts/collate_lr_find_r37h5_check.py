@@ -52,7 +52,8 @@ def collate(strategy):
     start = {k: np.asarray(v, np.float64).tolist() for k, v in m.state_dict().items()}
     tr = skiff.Trainer(m, strategy=strategy, optimizer="sgd", lr=LR, schedule="constant",
                        clip=None, seed=SEED)
-    result = tr.train(sud.DataLoader(items(), batch_size=BATCH, collate_fn=pad), epochs=EPOCHS)
+    loader = sud.DataLoader(items(), batch_size=BATCH, shuffle=True, collate_fn=pad)
+    result = tr.train(loader, epochs=EPOCHS)
     return {"losses": result.losses, "start": start}
 
 
