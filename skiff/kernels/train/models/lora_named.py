@@ -5,14 +5,14 @@ active one, ``model.delete_adapter(name)`` drops one (the first left by name bec
 peft), ``model.active_adapter`` / ``active_adapters()`` name it.
 
 The active adapter lives in the model's layers (``LoRALinear`` / ``GateUpLoRA``, as
-:func:`~.lora.apply_lora` puts them); the others are parked: their ``lora_config`` and
-their parameters' values. Switching parks the active one (the base layers put back
-without folding anything in: peft's ``unload``), then puts the other's layers on
-(:func:`~.lora.apply_lora_config`) and its values in. The adapter made active is trainable
-(peft's ``set_adapter`` without ``inference_mode``); the model keeps its mode and whether
-its adapters are disabled. Adapters that train embedding rows (``trainable_token_indices``)
-or whole modules (``modules_to_save``) change the base model's own layers: one error when
-a second adapter is asked for on such a model.
+:func:`~.lora.apply_lora` puts them); the others are parked: their ``lora_config`` and their
+layers, taken off with their parameters (peft's ``unload`` puts the base layers back,
+nothing folded in). Switching swaps the layers, so a parameter is the same object whenever
+its adapter is active (an optimizer over two adapters keeps its references). The adapter
+made active is trainable (peft's ``set_adapter`` without ``inference_mode``); the model
+keeps its mode and whether its adapters are disabled. Adapters that train embedding rows
+(``trainable_token_indices``) or whole modules (``modules_to_save``) change the base
+model's own layers: one error when a second adapter is asked for on such a model.
 """
 
 from __future__ import annotations
@@ -69,16 +69,6 @@ def _adapter_layers(model):
     return [(n, m) for n, m in model.named_modules() if isinstance(m, (LoRALinear, GateUpLoRA))]
 
 
-def _state(model) -> dict:
-    """The active adapter's own parameters (not the base weights its layers hold)."""
-    out = {}
-    for name, m in _adapter_layers(model):
-        for key, p in m.named_parameters():
-            if key not in ("weight", "bias"):
-                out[f"{name}.{key}"] = np.array(p.numpy(), copy=True)
-    return out
-
-
 def _check_swappable(cfg: dict | None, what: str) -> None:
     cfg = cfg or {}
     if cfg.get("trainable_token_indices") is not None or cfg.get("modules_to_save"):
@@ -88,12 +78,15 @@ def _check_swappable(cfg: dict | None, what: str) -> None:
                          "of LoRA layers; load the other adapter into another model")
 
 
-def _unload(model) -> None:
-    """peft's ``unload()``: the base layers back, nothing folded in."""
+def _unload(model) -> dict:
+    """peft's ``unload()``: the base layers back, nothing folded in; returns the adapter
+    layers taken off (``{dotted name: layer}``)."""
     modules = dict(model.named_modules())
+    taken = {}
     for name, m in _adapter_layers(model):
         owner, _, attr = name.rpartition(".")
         parent = modules[owner] if owner else model
+        taken[name] = m
         if attr == "gate_up_lora":
             parent.gate_up_lora = None
             continue
@@ -102,32 +95,32 @@ def _unload(model) -> None:
         lin.weight, lin.bias = m.weight, m.bias
         setattr(parent, attr, lin)
     model.__dict__.pop("lora_config", None)
+    return taken
 
 
-def _park(model) -> tuple[dict, dict, bool]:
-    """Take the active adapter off the model: ``(lora_config, values, disabled)``."""
+def _park(model) -> tuple[dict, dict]:
+    """Take the active adapter off the model: ``(lora_config, its layers)``; the layers
+    keep their parameters (an optimizer's references stay valid across switches)."""
     _check_swappable(model.lora_config, "another adapter")
-    layers = _adapter_layers(model)
-    disabled = bool(layers) and all(m.disabled for _, m in layers)
-    record = (dict(model.lora_config), _state(model), disabled)
-    _unload(model)
-    return record
+    config = dict(model.lora_config)
+    return config, _unload(model)
 
 
-def _restore(model, record) -> None:
-    """Put a parked adapter on the model: its layers, its values, trainable."""
-    from .lora import apply_lora_config
-
-    config, values, disabled = record
-    training = model.training
-    apply_lora_config(model, config)
-    params = dict(model.named_parameters())
-    for key, value in values.items():
-        p = params[key]
-        p._data[...] = p.xp.asarray(value).astype(p.dtype)
-    for _, m in _adapter_layers(model):
-        m.disabled = disabled
-    model.train(training)
+def _restore(model, record, disabled: bool | None = None) -> None:
+    """Put a parked adapter's layers back in place, trainable, in the model's mode
+    (``disabled``: switched off or on, as the adapter it replaces was; None: as they
+    were)."""
+    config, layers = record
+    modules = dict(model.named_modules())
+    for name, m in layers.items():
+        owner, _, attr = name.rpartition(".")
+        setattr(modules[owner] if owner else model, attr, m)
+        for key, p in m.named_parameters():
+            p.requires_grad = key not in ("weight", "bias")  # the base layer's: frozen
+        m.train(model.training)
+        if disabled is not None:
+            m.disabled = disabled
+    model.lora_config = dict(config)
 
 
 def load_named(model, path, adapter_name: str) -> None:
@@ -158,8 +151,9 @@ def set_active(model, adapter_name: str) -> None:
     if adapter_name == reg["active"]:
         return
     record = reg["parked"].pop(adapter_name)
+    disabled = any(m.disabled for _, m in _adapter_layers(model))
     reg["parked"][reg["active"]] = _park(model)
-    _restore(model, record)
+    _restore(model, record, disabled)
     reg["active"] = adapter_name
 
 

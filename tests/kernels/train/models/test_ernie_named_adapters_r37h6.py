@@ -183,3 +183,25 @@ def test_add_adapter_from_a_lora_config(setup):
         model.active_adapters()
     named = from_pretrained(folder).load_adapter(paths["c"], adapter_name="mine")
     assert named.active_adapters() == ["mine"]
+
+
+def test_switching_keeps_parameters_and_the_disabled_state(setup):
+    folder, paths, _ = setup
+    model = from_pretrained(folder)
+    base = model(IDS).numpy()
+    model.load_adapter(paths["default"])
+    model.load_adapter(paths["c"], adapter_name="c")
+    before = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    with_default = model(IDS).numpy()
+    model.set_adapter("c")
+    now = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    assert not any(now[n] is before[n] for n in set(now) & set(before))  # c's own
+    model.set_adapter("default")
+    after = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    assert after.keys() == before.keys() and all(after[n] is before[n] for n in before)
+    model.disable_adapters()
+    model.set_adapter("c")  # still off, as peft's disabled layers stay off
+    np.testing.assert_allclose(model(IDS).numpy(), base, atol=1e-6)
+    model.enable_adapters()
+    model.set_adapter("default")
+    np.testing.assert_allclose(model(IDS).numpy(), with_default, atol=1e-6)
