@@ -17,6 +17,7 @@ import string
 from collections import Counter
 
 from .autograd import Function, xp_of
+from .shape_error import check_einsum_dtypes
 
 __all__ = ["einsum", "EinsumFn"]
 
@@ -105,4 +106,5 @@ def einsum(equation: str, *operands):
     from . import autocast_ops as _ac
     if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
         operands = _ac.low(*operands)
+    check_einsum_dtypes(operands)
     return EinsumFn.apply(*operands, ins=ins, out=out)

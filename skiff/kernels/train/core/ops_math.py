@@ -13,6 +13,7 @@ import numpy as np
 from . import half_cast as _hc
 from .autograd import Function, xp_of
 from .gemm import mm
+from .shape_error import check_matmul_dtypes
 
 __all__ = [
     "unbroadcast",
@@ -149,6 +150,7 @@ class MatMul(Function):
 
     def forward(self, a, b):
         self.save_for_backward(a, b)
+        check_matmul_dtypes(a, b)
         try:
             out = mm(a, b) if a.ndim >= 2 and b.ndim >= 2 else a @ b
         except ValueError as e:

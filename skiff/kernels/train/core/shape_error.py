@@ -65,3 +65,55 @@ def broadcast_error(a, b) -> ShapeError:
             return ShapeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b "
                               f"({pb[i]}) at non-singleton dimension {i}")
     return ShapeError(f"shapes {a} and {b} cannot be broadcast together")
+
+
+class DtypeMismatch(RuntimeError):
+    """Operands of a matrix product or a convolution in two dtypes (torch refuses them; numpy
+    would promote the float32 one silently, doubling a layer's cost or hiding a stray
+    float64 tensor)."""
+
+
+_C_NAMES = {"float32": ("float", "Float"), "float64": ("double", "Double"),
+            "float16": ("c10::Half", "Half"), "bfloat16": ("c10::BFloat16", "BFloat16"),
+            "int64": ("long int", "Long"), "int32": ("int", "Int"), "int16": ("short", "Short"),
+            "int8": ("signed char", "Char"), "uint8": ("unsigned char", "Byte"),
+            "bool": ("bool", "Bool"), "complex64": ("c10::complex<float>", "ComplexFloat"),
+            "complex128": ("c10::complex<double>", "ComplexDouble")}
+
+
+def _names(dtype):
+    name = str(dtype)
+    return _C_NAMES.get(name, (name, name))
+
+
+def check_matmul_dtypes(a, b) -> None:
+    """torch's refusal of ``a @ b`` (``mm``, ``bmm``, ``linear``...) in two dtypes."""
+    if a.dtype != b.dtype:
+        raise DtypeMismatch(f"expected m1 and m2 to have the same dtype, but got: "
+                            f"{_names(a.dtype)[0]} != {_names(b.dtype)[0]}")
+
+
+def check_conv_dtypes(x, weight, bias=None) -> None:
+    """torch's refusal of a convolution whose input, weight or bias differ in dtype."""
+    if x.dtype != weight.dtype:
+        raise DtypeMismatch(f"expected scalar type {_names(x.dtype)[1]} but found "
+                            f"{_names(weight.dtype)[1]} (the input is {x.dtype}, the weight "
+                            f"{weight.dtype}: cast one, e.g. input.to(weight.dtype))")
+    if bias is not None and bias.dtype != x.dtype:
+        raise DtypeMismatch(f"Input type ({_names(x.dtype)[0]}) and bias type "
+                            f"({_names(bias.dtype)[0]}) should be the same")
+
+
+def check_dot_dtypes(a, b) -> None:
+    """torch's ``dot``/``vdot`` refusal of two dtypes."""
+    if a.dtype != b.dtype:
+        raise DtypeMismatch(f"dot : expected both vectors to have same dtype, but found "
+                            f"{_names(a.dtype)[1]} and {_names(b.dtype)[1]}")
+
+
+def check_einsum_dtypes(operands) -> None:
+    """torch's ``einsum`` refusal of operands in two dtypes (the first one's is expected)."""
+    for t in operands[1:]:
+        if t.dtype != operands[0].dtype:
+            raise DtypeMismatch(f"expected scalar type {_names(operands[0].dtype)[1]} but "
+                                f"found {_names(t.dtype)[1]}")

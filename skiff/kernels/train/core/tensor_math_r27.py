@@ -266,6 +266,8 @@ def dot(self, other):
     if self.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {self.ndim}D and {other.ndim}D "
                            "tensors (use matmul or mm for matrices)")
+    from .shape_error import check_dot_dtypes
+    check_dot_dtypes(self, other)
     return (self * other).sum()
 
 

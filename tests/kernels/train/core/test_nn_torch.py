@@ -279,7 +279,7 @@ def test_same_seed_same_weights_and_module_api():
     assert len(list(m.children())) == 3 and len(list(m.modules())) == 4
     m.eval()
     assert not m[1].training
-    x = skiff.tensor(np.ones((2, 2)))
+    x = skiff.tensor(np.ones((2, 2), np.float32))
     np.testing.assert_array_equal(m(x).numpy(), m(x).numpy())  # dropout off in eval
     m.to("float64")
     assert all(p.dtype == np.float64 for p in m.parameters())

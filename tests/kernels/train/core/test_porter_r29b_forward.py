@@ -17,7 +17,7 @@ tfwd = torch.autograd.forward_ad
 def _pair(seed=0):
     torch.manual_seed(seed)
     tm = torch.nn.Sequential(torch.nn.Linear(3, 7), torch.nn.Tanh(), torch.nn.Linear(7, 2)).double()
-    sm = skiff.nn.Sequential(skiff.nn.Linear(3, 7), skiff.nn.Tanh(), skiff.nn.Linear(7, 2))
+    sm = skiff.nn.Sequential(skiff.nn.Linear(3, 7), skiff.nn.Tanh(), skiff.nn.Linear(7, 2)).double()
     sm.load_state_dict({k: skiff.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
     return tm, sm
 

@@ -18,6 +18,7 @@ import numpy as np
 from .. import autocast_ops as _ac
 from ..autograd import Function, xp_of
 from ..default_dtype import default_float
+from ..shape_error import check_conv_dtypes
 from ..tensor import Tensor
 from .conv import BatchNorm2d, _conv_repr, _kernel_params
 from .functional.pool_nd import PoolNdFn, _out_sizes, _pad, _slices, _tuple, _unpad, max_pool_nd
@@ -83,6 +84,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                       groups).squeeze(0)
     if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
         input, weight, bias = _ac.low(input, weight, bias)
+    check_conv_dtypes(input, weight, bias)
     if input.ndim != 5 or weight.ndim != 5:
         raise ValueError(f"conv3d expects input (N, C, D, H, W) and weight (O, C/groups, kD, "
                          f"kH, kW), got {tuple(input.shape)} and {tuple(weight.shape)}")

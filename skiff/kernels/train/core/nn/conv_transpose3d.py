@@ -8,6 +8,7 @@ import math
 
 from .. import autocast_ops as _ac
 from ..default_dtype import default_float
+from ..shape_error import check_conv_dtypes
 from .conv import _conv_repr, _kernel_params
 from .conv3d import _tuple
 from .functional.conv_transpose_nd import ConvTransposeNdFn
@@ -35,6 +36,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0,  # noqa: A00
     if any(o >= max(a, b) for o, a, b in zip(op, s, d)):
         raise ValueError(f"output_padding {op} must be smaller than the stride {s} or the "
                          f"dilation {d} (torch's rule)")
+    check_conv_dtypes(input, weight, bias)
     y = ConvTransposeNdFn.apply(input, weight, stride=s, padding=_tuple(padding, 3, "padding"),
                                 output_padding=op, dilation=d, groups=int(groups))
     if input.dtype == weight.dtype and y.dtype != input.dtype and input.dtype.itemsize == 2:

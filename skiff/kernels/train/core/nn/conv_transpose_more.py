@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from ..default_dtype import default_float
+from ..shape_error import check_conv_dtypes
 from .conv import _kernel_params
 from .conv import conv_transpose2d as _conv_transpose2d
 from .functional.conv import as_pair
@@ -28,6 +29,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     if input.ndim == 3:
         return conv_transpose2d(input.unsqueeze(0), weight, bias, stride, padding,
                                 output_padding, groups, dilation)[0]
+    check_conv_dtypes(input, weight, bias)
     if not _plain(groups, dilation, "conv_transpose2d"):
         return conv_transpose_nd(input, weight, bias, stride, padding, output_padding, groups,
                                  dilation, 2)

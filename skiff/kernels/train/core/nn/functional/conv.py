@@ -14,6 +14,7 @@ from ... import half_cast as _hc
 from ...autograd import Function, xp_of
 from ...gemm import active as gemm_active
 from ...gemm import mm
+from ...shape_error import check_conv_dtypes
 from ...tensor import Tensor
 from ..fused import col2im, max_pool_bwd
 
@@ -272,6 +273,7 @@ def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1
                          f"shape {tuple(x.shape)}")
     if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
         x, weight, bias = _ac.low(x, weight, bias)
+    check_conv_dtypes(x, weight, bias)
     if not isinstance(padding, str):
         _kernel_fits(x.shape[2:], weight.shape[2:], as_pair(padding, "padding"),
                      as_pair(dilation, "dilation"))

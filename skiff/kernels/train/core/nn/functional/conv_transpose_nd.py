@@ -11,6 +11,7 @@ import itertools
 import math
 
 from ...autograd import Function, xp_of
+from ...shape_error import check_conv_dtypes
 from .pool_nd import _slices, _tuple
 
 __all__ = ["ConvTransposeNdFn", "conv_transpose_nd"]
@@ -76,6 +77,7 @@ def conv_transpose_nd(input, weight, bias, stride, padding, output_padding,  # n
     if any(o >= max(a, b) for o, a, b in zip(op, s, d)):
         raise ValueError(f"output_padding {op} must be smaller than the stride {s} or the "
                          f"dilation {d} (torch's rule)")
+    check_conv_dtypes(input, weight, bias)
     y = ConvTransposeNdFn.apply(input, weight, stride=s,
                                 padding=_tuple(padding, nd, "padding"), output_padding=op,
                                 dilation=d, groups=int(groups))

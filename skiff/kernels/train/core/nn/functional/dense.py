@@ -14,6 +14,7 @@ from ... import autocast_ops as _ac
 from ... import half_cast as _hc
 from ...autograd import Function, xp_of
 from ...gemm import mm
+from ...shape_error import check_matmul_dtypes
 from ...tensor import Tensor, _foreign_to_numpy, _is_foreign_tensor, where
 from ..fused import scatter_rows
 from .losses import check_class_ids
@@ -28,6 +29,9 @@ class LinearFn(Function):
 
     def forward(self, x, w, b):
         self.save_for_backward(x, w)
+        check_matmul_dtypes(x, w)
+        if b is not None:
+            check_matmul_dtypes(b, x)
         x2 = x.reshape(-1, x.shape[-1])
         y = mm(x2, w.T)
         if b is not None:

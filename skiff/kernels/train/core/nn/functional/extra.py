@@ -352,9 +352,9 @@ def _interpolate_aa(x, size, scale_factor, mode, align_corners, recompute_scale_
         return 1.0 / given if given is not None and given > 0 else n_in / n_out
 
     dt = x.dtype if x.dtype.kind == "f" else np.float32
-    mh = Tensor(_aa_weights(h, oh, scale_of(h, oh, scales[0]), mode).astype(dt),
+    mh = Tensor(_aa_weights(h, oh, scale_of(h, oh, scales[0]), mode), dtype=dt,
                 device=x.device)
-    mw = Tensor(_aa_weights(w, ow, scale_of(w, ow, scales[1]), mode).T.astype(dt),
+    mw = Tensor(_aa_weights(w, ow, scale_of(w, ow, scales[1]), mode).T, dtype=dt,
                 device=x.device)
     return mh @ x @ mw
 
