@@ -290,6 +290,13 @@ def build(case: str, small: bool):
         A = (sp.kron(sp.kron(T, Id), Id) + 1e-2 * sp.kron(sp.kron(Id, T), Id)
              + 1e-2 * sp.kron(sp.kron(Id, Id), T))
         return sp.csr_matrix(A), np.random.default_rng(0).standard_normal(m ** 3), None
+    if case == "lap27":   # round 37: the 27-point 3-D Laplacian (a constant stencil)
+        import scipy.sparse as sp
+
+        m = 24 if small else 48
+        one = sp.diags([1.0, 1.0, 1.0], [-1, 0, 1], shape=(m, m))
+        A = 27.0 * sp.identity(m ** 3) - sp.kron(sp.kron(one, one), one)
+        return sp.csr_matrix(A), np.random.default_rng(0).standard_normal(m ** 3), None
     raise ValueError(f"unknown case {case!r}")
 
 
@@ -333,7 +340,7 @@ RUGE_STUBEN = {"cells3d", "aniso3"}
 CASES = ["p1", "p2", "contrast", "aniso", "p3d", "el2", "el3", "heat", "helm", "cd",
          "helmc", "el3s", "el3e", "heat100", "helmcocg", "gel2", "bratu", "stokes",
          "el3i", "aniso4", "jump2", "cn200", "free3", "jump2s", "graphba", "el3d", "cells3d",
-         "aniso3", *CLASSICAL]
+         "aniso3", "lap27", *CLASSICAL]
 
 
 def _bratu(tool, L, lam, steps=6):
