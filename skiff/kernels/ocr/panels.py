@@ -13,11 +13,13 @@ dotted leader, are read column by column too (:func:`leader_columns`).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .layout import _gutters
 
-__all__ = ["panel_rows", "leader_columns"]
+__all__ = ["panel_rows", "leader_columns", "leader_stubs"]
 
 # the regions are found at most this many pixels on the image's longer side
 PANEL_SIDE = 800
@@ -204,3 +206,78 @@ def _leader_between(image: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
         return False
     slope, at = np.polyfit(cx, cy, 1)  # on a line, turned as the page is (a phone photo)
     return abs(slope) <= 0.1 and float(np.abs(cy - (slope * cx + at)).max()) <= LEADER_DOT * h
+
+
+# a point read at the end of a dish's name is its dotted leader's first dot where it stands
+# in the leader's run (at most LEADER_STEP off the run's median step from the next dot) and
+# no lone point stands between the name's last letter and the run ("Croissant. 2.80" on a
+# phone photo; a word's own point, "incl. ........ 4.50", stands a space before the run)
+LEADER_STEP = 0.2
+_NAME_POINT = re.compile(r"(?<=[^\W\d_])\.(?=$| [$\u20ac\u00a3\u00a5]?\s?\d[\d.,]*$)")
+_PRICE = re.compile(r"^[$\u20ac\u00a3\u00a5]?\s?\d[\d.,]*$")
+
+
+def leader_stubs(rows: list[list[int]], boxes: list[np.ndarray], texts: list[str],
+                 image: np.ndarray) -> list[str]:
+    """``texts`` without the point a name's reading ends in where that point is the first
+    dot of the dotted leader after it: a line read "Croissant." before its price's box
+    ("2.80"), or "Orange juice. 4.50" as one box. In ``image`` the row's small marks on the
+    baseline (at most :data:`LEADER_DOT` of the box's height, below its middle) between
+    the name's last letter and the price form a run of :data:`LEADER_DOTS` or more at
+    an even step (within :data:`LEADER_STEP` of its median); the point goes where the run
+    begins right after the letter, its first dot inside the name's box, and stays where a
+    lone point stands before the run."""
+    import cv2
+
+    from .spacing import ink_mask
+
+    out = list(texts)
+    ext = [(p[:, 0].min(), p[:, 0].max(), p[:, 1].min(), p[:, 1].max())
+           for p in (np.asarray(b, np.float64) for b in boxes)]
+    for row in rows:
+        order = sorted(row, key=lambda i: ext[i][0])
+        for k, i in enumerate(order):
+            m = _NAME_POINT.search(texts[i])
+            if m is None:
+                continue
+            x0, x1, y0, y1 = ext[i]
+            if m.end() == len(texts[i]):  # the price in the next box
+                if k + 1 == len(order) or not _PRICE.match(texts[order[k + 1]].strip()):
+                    continue
+                x1 = ext[order[k + 1]][0]
+            h = y1 - y0
+            a, b = int(max(x0, 0)), int(min(x1, image.shape[1]))
+            top, bottom = int(max(y0, 0)), int(min(y1, image.shape[0]))
+            if b - a < 4 * h or bottom - top < 4:
+                continue
+            bw = ink_mask(image[top:bottom, a:b])
+            n, _, stats, cent = cv2.connectedComponentsWithStats(bw, connectivity=8)
+            parts, cent = stats[1:], cent[1:]
+            order_x = np.argsort(parts[:, cv2.CC_STAT_LEFT])
+            small = (np.maximum(parts[:, cv2.CC_STAT_WIDTH], parts[:, cv2.CC_STAT_HEIGHT])
+                     <= LEADER_DOT * h) & (cent[:, 1] >= 0.5 * (bottom - top)) & \
+                (parts[:, cv2.CC_STAT_AREA] >= 2)
+            kinds = small[order_x]
+            xs = cent[order_x, 0]
+            # the longest run of small marks one after another
+            best, start = (0, 0), None
+            for j, s in enumerate([*kinds, False]):
+                if s and start is None:
+                    start = j
+                elif not s and start is not None:
+                    if j - start > best[1] - best[0]:
+                        best = (start, j)
+                    start = None
+            lo, hi = best
+            if hi - lo < LEADER_DOTS + 1 or lo == 0:
+                continue
+            steps = np.diff(xs[lo:hi])
+            step = float(np.median(steps[1:]))
+            # the run's first step even with the rest, its first mark inside the name's own
+            # box (read): a leader's dot; a point merged into its letter under blur leaves
+            # the run to begin past the box ("Soup approx." on a photo)
+            if step > 0 and abs(steps[0] - step) <= LEADER_STEP * step and \
+                    np.all(np.abs(steps[1:] - step) <= LEADER_STEP * step) and \
+                    a + xs[lo] < ext[i][1]:
+                out[i] = texts[i][:m.start()] + texts[i][m.end():]
+    return out
