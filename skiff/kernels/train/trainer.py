@@ -367,6 +367,12 @@ class Trainer(Inference, TrainerState):
 
     predict.__doc__ = Inference.predict.__doc__
 
+    def __getattr__(self, name: str):
+        # only for an attribute not found: another library's method names skiff's call
+        from .trainer_torch_habits import other_method_error
+
+        raise other_method_error(type(self).__name__, name)
+
     def lr_find(self, data, *, min_lr: float = 1e-8, max_lr: float = 1.0,
                 steps: int = 100) -> dict:
         """The learning-rate range test (Lightning's ``Tuner.lr_find``): ``steps`` steps

@@ -152,3 +152,29 @@ def other_name_hint(name: str, where: str) -> str | None:
         ": it is given to train()" if in_train else ": it is a setting of the Trainer, given "
         "when it is made")
     return f" (did you mean {key!r}? another library's name{move}: {call})"
+
+
+# other libraries' Trainer methods (Lightning's Trainer, Keras' Model, transformers' Trainer)
+# and skiff's call for each (round 37: trainer.fit(...) was a bare AttributeError)
+OTHER_METHODS = {
+    "fit": ("Lightning's and Keras'", "trainer.train(data, epochs=..., val_dataset=...)"),
+    "validate": ("Lightning's", "trainer.evaluate(data)"),
+    "test": ("Lightning's", "trainer.evaluate(data)"),
+    "predict_on_batch": ("Keras'", "trainer.predict(X)"),
+    "train_on_batch": ("Keras'", "trainer.train((X, y), steps=1)"),
+    "save_model": ("transformers'", "trainer.model.save('weights.npz')"),
+    "save_checkpoint": ("Lightning's", "Trainer(model, checkpoint_dir=DIR): checkpoints "
+                        "are written as it trains"),
+    "tune": ("Lightning's", "trainer.lr_find(data)"),
+}
+
+
+def other_method_error(owner: str, name: str) -> AttributeError:
+    """The AttributeError of a Trainer's missing attribute ``name``, naming skiff's call for
+    another library's method."""
+    found = OTHER_METHODS.get(name)
+    text = f"{owner!r} object has no attribute {name!r}"
+    if found is not None:
+        lib, ours = found
+        text += f" ({lib} {name}; skiff's: {ours})"
+    return AttributeError(text)

@@ -10,6 +10,8 @@ class here; Lightning and Keras are not installed, so plain classes with their h
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from transformers import TrainerCallback
@@ -79,3 +81,17 @@ def test_skiffs_own_hooks_and_functions_still_pass_quietly(recwarn):
         (x, y), epochs=2, val_dataset=(x, y))
     assert seen == [2, 4]
     assert not [w for w in recwarn if "never called" in str(w.message)]
+
+
+@pytest.mark.parametrize("name, ours", [("fit", "trainer.train(data, epochs=..., "),
+                                        ("validate", "trainer.evaluate(data)"),
+                                        ("tune", "trainer.lr_find(data)")])
+def test_other_libraries_methods_name_skiffs(name, ours):
+    """``trainer.fit(...)`` (Lightning's, Keras') was a bare AttributeError."""
+    trainer = skiff.Trainer(nn.Linear(3, 1))
+    with pytest.raises(AttributeError, match=rf"has no attribute '{name}' \(.* {name}; "
+                                             rf"skiff's: {re.escape(ours)}"):
+        getattr(trainer, name)
+    with pytest.raises(AttributeError, match=r"no attribute 'fitt'$"):
+        trainer.fitt  # noqa: B018 - any other name: the plain error
+    assert not hasattr(trainer, name) and hasattr(trainer, "train")
