@@ -418,15 +418,23 @@ def merged_state_dict(model) -> dict[str, np.ndarray]:
     return merged_rows(model, state)
 
 
+def base_linear(m: LoRALinear) -> nn.Linear:
+    """The plain ``nn.Linear`` of a LoRA layer's own weight and bias (no new weights drawn:
+    ``nn.Linear()`` would draw and then drop a random matrix)."""
+    lin = nn.Linear.__new__(nn.Linear)
+    nn.Module.__init__(lin)
+    lin.in_features, lin.out_features = m.in_features, m.out_features
+    lin.weight, lin.bias = m.weight, m.bias
+    return lin
+
+
 def merge_lora(model):
     """Fold the adapters into the base weights and put plain Linear layers back (all
     parameters trainable again); returns the model."""
     modules = dict(model.named_modules())
     for name, m in lora_modules(model):
         parent = modules[name.rpartition(".")[0]] if "." in name else model
-        lin = nn.Linear(m.in_features, m.out_features, bias=m.bias is not None,
-                        dtype=m.weight.dtype)
-        lin.weight, lin.bias = m.weight, m.bias
+        lin = base_linear(m)
         lin.weight._data += lin.weight.xp.asarray(m.delta()).astype(lin.weight.dtype)
         setattr(parent, name.rpartition(".")[2], lin)
     for name, m in gate_up_modules(model):

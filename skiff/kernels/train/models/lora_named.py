@@ -23,8 +23,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core import nn
-
 __all__ = ["adapter_names", "active_name", "adapter_configs", "load_named", "set_active",
            "delete_named", "forget_parked", "each_adapter", "add_weighted", "add_fresh",
            "name_first"]
@@ -81,6 +79,8 @@ def _check_swappable(cfg: dict | None, what: str) -> None:
 def _unload(model) -> dict:
     """peft's ``unload()``: the base layers back, nothing folded in; returns the adapter
     layers taken off (``{dotted name: layer}``)."""
+    from .lora import base_linear
+
     modules = dict(model.named_modules())
     taken = {}
     for name, m in _adapter_layers(model):
@@ -90,10 +90,7 @@ def _unload(model) -> dict:
         if attr == "gate_up_lora":
             parent.gate_up_lora = None
             continue
-        lin = nn.Linear(m.in_features, m.out_features, bias=m.bias is not None,
-                        dtype=m.weight.dtype)
-        lin.weight, lin.bias = m.weight, m.bias
-        setattr(parent, attr, lin)
+        setattr(parent, attr, base_linear(m))
     model.__dict__.pop("lora_config", None)
     return taken
 
