@@ -302,7 +302,7 @@ for name, run in (("plain", plain_job), ("balanced", weighed_job)):  # (`job` is
 # stays inside each piece and no compute goes to padding.
 
 # %%
-%%train --steps $STEPS --batch-size 16 --lr 2e-3 -o packed_job
+%%train --steps $STEPS --batch-size $BATCH --lr 2e-3 -o packed_job
 from skiff.data import TextDataset
 from skiff.models import GPT, GPTConfig
 
