@@ -125,6 +125,7 @@ def _watch_folder(run_dir: Path, rank: int, period: float = 0.5) -> threading.Ev
     import errno
 
     done = threading.Event()
+    run_dir = Path(os.path.abspath(run_dir))  # the same folder whatever the cwd becomes
     try:
         first = os.stat(run_dir)
     except OSError:
