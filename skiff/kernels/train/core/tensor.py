@@ -1215,6 +1215,10 @@ from .tensor_r29 import install as _install_r29  # noqa: E402  (std_mean, as_str
 
 _install_r29(Tensor, sys.modules[__name__])
 
+from .tensor_r37 import install as _install_r37  # noqa: E402  (sin_, greater, broadcast_to)
+
+_install_r37(Tensor, _torch_in_place)
+
 from .views_r31 import install as _install_views  # noqa: E402  (last: wraps the view methods)
 
 _install_views(Tensor)
