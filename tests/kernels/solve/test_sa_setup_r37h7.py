@@ -119,3 +119,17 @@ def test_a_shifted_indefinite_laplacian_keeps_evolution_strength():
     assert SmoothedAggregation(A).strength == "evolution"
     assert SmoothedAggregation((_grid(1.0, 30) + 0.5 * sp.identity(900)).tocsr()).strength \
         == "symmetric"
+
+
+def test_the_uniform_stencil_kernel_answers_as_its_numpy_form():
+    from skiff.kernels.solve import amg
+
+    cases = {"27-point": (_lap27(6), True), "5-point": (_grid(1.0, 20), True),
+             "+ shift": ((_grid(1.0, 20) + 0.5 * sp.identity(400)).tocsr(), True),
+             "- shift": ((_grid(1.0, 20) - 0.5 * sp.identity(400)).tocsr(), False),
+             "anisotropy": (_grid(1e-2, 20), False), "mixed": (_mixed(), False)}
+    for name, (A, want) in cases.items():
+        A.sum_duplicates()
+        got = (amg._uniform_stencil(A), amg._uniform_py(A.indptr, A.indices, A.data),
+               amg._uniform_numpy(A))
+        assert got == (want, want, want), name
