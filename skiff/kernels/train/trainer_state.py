@@ -148,31 +148,36 @@ class TrainerState:
             self.reporter.info(checkpoint=str(path), checkpoint_step=step)
         return path
 
-    def _replan_schedule(self, planned: tuple[int, int], step: int) -> None:
-        """The Trainer's own schedule ("cosine", "linear") goes on over this call's steps
-        (``planned``: its warm-up and total), as transformers' Trainer resumes (its schedule
-        made for the new total, the step count restored): a run of 5 steps resumed with
-        ``steps=12`` takes the lrs of a 12-step run from step 6 on. The checkpoint's
-        schedule (restored as torch restores a scheduler's state) ended at step 5, and the
-        7 steps after ran at the floor, ``min_lr_ratio`` of the lr, without a word (round
-        37). The same steps as before: nothing changes."""
-        saved = (self.scheduler.warmup_steps, self.scheduler.total_steps)
+    _PLANNED = ("warmup_steps", "total_steps", "min_lr_ratio")  # a built-in schedule's
+
+    def _replan_schedule(self, planned: tuple, step: int) -> None:
+        """The Trainer's own schedule ("cosine", "linear") goes on as this call plans it
+        (``planned``: its warm-up, total and floor, :data:`_PLANNED`), as transformers'
+        Trainer resumes (its schedule made for the new total, the step count restored): a
+        run of 5 steps resumed with ``steps=12`` takes the lrs of a 12-step run from step 6
+        on. The checkpoint's schedule (restored as torch restores a scheduler's state) ended
+        at step 5, and the 7 steps after ran at the floor, ``min_lr_ratio`` of the lr,
+        without a word (round 37). The same settings as before: nothing changes."""
+        sched = self.scheduler
+        saved = tuple(getattr(sched, k) for k in self._PLANNED)
         if saved == planned:
             return
-        self.scheduler.warmup_steps, self.scheduler.total_steps = planned
-        self.scheduler._apply()
+        for key, value in zip(self._PLANNED, planned):
+            setattr(sched, key, value)
+        sched._apply()
+        said = ", ".join(f"{k} {a} (the checkpoint's {b})"
+                         for k, a, b in zip(self._PLANNED, planned, saved) if a != b)
         self.reporter.log(
-            f"the learning-rate schedule now runs to step {planned[1]} (the checkpoint's ran "
-            f"to step {saved[1]}): from step {step + 1} on, the lrs of a {planned[1]}-step "
-            f"run (lr {self.scheduler.get_last_lr()[0]:.3g} at step {step + 1})",
-            level="info")
+            f"the learning-rate schedule is this call's: {said}; from step {step + 1} on, "
+            f"the lrs of a {planned[1]}-step run (lr {sched.get_last_lr()[0]:.3g} at step "
+            f"{step + 1})", level="info")
 
     def _restore(self, state, loader):
         self._load_model_state(state)
         self.strategy.load_optimizer_state_dict(self.optimizer, state["optimizer"])
         if self.scheduler is not None and state.get("scheduler") is not None:
             own = isinstance(self.schedule, str)  # "cosine", "linear": made for this call
-            planned = (self.scheduler.warmup_steps, self.scheduler.total_steps) if own else None
+            planned = tuple(getattr(self.scheduler, k) for k in self._PLANNED) if own else None
             self.scheduler.load_state_dict(state["scheduler"])
             if own:
                 self._replan_schedule(planned, int(state["step"]))

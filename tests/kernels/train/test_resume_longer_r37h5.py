@@ -71,3 +71,20 @@ def test_the_same_steps_resume_as_before(tmp_path):
     np.testing.assert_allclose(again.losses, whole.losses, rtol=1e-6)
     np.testing.assert_allclose([h["lr"] for h in again.history],
                                [h["lr"] for h in whole.history], rtol=1e-7)
+
+
+def test_a_resume_takes_this_calls_floor(tmp_path):
+    """``min_lr_ratio`` given anew on the resume is the schedule's floor from there on (it
+    was the checkpoint's): the lrs of an uninterrupted run with it."""
+    _run("cosine", STEPS, checkpoint_dir=tmp_path, callbacks=[lambda m: m["step"] >= FIRST])
+    skiff.seed(0)
+    again = skiff.Trainer(nn.Linear(3, 1), optimizer="sgd", lr=LR, batch_size=8,
+                          schedule="cosine", warmup_steps=WARMUP, min_lr_ratio=0.5, seed=1,
+                          checkpoint_dir=tmp_path, resume=True).train(_data(), steps=STEPS)
+    skiff.seed(0)
+    whole = skiff.Trainer(nn.Linear(3, 1), optimizer="sgd", lr=LR, batch_size=8,
+                          schedule="cosine", warmup_steps=WARMUP, min_lr_ratio=0.5,
+                          seed=1).train(_data(), steps=STEPS)
+    np.testing.assert_allclose([h["lr"] for h in again.history][FIRST:],
+                               [h["lr"] for h in whole.history][FIRST:], rtol=1e-7)
+    assert again.history[-1]["lr"] > 0.5 * LR
