@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from . import distributions_r36 as _v
+from .autograd import Function
 from .distributions import (
     Categorical,
     Distribution,
@@ -29,7 +30,7 @@ from .distributions import (
     register_kl,
 )
 from .distributions_r29 import Beta, Exponential, Gamma, Laplace, _bcast, _pair
-from .distributions_r32 import Cauchy, Dirichlet, Poisson, _probs_logits
+from .distributions_r32 import Cauchy, Dirichlet, Poisson, StudentT, _probs_logits
 from .distributions_r35 import (
     ExpTransform,
     SigmoidTransform,
@@ -37,6 +38,7 @@ from .distributions_r35 import (
     TransformedDistribution,
     transforms,
 )
+from .ops_math import unbroadcast
 from .random import get_generator
 from .special_r32 import gammainc
 from .tensor import where
@@ -737,6 +739,79 @@ class LogisticNormal(TransformedDistribution):
 
     loc = property(lambda self: self.base_dist.loc)
     scale = property(lambda self: self.base_dist.scale)
+
+
+class _StandardGamma(Function):
+    """Gamma(alpha, 1) draws, differentiable in ``alpha`` by implicit reparameterization
+    (torch's ``_standard_gamma``): ``dx/dalpha = -(dP(alpha, x)/dalpha) / p(x; alpha)``, the
+    ``alpha`` derivative of the regularized incomplete gamma by a central difference."""
+
+    def forward(self, alpha, draws=None):
+        self.save_for_backward(alpha, draws)
+        return draws
+
+    def backward(self, g):
+        from scipy import special as sp
+
+        alpha, x = self.saved
+        a = np.broadcast_to(alpha, x.shape).astype(np.float64)
+        xd = x.astype(np.float64)
+        h = 1e-5 * np.maximum(a, 1e-3)
+        with np.errstate(all="ignore"):
+            dp = (sp.gammainc(a + h, xd) - sp.gammainc(np.maximum(a - h, 1e-300), xd)) / (
+                (a + h) - np.maximum(a - h, 1e-300))
+            log_pdf = (a - 1) * np.log(xd) - xd - sp.gammaln(a)
+            dxda = np.where(np.isfinite(log_pdf), -dp * np.exp(-log_pdf), 0.0)
+        return unbroadcast(g * dxda.astype(g.dtype), alpha.shape)
+
+
+def _standard_gamma(alpha, shape):
+    """Gamma(alpha, 1) of ``shape`` (``alpha`` broadcast), a draw that carries gradients."""
+    draws = get_generator().standard_gamma(np.broadcast_to(
+        np.asarray(alpha.detach().numpy(), dtype=np.float64), shape))
+    tiny = _fi(alpha)[0]
+    return _StandardGamma.apply(alpha, draws=np.maximum(draws, tiny).astype(alpha.dtype))
+
+
+def _gamma_rsample(self, sample_shape=()):
+    """torch's ``Gamma.rsample``: ``standard_gamma(concentration) / rate``."""
+    shape = _shape(sample_shape) + self.batch_shape
+    return _standard_gamma(self.concentration, shape) / self.rate
+
+
+def _beta_rsample(self, sample_shape=()):
+    """torch's ``Beta.rsample``: ``X / (X + Y)`` of two gamma draws (its Dirichlet)."""
+    shape = _shape(sample_shape) + self.batch_shape
+    x = _standard_gamma(self.concentration1, shape)
+    y = _standard_gamma(self.concentration0, shape)
+    return x / (x + y)
+
+
+def _dirichlet_rsample(self, sample_shape=()):
+    shape = _shape(sample_shape) + self.batch_shape + self.event_shape
+    g = _standard_gamma(self.concentration, shape)
+    return g / g.sum(-1, keepdim=True)
+
+
+def _student_t_rsample(self, sample_shape=()):
+    """torch's: ``loc + scale Z sqrt(df / (2 G))``, G ~ Gamma(df / 2, 1)."""
+    shape = _shape(sample_shape) + self.batch_shape
+    z = _const(self.loc, get_generator().standard_normal(shape))
+    chi2 = 2 * _standard_gamma(0.5 * self.df, shape)
+    return self.loc + self.scale * z * (self.df / chi2).sqrt()
+
+
+def _fisher_rsample(self, sample_shape=()):
+    shape = _shape(sample_shape) + self.batch_shape
+    tiny = _fi(self.df1)[0]
+    x1 = _standard_gamma(0.5 * self.df1, shape) / (0.5 * self.df1)
+    x2 = (_standard_gamma(0.5 * self.df2, shape) / (0.5 * self.df2)).clamp(min=tiny)
+    return (x1 / x2).clamp(min=tiny)
+
+
+for _cls, _fn in ((Gamma, _gamma_rsample), (Beta, _beta_rsample), (Dirichlet, _dirichlet_rsample),
+                  (StudentT, _student_t_rsample), (FisherSnedecor, _fisher_rsample)):
+    _cls.rsample, _cls.has_rsample = _fn, True
 
 
 def _gamma_cdf(self, value):
