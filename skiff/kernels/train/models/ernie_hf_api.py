@@ -79,8 +79,11 @@ class TransformersModelApi:
             seen.add(id(p))
             total += int(p.size)
         if not only_trainable:  # transformers holds the router's bias as a frozen Parameter
+            from .lora_named import parked_size
+
             total += sum(int(b.size) for n, b in self.named_buffers()
                          if n.endswith("e_score_correction_bias"))
+            total += parked_size(self)  # the other named adapters, as peft counts them
         return total
 
     def get_nb_trainable_parameters(self) -> tuple[int, int]:

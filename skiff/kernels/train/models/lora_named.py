@@ -25,7 +25,7 @@ import numpy as np
 
 __all__ = ["adapter_names", "active_name", "adapter_configs", "load_named", "set_active",
            "delete_named", "forget_parked", "each_adapter", "add_weighted", "add_fresh",
-           "name_first"]
+           "name_first", "parked_size", "AdapterConfig"]
 
 
 def _registry(model) -> dict:
@@ -188,11 +188,30 @@ def each_adapter(model):
         set_active(model, first)
 
 
+class AdapterConfig(dict):
+    """One adapter's settings, by key or by attribute as peft's ``LoraConfig``
+    (``model.peft_config["default"].r``)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"LoRA config has no {name!r}") from None
+
+
 def adapter_configs(model) -> dict:
     """``{name: lora_config}`` of every adapter, in their order (peft's ``peft_config``)."""
     reg = _registry(model)
-    return {n: dict(model.lora_config) if n == reg["active"] else dict(reg["parked"][n][0])
+    return {n: AdapterConfig(model.lora_config if n == reg["active"] else reg["parked"][n][0])
             for n in reg["order"]}
+
+
+def parked_size(model) -> int:
+    """The parameters the parked adapters hold (peft counts every adapter in
+    ``print_trainable_parameters``' all)."""
+    reg = model.__dict__.get("_lora_adapters") or {"parked": {}}
+    return sum(int(p.size) for _, layers in reg["parked"].values() for m in layers.values()
+               for key, p in m.named_parameters() if key not in ("weight", "bias"))
 
 
 def _layer_factors(model, name: str) -> dict:

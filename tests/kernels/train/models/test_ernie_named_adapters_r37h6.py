@@ -205,3 +205,13 @@ def test_switching_keeps_parameters_and_the_disabled_state(setup):
     model.enable_adapters()
     model.set_adapter("default")
     np.testing.assert_allclose(model(IDS).numpy(), with_default, atol=1e-6)
+
+
+def test_counts_and_configs_read_as_peft(setup):
+    pm, model = _pair(setup)
+    for name in ("default", "b"):
+        pm.set_adapter(name)
+        model.set_adapter(name)
+        assert model.get_nb_trainable_parameters() == pm.get_nb_trainable_parameters()
+    assert model.peft_config["c"].r == pm.peft_config["c"].r == 4
+    assert set(model.peft_config["c"].target_modules) == set(pm.peft_config["c"].target_modules)
