@@ -294,7 +294,8 @@ class JobMonitor(W.VBox):
     def _refresh(self) -> None:
         # folder names start with a time stamp to the second: take a margin, then order
         # by the exact creation time
-        dirs = list_run_dirs(self.root)[-(self.limit + 50):]
+        every = list_run_dirs(self.root)
+        dirs = every[-(self.limit + 50):]
         jobs = []
         for d in dirs:
             try:
@@ -323,8 +324,13 @@ class JobMonitor(W.VBox):
         running = sum(1 for j in jobs if not isinstance(j, DamagedJob)
                       and not j.refresh().final)
         where = html.escape(str(runs_root(self.root)))
-        self.heading.value = (f"<b>{len(jobs)}</b> job{'s' if len(jobs) != 1 else ''}"
-                              f" ({running} running) in <code>{where}</code>")
+        if len(every) > len(jobs):  # it said "20 jobs (0 running)" of 204, a running older
+            self.heading.value = (  # one among those not shown
+                f"the <b>{len(jobs)}</b> newest of {len(every)} jobs ({running} of them "
+                f"running) in <code>{where}</code>; <code>%jobs --all</code> lists every one")
+        else:
+            self.heading.value = (f"<b>{len(jobs)}</b> job{'s' if len(jobs) != 1 else ''}"
+                                  f" ({running} running) in <code>{where}</code>")
 
     def start(self) -> None:
         if self._thread is not None and self._thread.is_alive():
