@@ -120,6 +120,20 @@ from skiff.kernels.train.core.nn.layers_r28c import (  # noqa: F401
     ZeroPad1d,
     ZeroPad3d,
 )
+from skiff.kernels.train.core.nn.lazy_r37 import (  # noqa: F401
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
 from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     AdaptiveMaxPool2d,
     PixelShuffle,
@@ -188,4 +202,7 @@ __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "Transform
            "LazyLinear", "MultiMarginLoss", "RReLU", "ConvTranspose3d",
            "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "UpsamplingNearest2d",
            "UpsamplingBilinear2d", "Buffer", "ConstantPad3d", "DataParallel", "SyncBatchNorm",
-           "ZeroPad1d", "ZeroPad3d", "FractionalMaxPool2d", "AdaptiveLogSoftmaxWithLoss"]
+           "ZeroPad1d", "ZeroPad3d", "FractionalMaxPool2d", "AdaptiveLogSoftmaxWithLoss",
+           "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+           "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]

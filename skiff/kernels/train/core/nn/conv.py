@@ -260,9 +260,11 @@ class Conv1d(Module):
             self.to(device)
 
     def forward(self, x):
+        if x.ndim == 2 and x.shape[0] == self.in_channels:  # unbatched (C, L), as torch's
+            return self.forward(x.unsqueeze(0))[0]
         if x.ndim != 3 or x.shape[1] != self.in_channels:
             raise ValueError(f"Conv1d({self.in_channels}, ...) expects (N, {self.in_channels}, "
-                             f"L), got {tuple(x.shape)}")
+                             f"L) or ({self.in_channels}, L), got {tuple(x.shape)}")
         n, c, length = x.shape
         w = self.weight.reshape(self.out_channels, c // self.groups, 1, self.kernel_size)
         x4 = x.reshape(n, c, 1, length)

@@ -157,10 +157,14 @@ class LazyLinear(Module):
         return x @ self.weight.t() + self.bias if self.bias is not None else \
             x @ self.weight.t()
 
-    def load_state_dict(self, state, strict=True):
+    def _materialize_from(self, state):
+        """Shape the layer from a state dict's ``weight`` (a loaded checkpoint)."""
         if self.has_uninitialized_params() and isinstance(state, dict) and "weight" in state:
             w = state["weight"]
             self._materialize(int(w.shape[1]), self._dtype or np.dtype(w.dtype))
+
+    def load_state_dict(self, state, strict=True):
+        self._materialize_from(state)
         return super().load_state_dict(state, strict)
 
     def double(self):

@@ -349,6 +349,10 @@ class Module:
         ``ValueError`` and torch's ``RuntimeError``).
         """
         state = _weights_of(state)
+        for mname, m in list(self.named_modules()):  # lazy layers: shaped by the state first
+            if mname and getattr(m, "has_uninitialized_params", lambda: False)():
+                m._materialize_from({k[len(mname) + 1:]: v for k, v in state.items()
+                                     if k.startswith(mname + ".")})
         kept_base = ()
         if isinstance(state, _TrainedWeights):  # the base must be the one it trained on
             from ...trainer_frozen import check_frozen, frozen_names
@@ -476,6 +480,10 @@ class Module:
                 if dt is not None and (arr.dtype.kind == "f" or arr.dtype.name == "bfloat16"):
                     arr = arr.astype(dt)
                 setattr(t, attr, arr)
+        if dt is not None:  # a lazy layer (no parameters yet) is built in that dtype, as torch's
+            for m in self.modules():
+                if getattr(m, "has_uninitialized_params", lambda: False)():
+                    object.__setattr__(m, "_lazy_dtype", dt)
         return self
 
     def double(self) -> Module:
