@@ -244,6 +244,7 @@ class JobMonitor(W.VBox):
         self.poll = float(poll)
         self.rows: dict[str, _Row] = {}
         self._jobs: dict[Path, Job] = {}
+        self._ended: set[Path] = set()   # older than the newest rows, and ended: not read again
         self._order: list[str] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -296,15 +297,25 @@ class JobMonitor(W.VBox):
         # by the exact creation time
         every = list_run_dirs(self.root)
         dirs = every[-(self.limit + 50):]
+        # an older job still running (a long training behind many quick jobs) stays a row:
+        # a folder with no folded.json (written at a final status) is read, once ended no more
+        older = [d for d in every[:len(every) - len(dirs)]
+                 if d not in self._ended and not (d / "folded.json").exists()]
         jobs = []
-        for d in dirs:
+        for d in [*dirs, *older]:
             try:
                 jobs.append(self._job(d))
             except (OSError, ValueError, KeyError):
                 continue  # a folder being created or removed right now
         jobs.sort(key=lambda j: (j.meta.get("created") or _mtime(j.run_dir), j.id),
                   reverse=True)
-        jobs = jobs[:self.limit]
+        behind = [j for j in jobs[self.limit:] if not isinstance(j, DamagedJob)
+                  and not j.refresh().final]
+        for j in jobs[self.limit:]:
+            if j not in behind and j.run_dir in older:
+                self._ended.add(j.run_dir)
+                self._jobs.pop(j.run_dir, None)
+        jobs = jobs[:self.limit] + behind
         order = [j.id for j in jobs]
         for job in jobs:
             row = self.rows.get(job.id)
@@ -324,10 +335,12 @@ class JobMonitor(W.VBox):
         running = sum(1 for j in jobs if not isinstance(j, DamagedJob)
                       and not j.refresh().final)
         where = html.escape(str(runs_root(self.root)))
-        if len(every) > len(jobs):  # it said "20 jobs (0 running)" of 204, a running older
-            self.heading.value = (  # one among those not shown
-                f"the <b>{len(jobs)}</b> newest of {len(every)} jobs ({running} of them "
-                f"running) in <code>{where}</code>; <code>%jobs --all</code> lists every one")
+        if len(every) > len(jobs):  # it said "20 jobs (0 running)" of 204
+            also = f" and {len(behind)} older still running" if behind else ""
+            self.heading.value = (
+                f"the <b>{len(jobs) - len(behind)}</b> newest of {len(every)} jobs{also} "
+                f"({running} of them running) in <code>{where}</code>; <code>%jobs --all"
+                f"</code> lists every one")
         else:
             self.heading.value = (f"<b>{len(jobs)}</b> job{'s' if len(jobs) != 1 else ''}"
                                   f" ({running} running) in <code>{where}</code>")
