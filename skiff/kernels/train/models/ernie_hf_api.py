@@ -17,6 +17,10 @@ ERNIE-4.5 (round 28; each was an AttributeError or a TypeError):
 * (round 30) ``load_adapter(folder)`` (transformers' peft integration), ``with
   model.disable_adapter():`` (peft: the base model's outputs, e.g. DPO's reference
   logits), ``disable_adapters()`` / ``enable_adapters()``;
+* (round 37) several named adapters as peft's ``PeftModel`` (:mod:`.lora_named`):
+  ``load_adapter(DIR, adapter_name=)``, ``add_adapter(LoraConfig)``, ``set_adapter``,
+  ``delete_adapter``, ``add_weighted_adapter``, ``active_adapter``, ``peft_config``;
+  ``compute_transition_scores`` (transformers' per-token scores of a generate output);
 * ``enable_input_require_grads()`` / ``disable_input_require_grads()``: what peft's
   ``prepare_model_for_kbit_training`` and gradient checkpointing ask of a torch model (an
   input that requires grad so that a recomputed block's frozen weights still pass

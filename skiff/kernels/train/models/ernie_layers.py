@@ -170,7 +170,9 @@ class ErnieMoE(nn.Module):
     def route(self, h):
         """Router probabilities (N, E), chosen experts (N, k) and their weights (N, k)."""
         xp = h.xp
-        logits = self.gate(h.astype(np.float32))
+        w = self.gate.weight
+        logits = self.gate(h.astype(np.float32)) if w.dtype == np.float32 else F.linear(
+            h.astype(np.float32), w.astype(np.float32))  # model.to(float64): as transformers'
         self.last_router_logits = logits  # (N, E), for the load-balancing loss
         probs = F.softmax(logits, axis=-1)
         scores = probs._data + self.moe_statics.e_score_correction_bias._data.reshape(-1)

@@ -109,9 +109,12 @@ def _restore(model, record, disabled: bool | None = None) -> None:
     were)."""
     config, layers = record
     modules = dict(model.named_modules())
+    ref = model.model.embed_tokens.weight  # the model's dtype and device now
     for name, m in layers.items():
         owner, _, attr = name.rpartition(".")
         setattr(modules[owner] if owner else model, attr, m)
+        if any(p.dtype != ref.dtype or p.device != ref.device for p in m.parameters()):
+            m.to(ref.device, ref.dtype)  # model.to() / .half() ran while it was parked
         for key, p in m.named_parameters():
             p.requires_grad = key not in ("weight", "bias")  # the base layer's: frozen
         m.train(model.training)

@@ -215,3 +215,18 @@ def test_counts_and_configs_read_as_peft(setup):
         assert model.get_nb_trainable_parameters() == pm.get_nb_trainable_parameters()
     assert model.peft_config["c"].r == pm.peft_config["c"].r == 4
     assert set(model.peft_config["c"].target_modules) == set(pm.peft_config["c"].target_modules)
+
+
+def test_a_parked_adapter_follows_model_to(setup):
+    folder, paths, _ = setup
+    model = from_pretrained(folder)
+    model.load_adapter(paths["default"])
+    model.load_adapter(paths["c"], adapter_name="c")
+    model.to(dtype="float64")
+    model.set_adapter("c")
+    assert {str(p.dtype) for p in model.parameters()} == {"float64"}
+    pm = peft.PeftModel.from_pretrained(
+        transformers.AutoModelForCausalLM.from_pretrained(folder).eval(), paths["c"]).eval()
+    with torch.no_grad():
+        want = pm(torch.tensor(IDS)).logits.numpy()
+    np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
