@@ -3,6 +3,12 @@
 :mod:`skiff.kernels.train.core.nn.utils`. ``skiff.nn.utils.rnn.pad_sequence`` is torch's."""
 
 from skiff.kernels.train.core.nn import utils as _real
+from skiff.kernels.train.core.nn.fusion_r37 import (  # noqa: F401
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
 from skiff.kernels.train.core.nn.spectral_norm import (  # noqa: F401
     remove_spectral_norm,
     spectral_norm,
@@ -23,4 +29,5 @@ from skiff.kernels.train.core.nn.weight_norm import (  # noqa: F401
 from . import parametrizations, parametrize, prune, rnn  # noqa: E402,F401  (skiff.nn.utils.rnn.pad_sequence)
 
 __all__ = [*_real.__all__, "weight_norm", "remove_weight_norm", "parametrizations",
-           "spectral_norm", "remove_spectral_norm", "parametrize", "prune"]
+           "spectral_norm", "remove_spectral_norm", "parametrize", "prune", "fuse_conv_bn_eval",
+           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights"]
