@@ -5,7 +5,8 @@ The public name of :mod:`skiff.kernels.train.core.optim` (and ``RMSprop``/``Adag
 :mod:`~skiff.kernels.train.core.optim_adam_family`, ``LBFGS`` from
 :mod:`~skiff.kernels.train.core.optim_lbfgs`, ``Adadelta``/``Rprop`` from
 :mod:`~skiff.kernels.train.core.optim_adadelta_rprop`, ``SparseAdam`` from
-:mod:`~skiff.kernels.train.core.optim_sparse_adam`); the same classes. The schedules are
+:mod:`~skiff.kernels.train.core.optim_sparse_adam`, ``Adafactor`` from
+:mod:`~skiff.kernels.train.core.optim_adafactor_r37`); the same classes. The schedules are
 also under torch's names, ``skiff.optim.lr_scheduler.StepLR`` / ``LambdaLR`` / ...
 (``from skiff.optim.lr_scheduler import LambdaLR`` works too)."""
 
@@ -23,6 +24,7 @@ from skiff.kernels.train.core.optim import (  # noqa: F401
     clip_grad_norm_,
 )
 from skiff.kernels.train.core.optim_adadelta_rprop import Adadelta, Rprop  # noqa: F401
+from skiff.kernels.train.core.optim_adafactor_r37 import Adafactor  # noqa: F401
 from skiff.kernels.train.core.optim_adam_family import Adamax, NAdam, RAdam  # noqa: F401
 from skiff.kernels.train.core.optim_asgd import ASGD  # noqa: F401
 from skiff.kernels.train.core.optim_lbfgs import LBFGS  # noqa: F401
@@ -32,4 +34,4 @@ from skiff.optim import lr_scheduler, swa_utils  # noqa: F401
 
 # core.optim's names, optim_more's, optim_adam_family's and LBFGS
 __all__ = [*_real.__all__, "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "LBFGS",
-           "Adadelta", "Rprop", "ASGD", "SparseAdam"]
+           "Adadelta", "Rprop", "ASGD", "SparseAdam", "Adafactor"]
