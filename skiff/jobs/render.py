@@ -359,7 +359,10 @@ def _row(job) -> dict:
 
 def _more(jobs) -> str:
     hidden = getattr(jobs, "hidden", 0)
-    return (f"{hidden} older job{'s' if hidden != 1 else ''} not shown "
+    running = getattr(jobs, "hidden_running", ())
+    still = (f", {len(running)} of them still running: {', '.join(running[:3])}"
+             f"{' ...' if len(running) > 3 else ''}") if running else ""
+    return (f"{hidden} older job{'s' if hidden != 1 else ''} not shown{still} "
             "(--limit N or --all)") if hidden else ""
 
 
@@ -405,6 +408,7 @@ class JobTable(list):
     def __init__(self, jobs=()):
         super().__init__(jobs)
         self.hidden = getattr(jobs, "hidden", 0)
+        self.hidden_running = getattr(jobs, "hidden_running", ())
         self.total = getattr(jobs, "total", None)
         self.root = getattr(jobs, "root", None)
         self.filters = getattr(jobs, "filters", "")
