@@ -73,7 +73,7 @@ def test_switch_disable_delete_and_merge_as_peft(setup):
     for name in ("b", "c", "default", "b"):
         pm.set_adapter(name)
         model.set_adapter(name)
-        _same(pm, model, tokens=name == "b")
+        _same(pm, model, tokens=name == "c")
         trained = {n for n, p in model.named_parameters() if p.requires_grad}
         assert trained and all(".lora_" in n for n in trained)
     with pm.disable_adapter(), model.disable_adapter():
