@@ -414,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
 def _run(run_dir: Path, meta: dict, reporter, stops, rank: int, size: int, ranks: Path) -> int:
     from skiff.kinds.base import resolve_entry
 
-    from .reporter import JobCancelled
+    from .reporter import JobCancelled, returned_status
     from .store import write_json
 
     if rank == 0:
@@ -424,6 +424,7 @@ def _run(run_dir: Path, meta: dict, reporter, stops, rank: int, size: int, ranks
         check_launch()  # the MPI world is the launcher's, or one clear message (not N alone)
         fn = resolve_entry(meta["target"])
         value = fn(meta.get("config", {}), reporter)
+        seen = reporter.stop_seen  # told to stop before it returned (returned_status)
         if stops is not None:  # done: a SIGTERM from here on cuts into nothing
             stops.asked.set()
         reporter.flush()
@@ -431,7 +432,7 @@ def _run(run_dir: Path, meta: dict, reporter, stops, rank: int, size: int, ranks
             summary = value.to_json() if hasattr(value, "to_json") else value
             write_json(run_dir / "result.json", summary if isinstance(summary, dict)
                        else {"value": summary}, long_values_on_one_line=True)
-            final = "cancelled" if reporter.should_stop() else "done"
+            final = returned_status(reporter, seen)
             # stopped because nobody holds it: said on the status, as a signalled stop is
             # ('cancelled' alone read as a user's cancel; the why was in a log line only)
             why = {"message": ORPHAN_MESSAGE} if final == "cancelled" and ORPHANED.is_set() \
