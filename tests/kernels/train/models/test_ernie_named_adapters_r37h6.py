@@ -230,3 +230,35 @@ def test_a_parked_adapter_follows_model_to(setup):
     with torch.no_grad():
         want = pm(torch.tensor(IDS)).logits.numpy()
     np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
+
+
+def test_a_reference_adapter_in_a_dpo_like_step(setup):
+    """TRL's ``ref_adapter_name`` flow: the reference log-probs under one adapter, the
+    policy's loss and gradients under another; gradients equal peft's."""
+    from skiff.kernels.train.core.nn import functional as F
+    from skiff.kernels.train.core.tensor import Tensor
+
+    folder, paths, _ = setup
+    pm = peft.PeftModel.from_pretrained(transformers.AutoModelForCausalLM.from_pretrained(
+        folder), paths["default"], adapter_name="policy", is_trainable=True)
+    pm.load_adapter(paths["c"], adapter_name="ref")
+    model = from_pretrained(folder)
+    model.load_adapter(paths["default"], adapter_name="policy", is_trainable=True)
+    model.load_adapter(paths["c"], adapter_name="ref")
+    pm.set_adapter("ref")
+    model.set_adapter("ref")
+    with torch.no_grad():
+        ref_t = torch.log_softmax(pm(torch.tensor(IDS)).logits, -1)
+    ref_s = Tensor(F.log_softmax(model(IDS), axis=-1).numpy())
+    pm.set_adapter("policy")
+    model.set_adapter("policy")
+    lp_t = torch.log_softmax(pm(torch.tensor(IDS)).logits, -1)
+    (((lp_t - ref_t).exp() * lp_t).sum() / 100).backward()
+    lp_s = F.log_softmax(model(IDS), axis=-1)
+    (((lp_s - ref_s).exp() * lp_s).sum() / 100).backward()
+    want = {n.replace("base_model.model.", "").replace(".policy.", "."): p.grad.numpy()
+            for n, p in pm.named_parameters() if p.grad is not None}
+    got = {n: p.grad.numpy() for n, p in model.named_parameters() if p.grad is not None}
+    assert got.keys() == want.keys()
+    for n in want:
+        np.testing.assert_allclose(got[n], want[n], rtol=1e-4, atol=1e-5 * np.abs(want[n]).max())
