@@ -114,6 +114,13 @@ class TransformersModelApi:
                                  "merge first")
         return merge_lora(self)
 
+    def unload(self):
+        """peft's ``unload()``: the base model back, every adapter dropped unmerged."""
+        from .lora_named import unload_all
+
+        self._adapter_names([])
+        return unload_all(self)
+
     def load_adapter(self, peft_model_id, adapter_name=None, is_trainable: bool = False,
                      **kwargs):
         """transformers' ``model.load_adapter(folder)`` (its peft integration): the peft

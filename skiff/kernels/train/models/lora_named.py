@@ -25,7 +25,7 @@ import numpy as np
 
 __all__ = ["adapter_names", "active_name", "adapter_configs", "load_named", "set_active",
            "delete_named", "forget_parked", "each_adapter", "add_weighted", "add_fresh",
-           "name_first", "parked_size", "AdapterConfig"]
+           "name_first", "parked_size", "AdapterConfig", "unload_all"]
 
 
 def _registry(model) -> dict:
@@ -369,3 +369,12 @@ def add_fresh(model, config, adapter_name: str, activate: bool) -> None:
         _restore(model, held)
     if activate:
         set_active(model, adapter_name)
+
+
+def unload_all(model):
+    """peft's ``unload()``: every adapter taken off, nothing folded in; the base model
+    (its weights frozen, as peft leaves them) is returned."""
+    _check_swappable(model.lora_config, "unload")
+    _unload(model)
+    forget_parked(model)
+    return model

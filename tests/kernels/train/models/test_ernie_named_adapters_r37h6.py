@@ -262,3 +262,16 @@ def test_a_reference_adapter_in_a_dpo_like_step(setup):
     assert got.keys() == want.keys()
     for n in want:
         np.testing.assert_allclose(got[n], want[n], rtol=1e-4, atol=1e-5 * np.abs(want[n]).max())
+
+
+def test_unload_gives_the_base_model_back(setup):
+    folder, paths, _ = setup
+    model = from_pretrained(folder)
+    base = model(IDS).numpy()
+    model.load_adapter(paths["default"])
+    model.load_adapter(paths["c"], adapter_name="c")
+    assert np.abs(model(IDS).numpy() - base).max() > 1e-3
+    assert model.unload() is model
+    np.testing.assert_allclose(model(IDS).numpy(), base, atol=1e-6)
+    with pytest.raises(ValueError, match="No adapter loaded"):
+        model.active_adapters()
