@@ -67,13 +67,14 @@ def _adapter_layers(model):
     return [(n, m) for n, m in model.named_modules() if isinstance(m, (LoRALinear, GateUpLoRA))]
 
 
-def _check_swappable(cfg: dict | None, what: str) -> None:
+def _check_swappable(cfg: dict | None, whose: str) -> None:
+    """One error when the adapter of ``cfg`` (``whose``) changes the base model's layers."""
     cfg = cfg or {}
     if cfg.get("trainable_token_indices") is not None or cfg.get("modules_to_save"):
-        raise ValueError(f"{what}: the adapter on this model trains embedding rows or whole "
-                         "modules (trainable_token_indices / modules_to_save), which change "
-                         "the base model's layers: skiff holds several named adapters only "
-                         "of LoRA layers; load the other adapter into another model")
+        raise ValueError(f"{whose} trains embedding rows or whole modules "
+                         "(trainable_token_indices / modules_to_save), which change the base "
+                         "model's layers: skiff holds several named adapters, and takes them "
+                         "off, only when they are LoRA layers alone; use another model for it")
 
 
 def _unload(model) -> dict:
@@ -98,7 +99,7 @@ def _unload(model) -> dict:
 def _park(model) -> tuple[dict, dict]:
     """Take the active adapter off the model: ``(lora_config, its layers)``; the layers
     keep their parameters (an optimizer's references stay valid across switches)."""
-    _check_swappable(model.lora_config, "another adapter")
+    _check_swappable(model.lora_config, "the model's adapter")
     config = dict(model.lora_config)
     return config, _unload(model)
 
@@ -166,7 +167,7 @@ def delete_named(model, adapter_name: str) -> None:
     if adapter_name != reg["active"]:
         del reg["parked"][adapter_name]
         return
-    _check_swappable(model.lora_config, "delete_adapter")
+    _check_swappable(model.lora_config, "the model's adapter")
     _unload(model)
     if reg["order"]:
         reg["active"] = sorted(reg["order"])[0]  # peft's pick: the first name in order
@@ -374,7 +375,7 @@ def add_fresh(model, config, adapter_name: str, activate: bool) -> None:
 def unload_all(model):
     """peft's ``unload()``: every adapter taken off, nothing folded in; the base model
     (its weights frozen, as peft leaves them) is returned."""
-    _check_swappable(model.lora_config, "unload")
+    _check_swappable(model.lora_config, "the model's adapter")
     _unload(model)
     forget_parked(model)
     return model

@@ -275,3 +275,23 @@ def test_unload_gives_the_base_model_back(setup):
     np.testing.assert_allclose(model(IDS).numpy(), base, atol=1e-6)
     with pytest.raises(ValueError, match="No adapter loaded"):
         model.active_adapters()
+
+
+def test_adapters_with_saved_modules_stay_alone(setup, tmp_path):
+    folder, paths, _ = setup
+    m = from_pretrained(folder)
+    skiff.models.apply_lora(m, r=2, target_modules=["q_proj"], modules_to_save=["lm_head"])
+    skiff.models.save_adapter(m, tmp_path / "mts")
+    model = from_pretrained(folder)
+    model.load_adapter(paths["c"])
+    before = model(IDS).numpy()
+    with pytest.raises(ValueError, match="adapter 'z' trains embedding rows or whole modules"):
+        model.load_adapter(tmp_path / "mts", adapter_name="z")
+    with pytest.raises(FileNotFoundError):
+        model.load_adapter(tmp_path / "nope", adapter_name="z")
+    assert list(model.peft_config) == ["default"]  # left as it was
+    np.testing.assert_allclose(model(IDS).numpy(), before)
+    other = from_pretrained(folder)
+    other.load_adapter(tmp_path / "mts")
+    with pytest.raises(ValueError, match="the model's adapter trains embedding rows"):
+        other.load_adapter(paths["c"], adapter_name="c")
