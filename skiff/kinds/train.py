@@ -46,6 +46,7 @@ from skiff.kernels.train.models.registry import (
     FROM_CHECKPOINT,
 )
 from skiff.kernels.train.precision import PRECISIONS, check_precision
+from skiff.kernels.train.trainer_torch_habits import loader_order
 
 from .base import JobRequest, Kind, figure
 
@@ -1492,7 +1493,7 @@ def _lookup(values: dict, user_ns: dict):
             raise TypeError(f"MODEL {mname!r} is a {type(value).__name__}, not a skiff model")
     if dname is not None and dname in user_ns:
         value = user_ns[dname]
-        if is_dataset(value):
+        if is_dataset(value) or loader_order(value) is not None:  # a DataLoader, as train()
             data_obj = value
         elif isinstance(value, str):
             try:
@@ -1575,7 +1576,7 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
     """A thread job over notebook objects (a model, a data set, or both)."""
     from skiff.kernels.train.data import ArrayDataset, as_dataset
 
-    if data_obj is not None:
+    if data_obj is not None and loader_order(data_obj) is None:  # a loader: train() reads it
         data_obj = as_dataset(data_obj, what=f"DATA {values['data']!r}")
         has_loss = model_obj is not None and callable(getattr(model_obj, "loss", None))
         if model_obj is not None and not has_loss and isinstance(data_obj, ArrayDataset) and \
