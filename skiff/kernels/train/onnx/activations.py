@@ -103,11 +103,12 @@ def _gelu_kernels():
 
     import numba
 
+    global _gauss_block, _tail
     f32, i32 = np.float32, np.int32
     block = BLOCK
 
     @numba.njit(cache=True, fastmath=True, error_model="numpy", inline="always")
-    def gauss_block(x, s, m, ebuf, kbuf):  # pragma: no cover - compiled
+    def _gauss_block(x, s, m, ebuf, kbuf):  # pragma: no cover - compiled
         # exp(-v^2 / 2) for x[s:s+m] into ebuf, with no call in the loop so that it runs
         # in SIMD lanes (numba has no vector exp here): 2^k by building the float's exponent
         # bits in kbuf (int32), exp(r) for |r| <= ln2 / 2 by its Taylor series to r^6
@@ -126,7 +127,7 @@ def _gelu_kernels():
             ebuf[i] *= scale[i]
 
     @numba.njit(cache=True, fastmath=True, error_model="numpy", inline="always")
-    def tail(v, e):  # pragma: no cover - compiled
+    def _tail(v, e):  # pragma: no cover - compiled
         # Phi(v) by Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7, below float32's step at
         # 1), whose exp(-v^2 / 2) is the density's too: one exp per element, no erf call
         t = f32(1.0) / (f32(1.0) + f32(0.3275911 * 0.7071067811865476) * abs(v))
@@ -139,20 +140,20 @@ def _gelu_kernels():
         ebuf, kbuf = np.empty(block, np.float32), np.empty(block, np.int32)
         for s in range(0, x.size, block):
             m = min(block, x.size - s)
-            gauss_block(x, s, m, ebuf, kbuf)
+            _gauss_block(x, s, m, ebuf, kbuf)
             for i in range(m):
                 v = x[s + i]
-                y[s + i] = v * tail(v, ebuf[i])
+                y[s + i] = v * _tail(v, ebuf[i])
 
     @numba.njit(cache=True, fastmath=True, error_model="numpy", nogil=True)
     def bwd32(g, x, out):  # pragma: no cover - compiled
         ebuf, kbuf = np.empty(block, np.float32), np.empty(block, np.int32)
         for s in range(0, x.size, block):
             m = min(block, x.size - s)
-            gauss_block(x, s, m, ebuf, kbuf)
+            _gauss_block(x, s, m, ebuf, kbuf)
             for i in range(m):
                 v, e = x[s + i], ebuf[i]
-                out[s + i] = g[s + i] * (tail(v, e) + v * f32(0.3989422804014327) * e)
+                out[s + i] = g[s + i] * (_tail(v, e) + v * f32(0.3989422804014327) * e)
 
     @numba.njit(cache=True, fastmath=True, nogil=True)
     def fwd64(x, y):  # pragma: no cover - compiled

@@ -1,0 +1,40 @@
+"""Round 37 (h8's finding): numba kernels built with ``cache=True`` that call jitted closures
+missed their on-disk cache in every new process (the closures went into the cache key, which
+changed per process: 94 index entries piled up), so each process compiled them again (1.2-1.5
+CPU s for the first GELU call). The helpers are module globals now. Oracle: numba's own
+``stats.cache_hits`` in a second fresh process sharing the first's cache folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("numba")
+
+GELU = """
+import json, numpy as np
+from skiff.kernels.train.onnx.activations import _gelu_kernels
+fwd, bwd = _gelu_kernels()[np.dtype(np.float32)]
+x = np.linspace(-3, 3, 50, dtype=np.float32)
+y = np.empty_like(x)
+fwd(x, y)
+print(json.dumps({"hits": len(fwd.stats.cache_hits), "misses": len(fwd.stats.cache_misses)}))
+"""
+
+
+def _fresh(code: str, cache: str) -> dict:
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache, "OPENBLAS_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, timeout=300, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_gelu_kernels_load_from_the_cache_in_a_second_process(tmp_path):
+    first = _fresh(GELU, str(tmp_path))
+    second = _fresh(GELU, str(tmp_path))
+    assert first["hits"] == 0 and first["misses"] == 1   # compiled and saved
+    assert second["hits"] == 1 and second["misses"] == 0  # loaded, not compiled again
