@@ -153,11 +153,11 @@ class TransformersModelApi:
         else:
             add_fresh(self, adapter_config, str(adapter_name or "default"), activate=True)
 
-    def set_adapter(self, adapter_name) -> None:
+    def set_adapter(self, adapter_name, inference_mode: bool = False) -> None:
         """transformers' / peft's ``set_adapter(name)``: that adapter active (trainable, as
-        peft's ``set_adapter`` without ``inference_mode``), the others parked
+        peft's ``set_adapter``; ``inference_mode=True``: frozen), the others parked
         (:mod:`~.lora_named`); a name not loaded is transformers' error, naming them."""
-        from .lora_named import set_active
+        from .lora_named import set_active, set_trainable
 
         names = self._adapter_names(adapter_name)
         if len(names) > 1:
@@ -165,6 +165,7 @@ class TransformersModelApi:
                              "a time; combine them into one with add_weighted_adapter (peft) "
                              "or merge one with merge_and_unload first")
         set_active(self, names[0])
+        set_trainable(self, not inference_mode)
 
     def active_adapters(self) -> list:
         """transformers' ``active_adapters()``: ``[name]`` of the active adapter."""

@@ -25,7 +25,8 @@ import numpy as np
 
 __all__ = ["adapter_names", "active_name", "adapter_configs", "load_named", "set_active",
            "delete_named", "forget_parked", "each_adapter", "add_weighted", "add_fresh",
-           "name_first", "parked_size", "AdapterConfig", "unload_all"]
+           "name_first", "parked_size", "AdapterConfig", "unload_all",
+           "set_trainable"]
 
 
 def _registry(model) -> dict:
@@ -379,3 +380,12 @@ def unload_all(model):
     _unload(model)
     forget_parked(model)
     return model
+
+
+def set_trainable(model, flag: bool) -> None:
+    """The active adapter's own parameters trainable or frozen (peft's ``set_adapter(...,
+    inference_mode=)``)."""
+    for _, m in _adapter_layers(model):
+        for key, p in m.named_parameters():
+            if key not in ("weight", "bias"):
+                p.requires_grad = flag

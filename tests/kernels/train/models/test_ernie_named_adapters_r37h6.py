@@ -295,3 +295,12 @@ def test_adapters_with_saved_modules_stay_alone(setup, tmp_path):
     other.load_adapter(tmp_path / "mts")
     with pytest.raises(ValueError, match="the model's adapter trains embedding rows"):
         other.load_adapter(paths["c"], adapter_name="c")
+
+
+def test_set_adapter_inference_mode_freezes_as_peft(setup):
+    pm, model = _pair(setup)
+    for mode in (True, False):
+        pm.set_adapter("c", inference_mode=mode)
+        model.set_adapter("c", inference_mode=mode)
+        assert model.get_nb_trainable_parameters() == pm.get_nb_trainable_parameters()
+    assert model.get_nb_trainable_parameters()[0] > 0
