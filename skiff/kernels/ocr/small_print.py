@@ -17,6 +17,10 @@ second opinion but one hard-tier image and one unseen label worse, so none ships
 Round 36: a neck-only delta trained in fourteen other CJK faces and pulled halfway back to
 the base read the set's faces no worse alone, but whole labels 0.8671 -> 0.8662; none ships
 (``/work/round36/h1/``: ``gen36.py``, ``wise.py``, ``eval36.py``).
+Round 37: a last-stage + neck delta trained on crops the pipeline cut itself, pulled halfway
+back (the weight chosen on held-out faces) read the set 0.8671 -> 0.8725 with no label worse
+but one hard-tier image worse; none ships (``/work/round37/h1/``: ``pages37.py``,
+``wisepick.py``, ``finalize37.py``).
 """
 
 from __future__ import annotations
