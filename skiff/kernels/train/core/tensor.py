@@ -1217,7 +1217,7 @@ _install_r29(Tensor, sys.modules[__name__])
 
 from .tensor_r37 import install as _install_r37  # noqa: E402  (sin_, greater, broadcast_to)
 
-_install_r37(Tensor, _torch_in_place)
+_install_r37(Tensor, _torch_in_place, is_grad_enabled)
 
 from .views_r31 import install as _install_views  # noqa: E402  (last: wraps the view methods)
 

@@ -77,8 +77,52 @@ def _sign_kind(self):
     return self.dtype.kind in "fic" or self.dtype.name == "bfloat16"
 
 
-def install(tensor_class, in_place) -> None:
-    """Put the methods on ``tensor_class`` where it has none of that name."""
+class _ZeroGrad:
+    """Made on first use (autograd imports tensor): a node with a zero gradient."""
+
+    fn = None
+
+    @classmethod
+    def apply(cls, x, value):
+        if cls.fn is None:
+            from .autograd import Function, xp_of
+
+            class ZeroGrad(Function):
+                def forward(self, a, value=None):
+                    self.shape = a.shape
+                    return value
+
+                def backward(self, g):
+                    return xp_of(g).zeros(self.shape, dtype=g.dtype)
+
+                def backward_t(self, want, g):  # create_graph: still zero (elementwise)
+                    return g * 0.0
+
+            cls.fn = ZeroGrad
+        return cls.fn.apply(x, value=value)
+
+
+def _records_zero(fn, grad_enabled):
+    """torch's floor/ceil/round/trunc/sign: the result requires grad (a zero gradient) when
+    the input does, so a loss through them alone still has a graph (skiff's had none)."""
+    def method(self, *args, **kwargs):
+        out = fn(self, *args, **kwargs)
+        if (self.requires_grad and grad_enabled() and out._node is None
+                and out.dtype.kind == "f" and not getattr(self, "_batched", False)):
+            return _ZeroGrad.apply(self, out._data)
+        return out
+
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def install(tensor_class, in_place, grad_enabled) -> None:
+    """Put the methods on ``tensor_class`` where it has none of that name (and the zero
+    gradients on its rounding methods)."""
+    for name in ("floor", "ceil", "round", "trunc", "fix", "sign"):
+        setattr(tensor_class, name, _records_zero(getattr(tensor_class, name), grad_enabled))
+
     def put(name, fn):
         if not hasattr(tensor_class, name):
             setattr(tensor_class, name, fn)

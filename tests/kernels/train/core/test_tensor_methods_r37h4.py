@@ -18,8 +18,8 @@ BINARY = ("arctan2 atan2 hypot fmod float_power xlogy multiply subtract divide t
           "ldexp").split()
 COMPARE = "eq ne lt le gt ge greater greater_equal less less_equal not_equal".split()
 # torch 2.13 has no derivative for in-place asinh_/atanh_/arcsinh_/arctanh_ (skiff's is the
-# out-of-place one's); skiff's trunc and real sgn do not record (torch's: zero gradients)
-NO_GRAD = ["asinh", "atanh", "arcsinh", "arctanh", "trunc", "sgn"]
+# out-of-place one's)
+NO_GRAD = ["asinh", "atanh", "arcsinh", "arctanh"]
 
 
 def _run(lib, name):
@@ -31,7 +31,7 @@ def _run(lib, name):
     grad = None
     if name not in COMPARE + NO_GRAD:
         (x * lib.tensor(X)).sum().backward()
-        grad = x0.grad.numpy().copy()
+        grad = (lib.zeros_like(x0) + x0.grad).detach().numpy()  # (torch's sgn_: a ZeroTensor)
     return x.detach().numpy().copy(), grad, str(x.dtype).split(".")[-1]
 
 
@@ -65,3 +65,20 @@ def test_aliases_and_small_methods_are_torchs():
                                        np.asarray(b.numpy(), dtype=np.float64), rtol=1e-12)
         else:
             assert a == (tuple(b) if isinstance(b, torch.Size) else b)
+
+
+@pytest.mark.parametrize("name", ["floor", "ceil", "round", "trunc", "fix", "sign", "sgn"])
+def test_rounding_records_a_zero_gradient_as_torchs(name):
+    """A loss through floor/round/sign alone has a graph in torch (zero gradients); skiff's
+    results did not require grad, so its backward raised."""
+    got = []
+    for lib in (torch, skiff):
+        x = lib.tensor(X).requires_grad_(True)
+        y = getattr(x, name)()
+        (y * 3).sum().backward()
+        x.grad = None  # (torch's sgn leaves an immutable ZeroTensor there)
+        g, = lib.autograd.grad((x * x * getattr(x, name)()).sum(), [x], create_graph=True)
+        g.sum().backward()
+        got.append((y.requires_grad, np.asarray((lib.zeros_like(x) + x.grad).detach().numpy())))
+    assert got[0][0] and got[1][0]
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-12)
