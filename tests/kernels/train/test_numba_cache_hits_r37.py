@@ -1,8 +1,9 @@
 """Round 37 (h8's finding): numba kernels built with ``cache=True`` that call jitted closures
-missed their on-disk cache in every new process (the closures went into the cache key, which
-changed per process: 94 index entries piled up), so each process compiled them again (1.2-1.5
-CPU s for the first GELU call). The helpers are module globals now. Oracle: numba's own
-``stats.cache_hits`` in a second fresh process sharing the first's cache folder."""
+(the GELU of the ONNX graphs, the depthwise convolution) missed their on-disk cache in every
+new process (the closures went into the cache key, which changed per process: 94 index entries
+piled up), so each process compiled them again (1.2-1.5 CPU s for the first GELU call). The
+helpers are module globals now. Oracle: numba's own ``stats.cache_hits`` in a second fresh
+process sharing the first's cache folder."""
 
 from __future__ import annotations
 
@@ -26,6 +27,17 @@ print(json.dumps({"hits": len(fwd.stats.cache_hits), "misses": len(fwd.stats.cac
 """
 
 
+DEPTHWISE = """
+import json, numpy as np
+from skiff.kernels.train.core.nn.functional.conv_depthwise import _kernels
+fwd = _kernels()[0]
+x = np.ones((2, 1, 9, 9), np.float32); w = np.ones((2, 3, 3), np.float32)
+out = np.empty((2, 1, 4, 4), np.float32)
+fwd(x, w, 2, 2, out)
+print(json.dumps({"hits": len(fwd.stats.cache_hits), "misses": len(fwd.stats.cache_misses)}))
+"""
+
+
 def _fresh(code: str, cache: str) -> dict:
     env = {**os.environ, "NUMBA_CACHE_DIR": cache, "OPENBLAS_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -33,8 +45,9 @@ def _fresh(code: str, cache: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_the_gelu_kernels_load_from_the_cache_in_a_second_process(tmp_path):
-    first = _fresh(GELU, str(tmp_path))
-    second = _fresh(GELU, str(tmp_path))
+@pytest.mark.parametrize("code", [GELU, DEPTHWISE], ids=["gelu", "depthwise"])
+def test_the_kernels_load_from_the_cache_in_a_second_process(tmp_path, code):
+    first = _fresh(code, str(tmp_path))
+    second = _fresh(code, str(tmp_path))
     assert first["hits"] == 0 and first["misses"] == 1   # compiled and saved
     assert second["hits"] == 1 and second["misses"] == 0  # loaded, not compiled again

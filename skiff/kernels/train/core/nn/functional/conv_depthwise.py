@@ -83,8 +83,10 @@ def _kernels():
     # every tap is one contiguous multiply-add over ``(ho - 1) wq + wo`` outputs laid out
     # wq apart (the wq - wo columns between rows are computed and dropped). Row-by-row loops
     # of wo (14 at a stride-2 28x28 layer) ran at a fifth of the vector speed.
+    global _split
+
     @numba.njit(cache=True, fastmath=True, nogil=True)
-    def split(plane, sh, sw, ph):  # pragma: no cover - compiled
+    def _split(plane, sh, sw, ph):  # pragma: no cover - compiled
         hp, wp = plane.shape
         for a in range(sh):
             for r in range((hp - a + sh - 1) // sh):
@@ -107,7 +109,7 @@ def _kernels():
         for c in range(c_):
             for n in range(n_):
                 if strided:
-                    split(xt[c, n], sh, sw, ph)
+                    _split(xt[c, n], sh, sw, ph)
                 acc[:] = 0
                 for i in range(kh):
                     for j in range(kw):
@@ -139,7 +141,7 @@ def _kernels():
                     gw[c, i, j] = 0.0
             for n in range(n_):
                 if strided:
-                    split(xt[c, n], sh, sw, ph)
+                    _split(xt[c, n], sh, sw, ph)
                 for y in range(ho):
                     grow = gt[c, n, y]
                     for x in range(wo):
