@@ -33,7 +33,7 @@ __version__ = "0.1.0"
 
 # the public submodules (plain re-export modules); every other public name is in skiff.api
 SUBMODULES = ("nn", "optim", "autograd", "data", "models", "api", "utils", "linalg", "cuda",
-              "cpu", "distributions", "testing", "special", "amp", "random", "fft")
+              "cpu", "distributions", "testing", "special", "amp", "random", "fft", "sparse")
 
 
 def __getattr__(name: str):

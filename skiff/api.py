@@ -143,6 +143,7 @@ def panel(tab: str | None = None):
 # the training core's torch names (``functions.__all__`` less NAMES), written out for dir()
 # without loading it; tests/test_dir_names_r28.py checks them against the loaded __all__
 _TORCH_NAMES = (
+    "sparse_coo_tensor", "spmm",
     "manual_seed", "device", "from_numpy", "as_tensor", "is_tensor", "numel", "equal",
     "allclose", "isclose", "randn_like", "rand_like", "full_like", "empty", "empty_like",
     "randint", "randperm", "linspace", "multinomial", "save", "load", "enable_grad",

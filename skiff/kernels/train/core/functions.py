@@ -286,12 +286,13 @@ _METHODS = ("flatten", "exp", "log", "sin", "cos", "tanh", "sigmoid", "relu", "s
             "index_fill", "index_copy")
 
 globals().update({_n: _method(_n) for _n in _METHODS})
-from . import sparse_r37 as _sparse_r37  # noqa: E402, F401  (Tensor.to_sparse, sparse mm)
 from . import tensor_math_r27 as _r27  # noqa: E402
+from .sparse_r37 import sparse_coo_tensor, spmm  # noqa: E402  (Tensor.to_sparse, sparse mm)
 
 globals().update({_n: getattr(_r27, _n) for _n in _R27_FUNCTIONS})
 
 __all__ = [
+    "sparse_coo_tensor", "spmm",
     "manual_seed", "device", "from_numpy", "as_tensor", "is_tensor", "numel", "equal",
     "allclose", "isclose", "randn_like", "rand_like", "full_like", "empty", "empty_like",
     "randint", "randperm", "linspace", "multinomial", "save", "load", "no_grad", "enable_grad",

@@ -141,8 +141,8 @@ def install(tensor_class, in_place, grad_enabled) -> None:
     put("broadcast_to", lambda self, size: self.expand(*size))
     put("split_with_sizes", lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim))
     put("ldexp", lambda self, other: self * 2.0 ** other)
-    put("gcd", _integer("gcd"))
-    put("lcm", _integer("lcm"))
+    put("gcd", _integer("gcd", tensor_class))
+    put("lcm", _integer("lcm", tensor_class))
     put("is_same_size", lambda self, other: tuple(self.shape) == tuple(other.shape))
     put("is_signed", lambda self: _sign_kind(self))
     put("get_device", lambda self: self.device.index if self.is_cuda else -1)
@@ -158,10 +158,8 @@ def install(tensor_class, in_place, grad_enabled) -> None:
         put(name + "_", in_place(name, _compare(op)))
 
 
-def _integer(name):
+def _integer(name, Tensor):  # noqa: N803 - the class installed on (no import of tensor)
     def method(self, other):
-        from .tensor import Tensor
-
         b = other._data if isinstance(other, Tensor) else other
         return Tensor._make(getattr(self.xp, name)(self._data, b), False, None, 0)
 
