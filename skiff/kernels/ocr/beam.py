@@ -134,13 +134,15 @@ def fluency(text: str, lex: Lexicon | None) -> float:
 
 
 def beam_search(probs: np.ndarray, alphabet: list[str], lex: Lexicon | None = None, *,
-                beam: int = BEAM, alpha: float = PAIR_ALPHA, top: np.ndarray | None = None) -> str:
+                beam: int = BEAM, alpha: float = PAIR_ALPHA, top: np.ndarray | None = None,
+                best: np.ndarray | None = None) -> str:
     """The line read from ``probs`` (T, C) by a prefix beam search, Chinese characters
     scored with ``alpha`` times their pair bonus (none without ``lex``). A column at least
-    ``SURE`` of its class tries that class alone (the others are under ``MIN_P``); ``top``:
-    each column's best probability, when known."""
+    ``SURE`` of its class tries that class alone (the others are under ``MIN_P``); ``top``
+    and ``best``: each column's best probability and class, when known."""
     names, _ = _tables(alphabet, probs.shape[1])
-    best = probs.argmax(1)
+    if best is None:
+        best = probs.argmax(1)
     if top is None:
         top = probs[np.arange(len(best)), best]
     # a prefix (tuple of classes) -> [log p ending in a blank, log p ending in its last
@@ -151,8 +153,11 @@ def beam_search(probs: np.ndarray, alphabet: list[str], lex: Lexicon | None = No
             cands = [(int(best[t]), math.log(top[t]))]
         else:
             row = probs[t]
-            idx = np.argpartition(-row, TOP)[:TOP] if len(row) > TOP else range(len(row))
-            cands = [(int(c), math.log(row[c])) for c in idx if row[c] >= MIN_P] or \
+            # the classes of at least MIN_P (at most 1 / MIN_P of them), the TOP likeliest
+            idx = np.flatnonzero(row >= MIN_P)
+            if len(idx) > TOP:
+                idx = idx[np.argpartition(-row[idx], TOP)[:TOP]]
+            cands = [(int(c), math.log(row[c])) for c in idx] or \
                 [(int(best[t]), math.log(top[t]))]
         nxt: dict[tuple, list] = {}
         for pre, (pb, pnb, bonus) in beams.items():
@@ -291,5 +296,6 @@ def reread(text: str, probs: np.ndarray, alphabet: list[str],
         lex = lex()
         if lex is None:
             return text
-    again = beam_search(probs, alphabet, None if _KANA.search(text) else lex, top=top) or text
+    again = beam_search(probs, alphabet, None if _KANA.search(text) else lex, top=top,
+                        best=columns[0]) or text
     return fix_words(again, probs, alphabet, lex)
