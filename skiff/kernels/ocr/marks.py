@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from .spacing import glyph_runs, ink_mask
+from .spacing import _cjk_char, glyph_runs, ink_mask
 
 __all__ = ["edge_dashes", "en_dashes", "footnote_marks", "page_number_spaces", "empty_brackets",
            "tick_marks", "cross_marks", "box_marks", "could_be_box", "bullet_mark",
@@ -435,9 +435,15 @@ EN_DASH = 0.38
 # a dash stands a word's space from its neighbour where the blank columns between their
 # ink are at least SPACED of the digit height, and set tight at most TIGHT of it
 SPACED, TIGHT = 0.3, 0.12
+# a dash's ink fills at least DASH_FILL of its bounding box; a tilde's wave less (0.48-0.74
+# in DejaVu Sans Mono at 14-26 px; a blurred 18-px monospaced en dash falls under it too)
+DASH_FILL = 0.8
 # characters read that are one flat mark halfway up (paired in order with such marks)
 _FLAT = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212~"
 _MATH = re.compile(r"[=+\u00d7\u00f7]")
+# a sign: a dash that begins a number, at the line's start or after a space that no number
+# ends before ("-80.4", "x = -3"; "8:00 -18:30" is a range read without its space)
+_SIGN = re.compile(r"(?:(?<=^)|(?<=^ )|(?<=[^\d\s] )|(?<=[^\d\s]))-(?=\d)")
 
 
 def en_dashes(text: str, crop: np.ndarray) -> str:
@@ -451,8 +457,13 @@ def en_dashes(text: str, crop: np.ndarray) -> str:
     minus sign "−" in a line of arithmetic (one with "=", "+", "×" or "÷"). Such a dash
     between two characters gets a space on a side whose blank is at least :data:`SPACED`
     of the digit height and loses one whose blank is at most :data:`TIGHT` ("8:00 -18:30"
-    in Liberation Serif: "8:00 – 18:30"). Where the counts differ nothing changes."""
-    if "-" not in text or crop.ndim < 2 or min(crop.shape[:2]) < 8:
+    in Liberation Serif: "8:00 – 18:30") where the characters beyond it are letters or
+    digits. Where the counts differ nothing changes; nor in a line with CJK characters (AR
+    PL UKai's hyphen spans 0.50: "电话 010-8821"), nor for a mark filling under :data:`DASH_FILL` of
+    its box (a prompt's "~" read "-"), nor for a sign, a dash that begins a
+    number not after another ("-80.4" on a display, "x = -3")."""
+    if "-" not in text or crop.ndim < 2 or min(crop.shape[:2]) < 8 or \
+            any(_cjk_char(c) for c in text):
         return text
     import cv2
 
@@ -460,7 +471,7 @@ def en_dashes(text: str, crop: np.ndarray) -> str:
     n, _, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
     if n < 3:
         return text
-    x, y, w, h = (stats[1:, k].astype(float) for k in range(4))
+    x, y, w, h, area = (stats[1:, k].astype(float) for k in range(5))
     big = h >= 0.5 * h.max()
     base = float(np.median((y + h)[big]))
     tall = base - float(np.percentile(y[big], 10))
@@ -481,13 +492,16 @@ def en_dashes(text: str, crop: np.ndarray) -> str:
     dash = "\u2212" if _MATH.search(text) else "\u2013"
     chars = list(text)
     for k, i in zip(read, marks, strict=True):
-        if chars[k] != "-" or (w[i] - h[i]) / tall < EN_DASH:
+        if chars[k] != "-" or (w[i] - h[i]) / tall < EN_DASH or _SIGN.match(text, k) or \
+                area[i] < DASH_FILL * w[i] * h[i]:  # a wave: "~" read "-"
             continue
         chars[k] = dash
         left, right = inked[inked < x[i]], inked[inked >= x[i] + w[i]]
         if dash != "\u2013" or not len(left) or not len(right):
             continue
         gaps = ((x[i] - left[-1] - 1) / tall, (right[0] - x[i] - w[i]) / tall)
+        if not (text[:k].rstrip()[-1:].isalnum() and text[k + 1:].lstrip()[:1].isalnum()):
+            continue  # "build:~/skiff" read "build:-/skiff": no space goes in
         for side, gap in zip((-1, 1), gaps, strict=True):
             j = k + side
             if not 0 <= j < len(chars):

@@ -64,6 +64,25 @@ def test_minus_in_arithmetic():
     assert en_dashes("12 - 5 = 7", line_crop("12 − 5 = 7", LIB_MONO, 26)) == "12 − 5 = 7"
 
 
+def test_a_sign_is_no_en_dash():
+    """A display's minus ("-80.4" on a DSEG meter in the hard set) and "x = -3" stay."""
+    assert en_dashes("-12.5", line_crop("\u221212.5", LIB_SANS, 26)) == "-12.5"
+    assert en_dashes("x = -3", line_crop("x = \u22123", LIB_SANS, 26)) == "x = -3"
+
+
+def test_cjk_line_stays():
+    """AR PL UKai's hyphen spans half the digit height (the hard set's "电话 010-8821")."""
+    path = "/usr/share/fonts/truetype/arphic/ukai.ttc"
+    assert en_dashes("电话 010-8821", line_crop("电话 010-8821", path, 26)) == "电话 010-8821"
+
+
+def test_no_space_beside_a_mark():
+    """A prompt's "~" read "-" after a colon: no space goes in ("build: –/skiff")."""
+    mono = FONTS + "dejavu/DejaVuSansMono.ttf"  # the probes' terminal
+    read = en_dashes("alice@build:-/skiff$", line_crop("alice@build:~/skiff$", mono, 18))
+    assert " " not in read
+
+
 def test_counts_differ_nothing_changes():
     # two dashes drawn, one read: which is which is unknown
     crop = line_crop("9–12 and 14–17", LIB_SANS, 26)
