@@ -461,7 +461,8 @@ def en_dashes(text: str, crop: np.ndarray) -> str:
     digits. Where the counts differ nothing changes; nor in a line with CJK characters (AR
     PL UKai's hyphen spans 0.50: "电话 010-8821"), nor for a mark filling under :data:`DASH_FILL` of
     its box (a prompt's "~" read "-"), nor for a sign, a dash that begins a
-    number not after another ("-80.4" on a display, "x = -3")."""
+    number not after another ("-80.4" on a display, "x = -3"), nor doubled hyphens (C's
+    "x--;", "--flag": a small monospaced hyphen can span :data:`EN_DASH`)."""
     if "-" not in text or crop.ndim < 2 or min(crop.shape[:2]) < 8 or \
             any(_cjk_char(c) for c in text):
         return text
@@ -493,7 +494,8 @@ def en_dashes(text: str, crop: np.ndarray) -> str:
     chars = list(text)
     for k, i in zip(read, marks, strict=True):
         if chars[k] != "-" or (w[i] - h[i]) / tall < EN_DASH or _SIGN.match(text, k) or \
-                area[i] < DASH_FILL * w[i] * h[i]:  # a wave: "~" read "-"
+                area[i] < DASH_FILL * w[i] * h[i] or \
+                "-" in (text[k - 1:k], text[k + 1:k + 2]):  # "~" read "-"; "x--", "--flag"
             continue
         chars[k] = dash
         left, right = inked[inked < x[i]], inked[inked >= x[i] + w[i]]

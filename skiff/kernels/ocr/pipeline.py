@@ -51,12 +51,13 @@ from .marks import (
     cross_marks,
     edge_dashes,
     empty_brackets,
+    en_dashes,
     footnote_marks,
     page_number_spaces,
     tick_marks,
 )
 from .models import ModelSet, get_model_set, read_alphabet
-from .panels import panel_rows
+from .panels import leader_stubs, panel_rows
 from .quantize import PRECISIONS, QuantizeError, int8_detector, int8_recognizer
 from .reading import LineReading
 from .rec import (
@@ -659,6 +660,7 @@ class OcrPipeline(DetectionPasses, LineReading):
             text = one_width(page_number_spaces(text, crops[k]))
             text = empty_brackets(text, crops[k])   # monospaced "f( )" -> "f()"
             text = footnote_marks(text, crops[k])   # "notes1" of a raised "1" -> "notes¹"
+            text = en_dashes(text, crops[k])   # "8:00 - 18:30" of an en dash's wide ink -> "–"
             box = it.boxes[owners[k][1]][0]
             if could_be_box(text):
                 text = box_marks(text, crops[k], _around(it.bgr, box))
@@ -694,6 +696,10 @@ class OcrPipeline(DetectionPasses, LineReading):
         # a mark read twice across two overlapping boxes of a row ("birth: : 14.03")
         for line, t in zip(lines, overlap_repeats(rows, boxes, [line.text for line in lines]),
                            strict=True):
+            line.text = t
+        # a dot leader's first dot read onto its name ("Croissant. 2.80")
+        for line, t in zip(lines, leader_stubs(rows, boxes, [line.text for line in lines],
+                                               it.bgr), strict=True):
             line.text = t
         # a comb's one-character boxes ("M U E L L E R" in a form's cells) read as one field
         # (a photographed comb's strokes read as marks inside one box of the whole field:
