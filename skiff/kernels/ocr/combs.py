@@ -194,7 +194,7 @@ def join_combs(rows: list[list[int]], boxes: list, texts: list[str],
     boxes = [np.asarray(b, np.float64) for b in boxes]
     if image is None or not rows:
         return texts, boxes
-    gray = image if image.ndim == 2 else image[..., :3].mean(2)
+    gray = None  # the page's grey levels, made for the first row that may be a comb
     for row in rows:
         if not row:
             continue
@@ -225,6 +225,8 @@ def join_combs(rows: list[list[int]], boxes: list, texts: list[str],
         if abs(slope) > 0.1:
             continue
         mid = (y0 + y1) / 2 + slope * ((x0 + x1) / 2 - float(np.mean(centres[:, 0])))
+        if gray is None:
+            gray = image if image.ndim == 2 else image[..., :3].mean(2)
         found = comb_line(gray, x0, x1, mid - (y1 - y0) / 2, mid + (y1 - y0) / 2, height,
                           slope)
         if found is None:

@@ -20,6 +20,8 @@ import unicodedata
 
 import numpy as np
 
+from .images import grey_of
+
 __all__ = ["ink_mask", "local_ink_mask", "glyph_runs", "cell_spaces", "letter_spaces",
            "missed_spaces", "cjk_spaces", "separator_spaces", "digit_spaces",
            "spurious_spaces", "one_width"]
@@ -29,7 +31,10 @@ def ink_mask(crop: np.ndarray) -> np.ndarray:
     """The crop's ink as a 0/1 uint8 mask: Otsu's threshold of its grey, the lesser side."""
     import cv2
 
-    grey = crop.mean(2) if crop.ndim == 3 else crop
+    if crop.ndim == 3 and crop.shape[2] == 3 and crop.dtype == np.uint8:
+        grey = grey_of(crop)  # the channels' mean rounded down, as the cast below gives it
+    else:
+        grey = crop.mean(2) if crop.ndim == 3 else crop
     _, bw = cv2.threshold(np.ascontiguousarray(grey, np.uint8), 0, 1,
                           cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     return 1 - bw if bw.mean() > 0.5 else bw
