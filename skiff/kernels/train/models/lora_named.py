@@ -130,21 +130,31 @@ def load_named(model, path, adapter_name: str) -> None:
     parked beside it (peft leaves the active adapter as it was)."""
     from .lora import load_adapter
 
-    reg = _registry(model)
-    if adapter_name in reg["order"]:
-        raise ValueError(f"Adapter with name {adapter_name} already exists. Please use a "
-                         "different name.")
+    _new_name(model, adapter_name)
     cfg_path = Path(path).expanduser() / "adapter_config.json"
     if cfg_path.is_file():
         _check_swappable(json.loads(cfg_path.read_text()), f"adapter {adapter_name!r}")
+    _park_new(model, adapter_name, lambda: load_adapter(model, path))
+
+
+def _new_name(model, adapter_name: str) -> None:
+    if adapter_name in _registry(model)["order"]:
+        raise ValueError(f"Adapter with name {adapter_name} already exists. Please use a "
+                         "different name.")
+
+
+def _park_new(model, adapter_name: str, build) -> None:
+    """``build()`` the adapter's layers on the model with the active adapter set aside, park
+    them under ``adapter_name`` and put the active one back (a failed build's layers go)."""
+    reg = _registry(model)
     active = _park(model)
     try:
-        load_adapter(model, path)
+        build()
         reg["parked"][adapter_name] = _park(model)
         reg["order"].append(adapter_name)
     finally:
         if getattr(model, "lora_config", None) is not None:
-            _unload(model)  # a failed load's layers
+            _unload(model)  # a failed build's layers
         _restore(model, active)
 
 
@@ -355,20 +365,9 @@ def add_fresh(model, config, adapter_name: str, activate: bool) -> None:
         apply_lora_config(model, kwargs)
         name_first(model, adapter_name)
         return
-    reg = _registry(model)
-    if adapter_name in reg["order"]:
-        raise ValueError(f"Adapter with name {adapter_name} already exists. Please use a "
-                         "different name.")
+    _new_name(model, adapter_name)
     _check_swappable(kwargs, f"adapter {adapter_name!r}")
-    held = _park(model)
-    try:
-        apply_lora_config(model, kwargs)
-        reg["parked"][adapter_name] = _park(model)
-        reg["order"].append(adapter_name)
-    finally:
-        if getattr(model, "lora_config", None) is not None:
-            _unload(model)
-        _restore(model, held)
+    _park_new(model, adapter_name, lambda: apply_lora_config(model, kwargs))
     if activate:
         set_active(model, adapter_name)
 
