@@ -76,13 +76,32 @@ def loss_function(model, spec):
         if fn.keep:  # evaluate reads the output for accuracy (never kept in training)
             fn.last = (out, y)
         if callable(spec):  # a dict {"loss": ..., ...} (Lightning's step) too (round 37)
-            return loss_of(spec(out, y), "the loss function")
+            got = spec(out, y)
+            if fn.extras is not None and isinstance(got, dict):
+                fn.extras.append(scalar_values(got))  # its other values: training's metrics
+            return loss_of(got, "the loss function")
         loss = supervised_loss(out, y, spec, check_ids=not checked)
         checked.append(True)
         return loss
 
-    fn.keep, fn.last = False, None
+    # a list (the Trainer's, in training) gathers each call's other scalar values of a
+    # dict a loss function returned, {"mae": ...}; None: not gathered (evaluation)
+    fn.keep, fn.last, fn.extras = False, None, None
     return fn
+
+
+def scalar_values(got: dict) -> dict:
+    """The scalar values of a loss function's dict besides its ``"loss"`` (a one-element
+    Tensor or a number), as floats: what Lightning's ``self.log`` would record each step."""
+    values = {}
+    for name, value in got.items():
+        if name == "loss" or isinstance(value, bool):
+            continue
+        if hasattr(value, "_data") and int(np.prod(value.shape)) == 1:
+            values[str(name)] = float(value.item())
+        elif isinstance(value, (int, float, np.number)):
+            values[str(name)] = float(value)
+    return values
 
 
 def takes_batch_keywords(model, batch: dict) -> bool:

@@ -605,6 +605,9 @@ class Trainer(Inference, TrainerState):
         dtype = param_dtype(self.model)
         self._set_class_weights(dataset)
         loss_fn = self._loss_fn()
+        extras = None
+        if getattr(loss_fn, "extras", False) is None:  # a loss function's dict: its values
+            extras = loss_fn.extras = []
         if self.mixed is not None:
             loss_fn = MixedTraining.float32_loss(loss_fn)
         self._graph = make_step_graph(
@@ -616,7 +619,7 @@ class Trainer(Inference, TrainerState):
                            batch_size=self.batch_size, grad_accum=self.grad_accum,
                            device=str(strategy.device), precision=self.precision)
         return Run(strategy=strategy, loader=loader, val_dataset=val_dataset, total=total,
-                    dtype=dtype, loss_fn=loss_fn, n_params=n_params)
+                    dtype=dtype, loss_fn=loss_fn, n_params=n_params, extras=extras)
 
     def _calibrate(self, dataset):
         """The micro-run of the planner's check (several ranks only; see
@@ -936,6 +939,8 @@ class Trainer(Inference, TrainerState):
             in_use += self._graph.memory_bytes()
         run.peak = max(run.peak, in_use)
         run.window_losses.append(loss)
+        if run.extras:
+            run.take_extras()
         if run.first is None:
             run.first = (time.perf_counter() - run.t_start, run.samples, run.tokens)
         if step % self.log_every == 0 or step == run.total:
@@ -951,8 +956,12 @@ class Trainer(Inference, TrainerState):
                 row["tokens_per_s"] = run.window_tokens / dt
             if grad_norm is not None:
                 row["grad_norm"] = grad_norm
+            extras = run.extras_row(row)
+            row.update(extras)
             run.history.append(row)
             rep.metric("loss", mean, step=step)  # every value; the rest are curves a view
+            for name, value in extras.items():  # a loss function's {"mae": ...}: each value
+                rep.metric(name, value, step=step)
             for name in ("lr", "samples_per_s", "tokens_per_s", "grad_norm"):  # may thin
                 if name in row:
                     rep.sample(name, row[name], step=step)

@@ -57,6 +57,26 @@ class Run:
     first: tuple | None = None
     line_losses: list = field(default_factory=list)  # verbose: losses since the last line
     watch: DivergenceWatch = field(default_factory=DivergenceWatch)  # the loss trend
+    # a loss function's dict's other values ({"mae": ...}): the list its calls append to
+    # (None: a loss of no dict) and, by name, each step's mean since the last row
+    extras: list | None = None
+    window_extras: dict = field(default_factory=dict)
+
+    def take_extras(self) -> None:
+        """This step's other values of the loss function's dict, the mean over its
+        micro-batches, into the window (what transformers averages over ``logging_steps``)."""
+        calls, self.extras[:] = list(self.extras), []
+        for name in dict.fromkeys(k for c in calls for k in c):
+            self.window_extras.setdefault(name, []).append(
+                float(np.mean([c[name] for c in calls if name in c])))
+
+    def extras_row(self, row: dict) -> dict:
+        """The window's means by name (one a row field already has, ``lr``, is
+        ``train_lr``); the window emptied."""
+        means = {(f"train_{k}" if k in row else k): float(np.mean(v))
+                 for k, v in self.window_extras.items()}
+        self.window_extras.clear()
+        return means
 
     @property
     def epoch_done(self) -> bool:
