@@ -356,7 +356,8 @@ def coarse_inverse(dense: np.ndarray) -> np.ndarray:
     is 0), and the pseudo-inverse of A keeps that many of A's largest eigen/singular values:
     judged on A itself, a well-posed but badly scaled matrix (diagonal 1 ... 1e10) lost its
     small eigenvalues as "zero", and CG+AMG broke down (``r.Mr = 0``) where Jacobi takes 1
-    step."""
+    step. A non-Hermitian matrix that LU's condition estimate finds well-posed is inverted
+    from its LU (:func:`_lu_inverse`), 8x cheaper than the SVDs, the same inverse."""
     if not dense.size:
         return dense.copy()
     diag = np.abs(np.diag(dense))
@@ -377,10 +378,38 @@ def coarse_inverse(dense: np.ndarray) -> np.ndarray:
         w, V = np.linalg.eigh(dense)
         keep = np.argsort(np.abs(w))[::-1][:rank]
         return (V[:, keep] / w[keep]) @ V[:, keep].T.conj()
+    inv = _lu_inverse(scaled)
+    if inv is not None:
+        return inv * d[:, None] * d[None, :]
     ss = np.linalg.svd(scaled, compute_uv=False)
     rank = int((ss > 1e-10 * ss.max()).sum())
     U, s, Vt = np.linalg.svd(dense)   # s descending: the rank largest are kept
     return (Vt[:rank].T.conj() / s[:rank]) @ U[:, :rank].T.conj()
+
+
+def _lu_inverse(scaled: np.ndarray) -> np.ndarray | None:
+    """The inverse of a (diagonally scaled) non-Hermitian double-precision matrix from its
+    LU with partial pivoting, or None where LAPACK's condition estimate (``gecon``, 1-norm)
+    puts it past 1e8 or the factorisation hits an exact zero pivot: :func:`coarse_inverse`
+    then takes its SVD, which judges the rank. Round 37: the two SVDs took 1.6 s CPU at 1000
+    complex unknowns, the LU, estimate and ``getri`` 0.2. The bound is below the SVD's 1e-10
+    cut by 100 so that a matrix near it (the estimate is within a small factor of the
+    1-norm condition, itself within n of the 2-norm one) keeps the SVD's judgement."""
+    if scaled.dtype not in (np.float64, np.complex128):
+        return None
+    from scipy.linalg.lapack import get_lapack_funcs
+
+    getrf, gecon, getri, getri_lwork = get_lapack_funcs(
+        ("getrf", "gecon", "getri", "getri_lwork"), (scaled,))
+    lu, piv, info = getrf(scaled)
+    if info != 0:                  # info > 0: U[info-1, info-1] is exactly 0
+        return None
+    rcond, info = gecon(lu, float(np.abs(scaled).sum(axis=0).max()))
+    if info != 0 or not rcond > 1e-8:
+        return None
+    lwork, _ = getri_lwork(scaled.shape[0])
+    inv, info = getri(lu, piv, lwork=int(np.real(lwork)))
+    return inv if info == 0 else None
 
 
 def _phase_real(A: sp.csr_matrix) -> sp.csr_matrix:
