@@ -20,6 +20,7 @@ import os
 import re
 import shlex
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import ipywidgets as W
@@ -351,48 +352,100 @@ def save_uploads(files, folder: str | os.PathLike | None = None) -> list[str]:
 _FORMS = {"train": train_form, "solve": solve_form, "ocr": ocr_form, "chat": chat_tab}
 
 
+class _Forms(Mapping):
+    """``panel.forms``: each job kind's form, built (and put in its tab) when first asked
+    for, as when its tab is first shown."""
+
+    def __init__(self, panel: Panel):
+        self._panel = panel
+
+    def __getitem__(self, kind: str) -> CommandForm:
+        if kind not in TABS or kind == "chat":
+            raise KeyError(kind)
+        form = self._panel._tab(TABS.index(kind))
+        if not isinstance(form, CommandForm):  # its import failed: the tab says why
+            raise KeyError(kind)
+        return form
+
+    def __iter__(self):
+        return (kind for kind in TABS if kind != "chat" and kind in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _kind in self)
+
+
 class Panel(W.Tab):
     """Tabs Train, Solve, OCR, Chat and Jobs. ``panel.forms[kind]`` is each job kind's form,
-    ``panel.chat`` the Chat tab, ``panel.monitor`` the job monitor."""
+    ``panel.chat`` the Chat tab, ``panel.monitor`` the job monitor.
 
-    def __init__(self, *, monitor_poll: float = 1.0):
-        self.forms: dict[str, CommandForm] = {}
-        self.chat = None
-        children, titles = [], []
-        for kind in TABS:
-            try:
-                form = _FORMS[kind]()
-            except ImportError as exc:
-                box = W.HTML(f"<i>{_TITLES[kind]} is not available here: "
-                             f"{html.escape(str(exc))}</i>")
-                children.append(box)
-            else:
-                if kind == "chat":
-                    self.chat = form
-                else:
-                    self.forms[kind] = form
-                children.append(form)
-            titles.append(_TITLES[kind])
+    A tab's contents are built when it is first shown (or asked for): every form at once was
+    1,357 widget models, all saved with the notebook (round 37)."""
+
+    def __init__(self, *, tab: str = "train", monitor_poll: float = 1.0):
+        self.forms = _Forms(self)
+        self._built: dict[int, W.Widget] = {}
+        index = _tab_index(tab)  # an unknown name is refused before anything is built
         self.monitor = JobMonitor(poll=monitor_poll)
-        children.append(self.monitor)
-        titles.append(_TITLES["jobs"])
-        super().__init__(children=children, titles=titles)
+        children = [*(_placeholder(kind) for kind in TABS), self.monitor]
+        super().__init__(children=children, titles=[_TITLES[k] for k in (*TABS, "jobs")],
+                         selected_index=index)
         self.add_class("skiff-panel")
+        self.observe(self._on_select, names="selected_index")
+        self._on_select()
+
+    def _on_select(self, _change=None) -> None:
+        index = self.selected_index
+        if index is not None and index < len(TABS):
+            self._tab(index)
+
+    def _tab(self, index: int) -> W.Widget:
+        """The contents of job tab ``index``, built and put in the tab the first time."""
+        if index not in self._built:
+            kind = TABS[index]
+            try:
+                widget = _FORMS[kind]()
+            except ImportError as exc:
+                widget = W.HTML(f"<i>{_TITLES[kind]} is not available here: "
+                                f"{html.escape(str(exc))}</i>")
+            self._built[index] = widget
+            children = list(self.children)
+            children[index] = widget
+            self.children = children
+        return self._built[index]
+
+    @property
+    def chat(self):
+        """The Chat tab (:class:`~skiff.widgets.chat_tab.ChatTab`), None where it cannot be
+        built here."""
+        tab = self._tab(TABS.index("chat"))
+        return None if isinstance(tab, W.HTML) else tab
 
     def close(self) -> None:
         monitor = getattr(self, "monitor", None)  # close() also runs from __del__
         if monitor is not None:
             monitor.close()  # stops its thread
-        if getattr(self, "chat", None) is not None:
-            self.chat.close()
+        chat = getattr(self, "_built", {}).get(TABS.index("chat"))
+        if chat is not None:
+            chat.close()  # stops its watchers
         super().close()
 
     def select(self, name: str) -> None:
         """Show the tab ``name`` (train, solve, ocr, chat or jobs)."""
-        names = [*TABS, "jobs"]
-        if name not in names:
-            raise ValueError(f"unknown tab {name!r}: choose from {', '.join(names)}")
-        self.selected_index = names.index(name)
+        self.selected_index = _tab_index(name)
+
+
+def _tab_index(name: str) -> int:
+    names = [*TABS, "jobs"]
+    if name not in names:
+        raise ValueError(f"unknown tab {name!r}: choose from {', '.join(names)}")
+    return names.index(name)
+
+
+def _placeholder(kind: str) -> W.HTML:
+    """A tab not shown yet: its form is built when the tab is first selected."""
+    box = W.HTML(f"<i>{_TITLES[kind]}: opening...</i>")
+    box.add_class("skiff-tab-pending")
+    return box
 
 
 def panel(tab: str | None = None) -> Panel:
@@ -404,7 +457,4 @@ def panel(tab: str | None = None) -> Panel:
     tab : str, optional
         The tab to show first: ``train``, ``solve``, ``ocr``, ``chat`` or ``jobs``.
     """
-    p = Panel()
-    if tab is not None:
-        p.select(tab)
-    return p
+    return Panel(tab=tab or "train")
