@@ -1,0 +1,64 @@
+"""peft's several active adapters (``set_adapter(["a", "b"])``: each LoRA layer sums the
+active adapters' deltas) as skiff gives them (round 37, h11): skiff has one active adapter
+at a time and refuses the list, naming ``add_weighted_adapter``; its ``cat`` combination
+with weights 1 is the same sum (``B_cat A_cat = sum_i s_i B_i A_i``, scaling r / r = 1),
+so the combined adapter made active gives peft's logits for the list (dense, and MoE with
+adapters off the experts; peft and skiff both refuse to combine expert adapters)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import skiff
+from skiff.kernels.train.models import from_pretrained
+
+from .ernie_reference import make_checkpoint, torch, transformers
+
+peft = pytest.importorskip("peft")
+IDS = np.array([[5, 6, 7, 8, 9, 10, 11]])
+
+
+def _adapter(folder, out, targets, r, seed, **kw):
+    m = from_pretrained(folder)
+    skiff.models.apply_lora(m, r=r, alpha=2 * r, target_modules=targets, **kw)
+    rng = np.random.default_rng(seed)
+    for n, p in m.named_parameters():
+        if "lora_B" in n:
+            p._data = p._data + rng.normal(0, 0.3, p.shape).astype(np.float32)
+    skiff.models.save_adapter(m, out)
+    return out
+
+
+@pytest.mark.parametrize("shape", ["dense-gqa-tied", "moe-shared"])
+def test_cat_of_ones_gives_peft_list_of_active_adapters(shape, tmp_path):
+    folder, _ = make_checkpoint(tmp_path / "base", shape)
+    # overlapping (q_proj in all three), disjoint (v_proj, o_proj) targets; ranks and
+    # scalings differ (rsLoRA on b)
+    paths = {"default": _adapter(folder, tmp_path / "a", ["q_proj", "v_proj"], 4, 0),
+             "b": _adapter(folder, tmp_path / "b", ["q_proj", "o_proj"], 2, 1,
+                           use_rslora=True),
+             "c": _adapter(folder, tmp_path / "c", ["q_proj", "k_proj"], 3, 2)}
+    base = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
+    pm = peft.PeftModel.from_pretrained(base, paths["default"]).eval()
+    model = from_pretrained(folder)
+    model.load_adapter(paths["default"])
+    for name in ("b", "c"):
+        pm.load_adapter(paths[name], adapter_name=name)
+        model.load_adapter(paths[name], adapter_name=name)
+    # the combination takes its first adapter's settings, as peft's: b (rsLoRA) first would
+    # scale the sum by sqrt(r) in both, so b is not first
+    for names in (["default", "b"], ["c", "b", "default"]):
+        pm.base_model.set_adapter(names)
+        with torch.no_grad():
+            want = pm(torch.tensor(IDS)).logits.numpy()
+            pm.base_model.set_adapter(names[0])
+            alone = pm(torch.tensor(IDS)).logits.numpy()
+        assert np.abs(want - alone).max() > 1e-2  # the list is not its first adapter
+        with pytest.raises(ValueError, match="add_weighted_adapter"):
+            model.set_adapter(names)
+        summed = "+".join(names)
+        model.add_weighted_adapter(names, [1.0] * len(names), summed, combination_type="cat")
+        model.set_adapter(summed)
+        np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
+        model.set_adapter("default")
