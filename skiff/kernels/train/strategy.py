@@ -135,7 +135,8 @@ class Strategy:
                 return a if a.device == self.device else a.to(self.device)
             arr = a if get_array_module(a) is not np else np.asarray(a)  # cupy stays put
             if np.issubdtype(arr.dtype, np.floating) and dtype is not None:
-                arr = arr.astype(dtype, copy=False)
+                # the model's float64 kept (Tensor(float64) is the default float, float32)
+                return Tensor(arr.astype(dtype, copy=False), device=self.device, dtype=dtype)
             return Tensor(arr, device=self.device)
 
         if isinstance(batch, PackedBatch):

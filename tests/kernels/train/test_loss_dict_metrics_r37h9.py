@@ -143,3 +143,19 @@ def test_a_torch_loader_of_items_of_other_keys_is_refused_naming_the_keys():
                                         r"and a target key \(y, .*\); got keys "
                                         r"\['labels', 'pixel_values'\]"):
         skiff.Trainer(model, loss=_dict_loss).train(loader, epochs=1)
+
+
+def test_a_float64_model_trains_in_float64_as_a_torch_float64_loop():
+    """``model.double()`` on float64 arrays: the batches were made float32 (a Tensor of a
+    float64 array is the default float), "expected m1 and m2 to have the same dtype"."""
+    model, start = _start()
+    model = model.double()
+    x, y = (a.astype("f8") for a in _data())
+    result = skiff.Trainer(model, optimizer="sgd", lr=LR, batch_size=BATCH, loss=_dict_loss,
+                           schedule="constant", clip=None, shuffle=False).train(
+        (x, y), epochs=EPOCHS)
+    ref = _torch(start, lambda: ((torch.tensor(x[i:i + BATCH]), torch.tensor(y[i:i + BATCH]))
+                                 for i in range(0, len(x), BATCH)))
+    np.testing.assert_allclose(result.losses, ref[:, 0], rtol=1e-12)
+    np.testing.assert_allclose([r["mae"] for r in result.history], ref[:, 1], rtol=1e-12)
+    assert all(p.dtype == np.float64 for p in model.parameters())
