@@ -20,6 +20,7 @@ import shlex
 from collections.abc import Callable
 
 import ipywidgets as W
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from skiff.grammar.common import Command, GrammarError, _fmt, did_you_mean, split_launch
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
@@ -45,24 +46,37 @@ def _default_text(action: argparse.Action) -> str:
     return _fmt(action.default)
 
 
+class FieldLooks:
+    """The layouts and the message style that the fields of a form share: one widget model
+    each, not one per field (a Train form was 597 models, round 37)."""
+
+    def __init__(self):
+        self.message = W.Layout(margin="0 0 0 8px")
+        self.message_style = HTMLStyle()
+        self.row = W.Layout(align_items="center")
+
+
 class Field:
     """One option of a Command as a widget, its check, and the message shown next to it."""
 
-    def __init__(self, action: argparse.Action, widget: W.ValueWidget | None = None):
+    def __init__(self, action: argparse.Action, widget: W.ValueWidget | None = None, *,
+                 looks: FieldLooks | None = None):
         self.action = action
         self.dest = action.dest
         self.widget = widget or self._make_widget()
+        looks = looks or FieldLooks()
         label = _label(action)
         if not getattr(self.widget, "description", None):
             self.widget.description = label
-        self.widget.style = {"description_width": "9em"}
+        # the widget's own style model, changed: a new one left the first in the notebook
+        self.widget.style.description_width = "9em"
         if action.help and action.help is not argparse.SUPPRESS:
             self.widget.tooltip = action.help.replace("%%", "%")
         self.widget.add_class(f"skiff-field-{self.dest}")
-        self.message = W.HTML("", layout=W.Layout(margin="0 0 0 8px"))
+        self.message = W.HTML("", layout=looks.message, style=looks.message_style)
         self.message.add_class("skiff-field-message")
         self.message.add_class(f"skiff-message-{self.dest}")
-        self.box = W.HBox([self.widget, self.message], layout=W.Layout(align_items="center"))
+        self.box = W.HBox([self.widget, self.message], layout=looks.row)
         self.error: str | None = None
 
     def _make_widget(self) -> W.ValueWidget:
@@ -171,9 +185,10 @@ class CommandForm(W.VBox):
                    if a.dest not in SKIPPED and a.dest not in skip]
         rank = {name: i for i, name in enumerate(order)}
         actions.sort(key=lambda a: rank.get(a.dest, len(rank)))
+        looks = FieldLooks()
         for a in actions:
             widget = pickers[a.dest](a) if a.dest in pickers else None
-            self.fields[a.dest] = Field(a, widget)
+            self.fields[a.dest] = Field(a, widget, looks=looks)
         # the options named in ``order`` come first; the others wait under "more options"
         main = [f.box for d, f in self.fields.items() if d in rank or not rank]
         rest = [f.box for d, f in self.fields.items() if rank and d not in rank]
