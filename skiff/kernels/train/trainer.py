@@ -52,6 +52,7 @@ from .trainer_callbacks import Callbacks
 from .trainer_graph import make_step_graph
 from .trainer_run import (
     Run,
+    apart_from,
     median,
     memory_in_use,
     next_batch,
@@ -780,6 +781,8 @@ class Trainer(Inference, TrainerState):
                   "epoch": loader.epoch + loader.position / len(loader)}
         if grad_norm is not None:
             values["grad_norm"] = grad_norm
+        # a loss function's {"mae": ...}: this step's values, as a row names them
+        values.update(apart_from(values, run.step_extras))
         return values
 
     def _optimizer_step(self, run: Run) -> tuple[float, float, float | None]:
@@ -939,7 +942,7 @@ class Trainer(Inference, TrainerState):
             in_use += self._graph.memory_bytes()
         run.peak = max(run.peak, in_use)
         run.window_losses.append(loss)
-        if run.extras:
+        if run.extras is not None:  # a loss function of a dict
             run.take_extras()
         if run.first is None:
             run.first = (time.perf_counter() - run.t_start, run.samples, run.tokens)

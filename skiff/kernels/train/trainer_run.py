@@ -13,7 +13,8 @@ from .divergence import DivergenceWatch
 from .strategy import Strategy
 
 __all__ = ["Run", "nothing_to_train", "resume_folder", "next_batch", "same_objects", "median",
-           "param_dtype", "num_parameters", "memory_in_use", "positive_int", "row_weight"]
+           "param_dtype", "num_parameters", "memory_in_use", "positive_int", "row_weight",
+           "apart_from"]
 
 
 @dataclass
@@ -61,20 +62,21 @@ class Run:
     # (None: a loss of no dict) and, by name, each step's mean since the last row
     extras: list | None = None
     window_extras: dict = field(default_factory=dict)
+    step_extras: dict = field(default_factory=dict)  # the last step's (a callback's metrics)
 
     def take_extras(self) -> None:
         """This step's other values of the loss function's dict, the mean over its
         micro-batches, into the window (what transformers averages over ``logging_steps``)."""
         calls, self.extras[:] = list(self.extras), []
-        for name in dict.fromkeys(k for c in calls for k in c):
-            self.window_extras.setdefault(name, []).append(
-                float(np.mean([c[name] for c in calls if name in c])))
+        self.step_extras = {name: float(np.mean([c[name] for c in calls if name in c]))
+                            for name in dict.fromkeys(k for c in calls for k in c)}
+        for name, value in self.step_extras.items():
+            self.window_extras.setdefault(name, []).append(value)
 
     def extras_row(self, row: dict) -> dict:
         """The window's means by name (one a row field already has, ``lr``, is
         ``train_lr``); the window emptied."""
-        means = {(f"train_{k}" if k in row else k): float(np.mean(v))
-                 for k, v in self.window_extras.items()}
+        means = apart_from(row, {k: float(np.mean(v)) for k, v in self.window_extras.items()})
         self.window_extras.clear()
         return means
 
@@ -216,3 +218,9 @@ def resume_folder(resume, checkpoint_dir):
                              f"the newest in its folder; copy step {asked} into a folder of "
                              "its own (with its history-*.npz files) to go on from it")
     return folder
+
+
+def apart_from(row: dict, extras: dict) -> dict:
+    """``extras`` (a loss function's values) with a name ``row`` has already (``lr``,
+    ``loss``, ...) as ``train_<name>``."""
+    return {(f"train_{k}" if k in row else k): v for k, v in extras.items()}

@@ -66,12 +66,14 @@ def _batches():
 def logged(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("run")
     model, start = _start()
+    seen = []  # what a callback gets after each step (Lightning's callback_metrics)
     trainer = skiff.Trainer(model, optimizer="sgd", lr=LR, batch_size=BATCH, loss=_dict_loss,
                             schedule="constant", clip=None, shuffle=False, log_every=3,
-                            reporter=RunReporter(run_dir))
+                            reporter=RunReporter(run_dir),
+                            callbacks=[seen.append])
     result = trainer.train(_data(), epochs=EPOCHS)
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
-    return result, events, _torch(start, _batches)
+    return result, events, _torch(start, _batches), seen
 
 
 def _windows(values, every, total):
@@ -83,7 +85,7 @@ def _windows(values, every, total):
 
 
 def test_the_other_values_of_a_loss_dict_are_recorded_per_logged_step(logged):
-    result, _, ref = logged
+    result, _, ref, _ = logged
     ends, mae = _windows(ref[:, 1], 3, len(ref))
     _, mse = _windows(ref[:, 0], 3, len(ref))
     assert [r["step"] for r in result.history] == ends
@@ -96,10 +98,16 @@ def test_the_other_values_of_a_loss_dict_are_recorded_per_logged_step(logged):
 
 
 def test_the_values_are_metric_events_of_the_run_folder(logged):
-    result, events, _ = logged
+    result, events, _, _ = logged
     got = [e for e in events if e.get("type") == "metric" and e.get("name") == "mae"]
     assert [e["step"] for e in got] == [r["step"] for r in result.history]
     assert [e["value"] for e in got] == pytest.approx([r["mae"] for r in result.history])
+
+
+def test_a_callback_gets_each_steps_values(logged):
+    _, _, ref, seen = logged
+    np.testing.assert_allclose([m["mae"] for m in seen], ref[:, 1], rtol=1e-5)
+    assert all(m["train_lr"] == 7.0 and m["lr"] == LR for m in seen)
 
 
 def test_a_loss_of_no_dict_adds_nothing_to_the_history():
