@@ -160,10 +160,13 @@ class TransformersModelApi:
         from .lora_named import set_active, set_trainable
 
         names = self._adapter_names(adapter_name)
-        if len(names) > 1:
+        if len(names) > 1:  # peft's cat takes its first adapter's scaling: not an rsLoRA one
+            names = sorted(names, key=lambda n: bool(self.peft_config[n].get("use_rslora")))
+            both = "+".join(names)
             raise ValueError(f"set_adapter({adapter_name!r}): skiff has one active adapter at "
-                             "a time; combine them into one with add_weighted_adapter (peft) "
-                             "or merge one with merge_and_unload first")
+                             f"a time; peft's sum of several is add_weighted_adapter({names!r}, "
+                             f"{[1.0] * len(names)}, {both!r}, combination_type='cat') then "
+                             f"set_adapter({both!r}) (the same logits; it trains a new adapter)")
         set_active(self, names[0])
         set_trainable(self, not inference_mode)
 

@@ -7,6 +7,9 @@ adapters off the experts; peft and skiff both refuse to combine expert adapters)
 
 from __future__ import annotations
 
+import ast
+import re
+
 import numpy as np
 import pytest
 
@@ -55,10 +58,15 @@ def test_cat_of_ones_gives_peft_list_of_active_adapters(shape, tmp_path):
             pm.base_model.set_adapter(names[0])
             alone = pm(torch.tensor(IDS)).logits.numpy()
         assert np.abs(want - alone).max() > 1e-2  # the list is not its first adapter
-        with pytest.raises(ValueError, match="add_weighted_adapter"):
+        with pytest.raises(ValueError, match="add_weighted_adapter") as err:
             model.set_adapter(names)
-        summed = "+".join(names)
-        model.add_weighted_adapter(names, [1.0] * len(names), summed, combination_type="cat")
+        # the recipe the message gives, run as it is printed (an rsLoRA adapter not first)
+        found = re.search(r"add_weighted_adapter\((.*), combination_type='cat'\) then "
+                          r"set_adapter\('([^']+)'\)", str(err.value))
+        assert found, str(err.value)
+        listed, weights, summed = ast.literal_eval(f"({found.group(1)})")
+        assert sorted(listed) == sorted(names) and summed == found.group(2)
+        model.add_weighted_adapter(listed, weights, summed, combination_type="cat")
         model.set_adapter(summed)
         np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
         model.set_adapter("default")
