@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import ipywidgets as W
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from skiff.jobs import DamagedJob, Job, UntrustedJob
 from skiff.jobs.render import badge, fmt_bytes, fmt_seconds
@@ -117,8 +118,22 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
-def _cell(value: str = "", cls: str | None = None) -> W.HTML:
-    w = W.HTML(value, layout=W.Layout(overflow="hidden"))
+class _RowLooks:
+    """The layouts and styles that the rows of a monitor share: one widget model each, not
+    one per cell (a row was 40 models, 20 rows 800 of a notebook's saved state; round 37)."""
+
+    def __init__(self):
+        self.cell = W.Layout(overflow="hidden")
+        self.cell_style = HTMLStyle()
+        self.bar = W.Layout(width="5em")
+        self.line = W.Layout(align_items="center")
+        self.button = W.Layout(width="2.4em", padding="0")
+        self.hidden_button = W.Layout(width="2.4em", padding="0", display="none")
+        self.button_style = W.ButtonStyle()
+
+
+def _cell(looks: _RowLooks, value: str = "", cls: str | None = None) -> W.HTML:
+    w = W.HTML(value, layout=looks.cell, style=looks.cell_style)
     if cls:
         w.add_class(cls)
     return w
@@ -130,31 +145,34 @@ class _Row:
     def __init__(self, monitor: JobMonitor, job: Job):
         self.job = job
         self._shown: int | None = None  # event count of the final state shown
+        looks = monitor._looks
         short = html.escape(job.id)
-        self.id = _cell(f"<code style='font-size:80%'>{short}</code>", "skiff-monitor-id")
+        self.id = _cell(looks, f"<code style='font-size:80%'>{short}</code>", "skiff-monitor-id")
         label = job.meta.get("label") or job.kind
-        self.kind = _cell(f"<span title='{html.escape(str(label))}'>{html.escape(job.kind)}"
-                          "</span>")
-        self.status = _cell("", "skiff-monitor-status")
-        self.progress = W.FloatProgress(min=0.0, max=1.0, value=0.0,
-                                        layout=W.Layout(width="5em"))
-        self.progress_text = _cell()
-        self.elapsed = _cell()
-        self.device = _cell()
-        self.memory = _cell()
-        def small():
-            return W.Layout(width="2.4em", padding="0")
+        self.kind = _cell(looks, f"<span title='{html.escape(str(label))}'>"
+                          f"{html.escape(job.kind)}</span>")
+        self.status = _cell(looks, "", "skiff-monitor-status")
+        self.progress = W.FloatProgress(min=0.0, max=1.0, value=0.0, layout=looks.bar)
+        self.progress_text = _cell(looks)
+        self.elapsed = _cell(looks)
+        self.device = _cell(looks)
+        self.memory = _cell(looks)
+
+        def small(shown: bool = True):
+            return {"layout": looks.button if shown else looks.hidden_button,
+                    "style": looks.button_style}
 
         # icon buttons: the table stays narrow; the tooltip says what each does
-        self.cancel = W.Button(icon="stop", layout=small(), tooltip="cancel: ask the job to stop")
-        self.show = W.Button(icon="eye", layout=small(),
+        self.cancel = W.Button(icon="stop", **small(), tooltip="cancel: ask the job to stop")
+        self.show = W.Button(icon="eye", **small(),
                              tooltip="show the job's live widget below the table")
-        self.resume = W.Button(icon="play", layout=small(),
+        # train, ocr and solve go on (an OCR job: it was hidden)
+        self.resume = W.Button(icon="play", **small(_resumable(job.kind)),
                                tooltip="resume: go on where the job stopped (a train job "
                                        "from its newest checkpoint, an OCR job with the pages "
                                        "it did not read, a solve stopped mid-way from its "
                                        "last iterate)")
-        self.folder = W.Button(icon="folder-open", layout=small(),
+        self.folder = W.Button(icon="folder-open", **small(),
                                tooltip="show the run folder and its files")
         for b, cls in ((self.cancel, "skiff-monitor-cancel"), (self.show, "skiff-monitor-show"),
                        (self.resume, "skiff-monitor-resume"),
@@ -164,11 +182,8 @@ class _Row:
         self.show.on_click(lambda _b: monitor.show(self.job))
         self.resume.on_click(lambda _b: monitor.resume(self.job))
         self.folder.on_click(lambda _b: monitor.open_folder(self.job))
-        if not _resumable(job.kind):  # train, ocr and solve go on (an OCR job: it was hidden)
-            self.resume.layout.display = "none"
         self.cells = [self.id, self.kind, self.status,
-                      W.HBox([self.progress, self.progress_text],
-                             layout=W.Layout(align_items="center")),
+                      W.HBox([self.progress, self.progress_text], layout=looks.line),
                       self.elapsed, self.device, self.memory,
                       W.HBox([self.cancel, self.show, self.resume, self.folder])]
         self.cells[0].add_class("skiff-monitor-row")
@@ -206,15 +221,16 @@ class _Row:
 class _DamagedRow:
     """The row of a run folder that cannot be read: its name and why, nothing to press."""
 
-    def __init__(self, job: DamagedJob):
+    def __init__(self, monitor: JobMonitor, job: DamagedJob):
         self.job = job
-        self.id = _cell(f"<code style='font-size:80%'>{html.escape(job.id)}</code>",
+        looks = monitor._looks
+        self.id = _cell(looks, f"<code style='font-size:80%'>{html.escape(job.id)}</code>",
                         "skiff-monitor-id")
-        self.status = _cell(badge("damaged"), "skiff-monitor-status")
-        self.reason = _cell(f"<span title='{html.escape(job.reason)}'>"
+        self.status = _cell(looks, badge("damaged"), "skiff-monitor-status")
+        self.reason = _cell(looks, f"<span title='{html.escape(job.reason)}'>"
                             f"{html.escape(job.reason)}</span>", "skiff-monitor-damaged")
-        blank = [_cell() for _ in range(len(COLUMNS) - 4)]
-        self.cells = [self.id, _cell("?"), self.status, self.reason, *blank]
+        blank = [_cell(looks) for _ in range(len(COLUMNS) - 4)]
+        self.cells = [self.id, _cell(looks, "?"), self.status, self.reason, *blank]
         self.cells[0].add_class("skiff-monitor-row")
 
     def update(self) -> None:
@@ -249,6 +265,7 @@ class JobMonitor(W.VBox):
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._looks = _RowLooks()
         self.heading = W.HTML("")
         self.heading.add_class("skiff-monitor-heading")
         head = [W.HTML(f"<b>{c}</b>") for c in COLUMNS]
@@ -320,7 +337,7 @@ class JobMonitor(W.VBox):
         for job in jobs:
             row = self.rows.get(job.id)
             if row is None or row.job is not job:
-                row = self.rows[job.id] = (_DamagedRow(job) if isinstance(job, DamagedJob)
+                row = self.rows[job.id] = (_DamagedRow(self, job) if isinstance(job, DamagedJob)
                                            else _Row(self, job))
                 self._order = []  # the cells changed: rebuild the table
             row.update()

@@ -128,3 +128,29 @@ def test_a_form_leaves_no_model_it_does_not_show():
         assert form.fields["model"].message.layout is form.fields["lr"].message.layout
     finally:
         form.close()
+
+
+def test_monitor_rows_share_their_layouts(runs_dir, tmp_path, monkeypatch):
+    from skiff.jobs import launch
+    from skiff.widgets.monitor import JobMonitor
+
+    def built(root) -> tuple[JobMonitor, set]:
+        before = set(_instances)
+        mon = JobMonitor(root, start=False)
+        return mon, set(_instances) - before
+
+    empty, alone = built(tmp_path / "no-runs")  # the oracle: the monitor without rows
+    empty.close()
+    for _ in range(3):
+        launch("demo", {"steps": 1, "sleep": 0.0}).wait(10)
+    mon, made = built(runs_dir)
+    try:
+        assert len(mon.rows) == 3
+        assert made <= _reachable(mon)  # nothing made that the table does not show
+        # a row was 40 models (2,157 in a panel with 20 jobs): 16 now, its widgets alone
+        assert len(made) - len(alone) <= 3 * 16 + 10
+        row = next(iter(mon.rows.values()))
+        assert row.resume.layout.display == "none"  # a demo job does not resume
+        assert row.cancel.layout.display != "none" and row.show.layout.display != "none"
+    finally:
+        mon.close()
