@@ -41,6 +41,36 @@ def test_regular_nonhermitian_is_solved_from_its_lu_as_scipy_solve(complex_, no_
 
 
 @pytest.mark.parametrize("complex_", [False, True])
+def test_regular_indefinite_hermitian_as_scipy_solve(complex_, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the eigenvectors were taken of a regular complex matrix")
+    G = _matrix(50, complex_, 5)
+    M = G + G.T.conj() - 3 * np.eye(50)          # Hermitian, eigenvalues of both signs
+    assert np.linalg.eigvalsh(M).min() < 0 < np.linalg.eigvalsh(M).max()
+    if complex_:   # from its LU (a real one's eigenvectors cost about the LU's)
+        monkeypatch.setattr(amg.np.linalg, "eigh", refuse)
+        monkeypatch.setattr(amg.np.linalg, "eigvalsh", refuse)
+    inv = coarse_inverse(M)
+    assert np.abs(inv - inv.T.conj()).max() <= 1e-12 * np.abs(inv).max()
+    b = np.random.default_rng(6).standard_normal(50)
+    x = sl.solve(M, b, assume_a="her")
+    assert np.linalg.norm(inv @ b - x) <= 1e-10 * np.linalg.norm(x)
+
+
+@pytest.mark.parametrize("complex_", [False, True])
+def test_singular_indefinite_hermitian_keeps_the_pseudo_inverse(complex_):
+    rng = np.random.default_rng(7)
+    Q = np.linalg.qr(_matrix(40, complex_, 8))[0]
+    w = rng.uniform(1, 3, 40) * rng.choice([-1, 1], 40)
+    w[:2] = 0                                     # rank 38, eigenvalues of both signs
+    M = (Q * w) @ Q.T.conj()
+    M = (M + M.T.conj()) / 2
+    inv = coarse_inverse(M)
+    ref = np.linalg.pinv(M, rcond=1e-10, hermitian=True)
+    assert np.abs(inv - ref).max() <= 1e-8 * np.abs(ref).max()
+
+
+@pytest.mark.parametrize("complex_", [False, True])
 def test_singular_nonhermitian_keeps_the_pseudo_inverse(complex_):
     M = _matrix(50, complex_, 2)
     M[:, 3] = 2 * M[:, 7]            # rank 49: an exact LU would not see it as a zero pivot
