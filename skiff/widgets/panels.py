@@ -443,7 +443,8 @@ def _tab_index(name: str) -> int:
 
 def _placeholder(kind: str) -> W.HTML:
     """A tab not shown yet: its form is built when the tab is first selected."""
-    box = W.HTML(f"<i>{_TITLES[kind]}: opening...</i>")
+    box = W.HTML(f"<i>{_TITLES[kind]}: filled in when this tab is shown with the "
+                 "notebook's kernel running</i>")
     box.add_class("skiff-tab-pending")
     return box
 
