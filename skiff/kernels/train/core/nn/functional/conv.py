@@ -17,6 +17,7 @@ from ...gemm import mm
 from ...shape_error import check_conv_dtypes
 from ...tensor import Tensor
 from ..fused import col2im, max_pool_bwd
+from .dense import layer_input
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d"]
 
@@ -265,7 +266,9 @@ def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1
            groups=1) -> Tensor:
     """2-D convolution (cross-correlation) on NCHW input with an (out, in / groups, kh, kw)
     weight; ``dilation``, ``groups`` and ``padding="same"``/``"valid"`` as torch's
-    (:mod:`.conv_general`). An unbatched (C, H, W) input gives (C_out, H', W'), as torch's."""
+    (:mod:`.conv_general`). An unbatched (C, H, W) input gives (C_out, H', W'), as torch's;
+    a raw array ``x`` takes the weight's dtype (:func:`.dense.layer_input`)."""
+    x = layer_input(x, weight)
     if x.ndim == 3:
         return conv2d(x.unsqueeze(0), weight, bias, stride, padding, dilation, groups)[0]
     if x.ndim != 4:

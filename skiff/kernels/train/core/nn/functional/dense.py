@@ -54,8 +54,21 @@ class LinearFn(Function):
         return gx, gw, gb
 
 
+def layer_input(x, weight):
+    """A layer's input given as a raw array (numpy's float64, a list) in the layer's dtype:
+    skiff takes such arrays where torch wants a tensor, as ``Tensor(array)`` would make them;
+    a Tensor (or a foreign one) keeps its dtype, and torch's refusal of two dtypes holds."""
+    if isinstance(x, Tensor) or _is_foreign_tensor(x):
+        return x
+    arr = np.asarray(x)
+    want = weight.dtype
+    return arr.astype(want) if arr.dtype.kind in "biuf" and arr.dtype != want else arr
+
+
 def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
-    """``x @ weight.T + bias`` (weight shape (out, in), like torch)."""
+    """``x @ weight.T + bias`` (weight shape (out, in), like torch); a raw array ``x`` takes
+    the weight's dtype (:func:`layer_input`)."""
+    x = layer_input(x, weight)
     if x.shape[-1] != weight.shape[1]:
         from ...shape_error import ShapeError, dims
 
