@@ -9,16 +9,20 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
+
 from skiff.jobs import jobs_action, submit
 from skiff.widgets.job_view import JobView
 from tests.jobs.waiting import wait_for
 
 
 def test_the_view_of_a_resumed_training_says_from_which_job_and_step(runs_dir):
-    first, _ = submit("train", "mlp --steps 120 --checkpoint-every 20", front="magic")
+    first, _ = submit("train", "mlp --steps 600 --checkpoint-every 20", front="magic")
     wait_for(lambda: first.refresh().done >= 30, 120, "a checkpoint")
     first.cancel()
-    assert first.wait(60).status == "cancelled"
+    if first.wait(60).status == "done":  # it ended before it saw the cancel (loaded CI at
+        pytest.skip("the training ended before the cancel")   # ede34c72, 120 steps): done
+    assert first.status == "cancelled"
     again = jobs_action("resume", first.id, front="magic")
     assert again.wait(120).status == "done"
     loaded = again.result["resumed"]["path"]  # pruned since (only the newest are kept)
