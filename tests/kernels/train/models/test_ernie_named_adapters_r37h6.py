@@ -14,20 +14,10 @@ import skiff
 from skiff.kernels.train.models import from_pretrained
 
 from .ernie_reference import make_checkpoint, torch, transformers
+from .ernie_reference import saved_adapter as _adapter
 
 peft = pytest.importorskip("peft")
 IDS = np.array([[5, 6, 7, 8, 9, 10, 11]])
-
-
-def _adapter(folder, out, targets, r, seed, **kw):
-    m = from_pretrained(folder)
-    skiff.models.apply_lora(m, r=r, alpha=2 * r, target_modules=targets, **kw)
-    rng = np.random.default_rng(seed)
-    for n, p in m.named_parameters():
-        if "lora_B" in n:
-            p._data = p._data + rng.normal(0, 0.3, p.shape).astype(np.float32)
-    skiff.models.save_adapter(m, out)
-    return out
 
 
 @pytest.fixture(scope="module", params=["dense-gqa-tied", "moe-shared"])
