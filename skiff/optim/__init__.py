@@ -6,7 +6,8 @@ The public name of :mod:`skiff.kernels.train.core.optim` (and ``RMSprop``/``Adag
 :mod:`~skiff.kernels.train.core.optim_lbfgs`, ``Adadelta``/``Rprop`` from
 :mod:`~skiff.kernels.train.core.optim_adadelta_rprop`, ``SparseAdam`` from
 :mod:`~skiff.kernels.train.core.optim_sparse_adam`, ``Adafactor`` from
-:mod:`~skiff.kernels.train.core.optim_adafactor_r37`); the same classes. The schedules are
+:mod:`~skiff.kernels.train.core.optim_adafactor_r37`, ``Muon`` from
+:mod:`~skiff.kernels.train.core.optim_muon_r38`); the same classes. The schedules are
 also under torch's names, ``skiff.optim.lr_scheduler.StepLR`` / ``LambdaLR`` / ...
 (``from skiff.optim.lr_scheduler import LambdaLR`` works too)."""
 
@@ -29,9 +30,10 @@ from skiff.kernels.train.core.optim_adam_family import Adamax, NAdam, RAdam  # n
 from skiff.kernels.train.core.optim_asgd import ASGD  # noqa: F401
 from skiff.kernels.train.core.optim_lbfgs import LBFGS  # noqa: F401
 from skiff.kernels.train.core.optim_more import Adagrad, RMSprop  # noqa: F401
+from skiff.kernels.train.core.optim_muon_r38 import Muon  # noqa: F401
 from skiff.kernels.train.core.optim_sparse_adam import SparseAdam  # noqa: F401
 from skiff.optim import lr_scheduler, swa_utils  # noqa: F401
 
 # core.optim's names, optim_more's, optim_adam_family's and LBFGS
 __all__ = [*_real.__all__, "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam", "LBFGS",
-           "Adadelta", "Rprop", "ASGD", "SparseAdam", "Adafactor"]
+           "Adadelta", "Rprop", "ASGD", "SparseAdam", "Adafactor", "Muon"]
