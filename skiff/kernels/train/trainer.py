@@ -818,9 +818,13 @@ class Trainer(Inference, TrainerState):
                     scale *= self.mixed.loss_scale
                     if self.mixed.scaler.enabled:  # an fp16 overflow is expected: skipped
                         quiet = np.errstate(over="ignore", invalid="ignore")
+                called = len(run.extras) if run.extras is not None else 0
                 with quiet:
                     value = strategy.forward_backward(self.model, batch, run.loss_fn,
                                                       scale=scale)
+                if micro[i][1] is not None and run.extras:  # this rank's share of the rows
+                    run.extras[called:] = [{k: v * micro[i][1] for k, v in c.items()}
+                                           for c in run.extras[called:]]
                 # the window's token mean (a token loss), else the micro-batches' mean
                 loss_sum += value * scales[i] if scales is not None else value
             except NonFiniteLoss as exc:
@@ -857,7 +861,12 @@ class Trainer(Inference, TrainerState):
         run.step += 1
         run.step_times.append(time.perf_counter() - t_step)
         loss = loss_sum / len(micro) if scales is None else loss_sum
-        metrics = strategy.reduce_metrics({"loss": loss})
+        values = {"loss": loss}
+        if run.extras is not None:  # a loss function's {"mae": ...}: averaged as the loss
+            values.update({f"extra:{k}": v for k, v in run.take_extras().items()})
+        metrics = strategy.reduce_metrics(values)
+        if run.extras is not None:
+            run.note_extras({k[6:]: v for k, v in metrics.items() if k.startswith("extra:")})
         return metrics["loss"], lr, grad_norm
 
     def _window(self, run: Run, fetched) -> tuple[list, list | None]:
@@ -915,6 +924,8 @@ class Trainer(Inference, TrainerState):
             raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}", run)
         if self.scheduler is not None:
             self.scheduler.step()
+        if run.extras is not None:  # the captured step's values only (Python not called)
+            run.note_extras(run.take_extras())
         run.step += 1
         run.step_times.append(time.perf_counter() - t_step)
         return loss, lr, grad_norm if self.clip is not None else None
@@ -942,8 +953,6 @@ class Trainer(Inference, TrainerState):
             in_use += self._graph.memory_bytes()
         run.peak = max(run.peak, in_use)
         run.window_losses.append(loss)
-        if run.extras is not None:  # a loss function of a dict
-            run.take_extras()
         if run.first is None:
             run.first = (time.perf_counter() - run.t_start, run.samples, run.tokens)
         if step % self.log_every == 0 or step == run.total:

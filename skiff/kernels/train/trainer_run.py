@@ -64,13 +64,20 @@ class Run:
     window_extras: dict = field(default_factory=dict)
     step_extras: dict = field(default_factory=dict)  # the last step's (a callback's metrics)
 
-    def take_extras(self) -> None:
-        """This step's other values of the loss function's dict, the mean over its
-        micro-batches, into the window (what transformers averages over ``logging_steps``)."""
+    def take_extras(self) -> dict:
+        """This step's other values of the loss function's dict on this rank: the mean over
+        its micro-batches (each call's values already weighed by its rows' share of the
+        global batch on data-parallel ranks); the calls list emptied."""
         calls, self.extras[:] = list(self.extras), []
-        self.step_extras = {name: float(np.mean([c[name] for c in calls if name in c]))
-                            for name in dict.fromkeys(k for c in calls for k in c)}
-        for name, value in self.step_extras.items():
+        return {name: float(np.mean([c[name] for c in calls if name in c]))
+                for name in dict.fromkeys(k for c in calls for k in c)}
+
+    def note_extras(self, values: dict) -> None:
+        """The step's values, averaged over the data-parallel ranks as its loss is, into the
+        window (what transformers averages over ``logging_steps``) and a callback's
+        metrics."""
+        self.step_extras = dict(values)
+        for name, value in values.items():
             self.window_extras.setdefault(name, []).append(value)
 
     def extras_row(self, row: dict) -> dict:

@@ -1,0 +1,74 @@
+"""Round 38 (h5): a loss function's dict's other values on data-parallel ranks.
+
+``Trainer(loss=fn)`` with ``fn(out, y) -> {"loss": ..., "mae": ...}`` records ``mae`` as a
+step metric (round 37, h9), but under ``--np 2 dp`` each rank recorded its own half's value
+while the loss was averaged over the ranks: rank 0's history and callbacks said one MAE, rank
+1's another, neither the batch's. They are now averaged over the data-parallel ranks as the
+loss is, each rank's value weighed by its share of the batch's rows (the epoch's last batch
+of 3 rows falls 2 / 1 on two ranks), so every rank records the whole batch's value, as one
+process does.
+
+The oracle: a torch 2.13 loop over the Trainer's batches (its seeded order) from the same
+weights, the MSE and MAE of each step's whole batch computed by hand."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from .mpi_util import HERE, run_mpi
+
+sys.path.insert(0, str(HERE / "scripts"))
+import loss_extras_r38h5_check as check  # noqa: E402
+
+SCRIPT = "loss_extras_r38h5_check.py"
+
+
+def _torch_steps(grad_accum: int = 1) -> np.ndarray:
+    """(mse, mae) per optimizer step: the mean over its micro-batches, each over its rows."""
+    x, y = (torch.tensor(a, dtype=torch.float64) for a in check.data())
+    lin = torch.nn.Linear(3, 1).double()
+    lin.load_state_dict({k: torch.tensor(np.asarray(v), dtype=torch.float64)
+                         for k, v in check.model().state_dict().items()})
+    opt = torch.optim.SGD(lin.parameters(), lr=check.LR, momentum=0.9)
+    steps = []
+    for epoch in range(check.EPOCHS):
+        order = np.random.default_rng([check.SEED, epoch]).permutation(check.N)
+        batches = [order[i:i + check.BATCH] for i in range(0, check.N, check.BATCH)]
+        for j in range(0, len(batches), grad_accum):
+            window = batches[j:j + grad_accum]
+            opt.zero_grad()
+            mse = mae = 0.0
+            for rows in window:
+                d = lin(x[rows]) - y[rows]
+                loss = (d * d).mean() / len(window)
+                loss.backward()
+                mse += loss.item()
+                mae += d.abs().mean().item() / len(window)
+            opt.step()
+            steps.append((mse, mae))
+    return np.array(steps)
+
+
+def _check(got, grad_accum=1):
+    want = _torch_steps(grad_accum)
+    np.testing.assert_allclose(got["losses"], want[:, 0], rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(got["mae"], want[:, 1], rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(got["seen"], want[:, 1], rtol=2e-5, atol=1e-6)
+
+
+def test_one_process_records_the_batchs_mae():
+    _check(check.main("single"))
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("strategy,grad_accum", [("dp", "1"), ("zero2", "2")])
+def test_two_ranks_record_the_whole_batchs_mae(strategy, grad_accum):
+    ranks = run_mpi(2, SCRIPT, strategy, grad_accum, timeout=150)
+    for got in ranks:
+        _check(got, int(grad_accum))
+    # the ranks' halves differ: a rank's own value is not the batch's
+    assert ranks[0]["mae"] == ranks[1]["mae"]
