@@ -50,6 +50,7 @@ from skiff.grammar.common import (
     launch_options,
     missing_file,
     nonneg_float,
+    nonneg_int,
     positive_float,
     positive_int,
     relative_tolerance,
@@ -198,8 +199,9 @@ def COMMAND(p):
                    help="stop at |b - Ax| <= max(rtol |b|, atol) (SciPy's rtol)")
     p.add_argument("--atol", type=nonneg_float, default=0.0, metavar="X",
                    help="absolute tolerance on |b - Ax| (SciPy's atol)")
-    p.add_argument("--maxiter", type=positive_int, default=None, metavar="N",
-                   help="iteration limit; for gmres restart cycles, as SciPy's")
+    p.add_argument("--maxiter", type=nonneg_int, default=None, metavar="N",
+                   help="iteration limit; for gmres restart cycles, as SciPy's (0: no "
+                        "iteration, x0 back with its residual, as SciPy's cg; one rank)")
     p.add_argument("--restart", type=positive_int, default=30, metavar="M",
                    help="GMRES restart length")
     p.add_argument("--stop", choices=("residual", "scipy"), default="residual",
@@ -830,7 +832,8 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
     for key, kind in (("rtol", float), ("atol", float), ("maxiter", int), ("pre", int),
                       ("post", int), ("restart", int)):
         config[key] = _spec_number(key, config[key], kind)
-    _k().check_tolerances(config["rtol"], config["atol"], config["maxiter"])
+    # 0 is SciPy's "no iteration" (x0 back, as the one-rank Solver.solve takes it)
+    _k().check_tolerances(config["rtol"], config["atol"], config["maxiter"], least=0)
     if config["stop"] not in ("residual", "scipy"):
         raise unknown_name("stop", config["stop"], ("residual", "scipy"))
     if config["stop"] == "scipy" and config["method"] not in (
@@ -1316,6 +1319,9 @@ class SolveKind(Kind):
             raise ValueError(f"a matrix file ({problem!r}) is solved on one rank only (a "
                              "distributed solve takes the built-in grid problems and "
                              "%%solve specs); drop --np / --launcher")
+        if config.get("maxiter") == 0:   # the distributed solver iterates at least once
+            raise ValueError(f"--np {ranks}: --maxiter 0 (x0 back, no iteration) is the "
+                             f"one-rank solver's; drop --np, or give --maxiter 1 or more")
         if config.get("stop", "residual") != "residual":
             raise ValueError(f"--np {ranks}: --stop {config['stop']} runs on one rank (the "
                              f"distributed MINRES stops on the true residual); drop --np")

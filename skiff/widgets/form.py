@@ -57,50 +57,101 @@ class FieldLooks:
 
 
 class Field:
-    """One option of a Command as a widget, its check, and the message shown next to it."""
+    """One option of a Command as a widget, its check, and the message shown next to it.
+
+    ``lazy``: the widget, its message and row are built when first asked for (a field under
+    "more options" waits until the section is opened, round 38); until then the field reads
+    as the widget would, its default. ``on_build()`` runs once, after the build."""
 
     def __init__(self, action: argparse.Action, widget: W.ValueWidget | None = None, *,
-                 looks: FieldLooks | None = None):
+                 looks: FieldLooks | None = None, lazy: bool = False):
         self.action = action
         self.dest = action.dest
-        self.widget = widget or self._make_widget()
-        looks = looks or FieldLooks()
-        label = _label(action)
-        if not getattr(self.widget, "description", None):
-            self.widget.description = label
-        # the widget's own style model, changed: a new one left the first in the notebook
-        self.widget.style.description_width = "9em"
-        if action.help and action.help is not argparse.SUPPRESS:
-            self.widget.tooltip = action.help.replace("%%", "%")
-        self.widget.add_class(f"skiff-field-{self.dest}")
-        self.message = W.HTML("", layout=looks.message, style=looks.message_style)
-        self.message.add_class("skiff-field-message")
-        self.message.add_class(f"skiff-message-{self.dest}")
-        self.box = W.HBox([self.widget, self.message], layout=looks.row)
         self.error: str | None = None
+        self.on_build: Callable | None = None
+        self._looks = looks or FieldLooks()
+        self._widget = widget
+        self._box = None
+        if widget is not None or not lazy:
+            self._build()
+
+    def _build(self) -> None:
+        action, looks = self.action, self._looks
+        widget = self._widget or self._make_widget()
+        if not getattr(widget, "description", None):
+            widget.description = _label(action)
+        # the widget's own style model, changed: a new one left the first in the notebook
+        widget.style.description_width = "9em"
+        if action.help and action.help is not argparse.SUPPRESS:
+            widget.tooltip = action.help.replace("%%", "%")
+        widget.add_class(f"skiff-field-{self.dest}")
+        message = W.HTML("" if self.error is None else _warning(self.error),
+                         layout=looks.message, style=looks.message_style)
+        message.add_class("skiff-field-message")
+        message.add_class(f"skiff-message-{self.dest}")
+        self._widget, self._message = widget, message
+        self._box = W.HBox([widget, message], layout=looks.row)
+        if self.on_build is not None:
+            on_build, self.on_build = self.on_build, None
+            on_build()
+
+    @property
+    def built(self) -> bool:
+        """Whether the widgets exist (a lazy field's are made when first asked for)."""
+        return self._box is not None
+
+    @property
+    def widget(self) -> W.ValueWidget:
+        if self._box is None:
+            self._build()
+        return self._widget
+
+    @property
+    def message(self) -> W.HTML:
+        if self._box is None:
+            self._build()
+        return self._message
+
+    @property
+    def box(self) -> W.HBox:
+        if self._box is None:
+            self._build()
+        return self._box
+
+    def _initial(self):
+        """The value the widget starts with: a checkbox's default, a dropdown's default ("":
+        not set), a text box's default as text."""
+        a = self.action
+        if isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            return bool(a.default)
+        if a.dest == "device":
+            return DEFAULT_DEVICE
+        if a.choices:
+            return "" if a.default is None else a.default
+        return _default_text(a)
 
     def _make_widget(self) -> W.ValueWidget:
         a = self.action
         if isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
-            return W.Checkbox(value=bool(a.default), indent=False)
+            return W.Checkbox(value=self._initial(), indent=False)
         if a.dest == "device":
             from skiff.kernels.backend import list_devices
 
             names = [DEFAULT_DEVICE, *(d.name for d in list_devices())]
-            return W.Dropdown(options=names, value="auto")
+            return W.Dropdown(options=names, value=self._initial())
         if a.choices:
             options = [(str(c), c) for c in a.choices]
             if a.default is None:
                 options.insert(0, ("(not set)", ""))  # parse() turns "" into the default
             elif a.default not in a.choices:
                 options.insert(0, (str(a.default), a.default))
-            return W.Dropdown(options=options, value="" if a.default is None else a.default)
+            return W.Dropdown(options=options, value=self._initial())
         placeholder = a.metavar if isinstance(a.metavar, str) else ""
-        return W.Text(value=_default_text(a), placeholder=placeholder, continuous_update=True)
+        return W.Text(value=self._initial(), placeholder=placeholder, continuous_update=True)
 
     # values -------------------------------------------------------------------------------
     def raw(self):
-        return self.widget.value
+        return self._widget.value if self._box is not None else self._initial()
 
     def set(self, value) -> None:
         if isinstance(self.widget, W.Text) and not isinstance(value, str):
@@ -142,6 +193,8 @@ class Field:
 
     def show(self, error: str | None) -> None:
         self.error = error
+        if self._box is None and error is None:
+            return   # nothing to show: a lazy field stays unbuilt
         text = "" if error is None else _warning(error)
         if self.message.value != text:
             self.message.value = text
@@ -186,16 +239,21 @@ class CommandForm(W.VBox):
         rank = {name: i for i, name in enumerate(order)}
         actions.sort(key=lambda a: rank.get(a.dest, len(rank)))
         looks = FieldLooks()
+        # the options named in ``order`` come first; the others wait under "more options",
+        # built when the section is opened or a field of it is asked for (round 38: a Train
+        # form's 53 fields under it were ~5 widget models each, saved with the notebook)
+        self._rest = [a.dest for a in actions if rank and a.dest not in rank]
         for a in actions:
             widget = pickers[a.dest](a) if a.dest in pickers else None
-            self.fields[a.dest] = Field(a, widget, looks=looks)
-        # the options named in ``order`` come first; the others wait under "more options"
-        main = [f.box for d, f in self.fields.items() if d in rank or not rank]
-        rest = [f.box for d, f in self.fields.items() if rank and d not in rank]
-        self._rest = {d for d in self.fields if rank and d not in rank}
-        self.more = W.Accordion([W.VBox(rest)], titles=("more options",),
-                                selected_index=None)
+            self.fields[a.dest] = field = Field(a, widget, looks=looks,
+                                                lazy=a.dest in self._rest)
+            if not field.built:
+                field.on_build = self._build_more
+        main = [f.box for d, f in self.fields.items() if d not in self._rest]
+        self.more = W.Accordion([W.VBox([])], titles=("more options",), selected_index=None)
         self.more.add_class("skiff-more-options")
+        self.more.observe(lambda change: change["new"] is not None and self._build_more(),
+                          names="selected_index")
         self.status = W.HTML("")
         self.status.add_class("skiff-form-status")
         self.magic_line = W.HTML("")
@@ -212,13 +270,24 @@ class CommandForm(W.VBox):
         self._lines = ("", "")
         self.values: dict | None = None
         self.config: dict | None = None
-        for f in self.fields.values():
-            f.widget.observe(lambda _c: self.validate(), names="value")
-        super().__init__([*main, *([self.more] if rest else []), self.status,
+        self._more_built = not self._rest
+        for d, f in self.fields.items():
+            if d not in self._rest:
+                f.widget.observe(lambda _c: self.validate(), names="value")
+        super().__init__([*main, *([self.more] if self._rest else []), self.status,
                           W.HBox([self.launch_button, self.extra_buttons]),
                           self.magic_line, self.cli_line, self.output])
         self.add_class(f"skiff-form-{command.name}")
         self.validate()
+
+    def _build_more(self) -> None:
+        """Build the fields under "more options" and put them in the section (once)."""
+        if self._more_built:
+            return
+        self._more_built = True
+        for d in self._rest:
+            self.fields[d].widget.observe(lambda _c: self.validate(), names="value")
+        self.more.children[0].children = [self.fields[d].box for d in self._rest]
 
     # checking -----------------------------------------------------------------------------
     def field_for(self, message: str) -> Field | None:
