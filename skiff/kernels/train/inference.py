@@ -192,7 +192,7 @@ class Inference:
                                             f"({', '.join(INPUT_KEYS)})")
                     xs = tuple(host_batch[:inputs]) if isinstance(host_batch, (tuple, list)) \
                         else (host_batch,)
-                    out = self.model(*self.strategy.to_device(xs, dtype))
+                    out = outputs_of(self.model(*self.strategy.to_device(xs, dtype)))
                     out = np.asarray(out.numpy()) if hasattr(out, "numpy") else np.asarray(out)
                     # a head split over ranks (tp): the ranks' slices joined
                     outs.append(self.strategy.whole_outputs(self.model, out))

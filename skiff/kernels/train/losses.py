@@ -15,7 +15,8 @@ __all__ = ["loss_function", "supervised_loss", "accuracy", "pair_of", "INPUT_KEY
            "calls_with_labels", "takes_blocks",
            "ignored_id", "classes_last"]
 
-INPUT_KEYS = ("x", "input", "inputs", "features", "image", "images", "input_ids")
+INPUT_KEYS = ("x", "input", "inputs", "features", "image", "images", "input_ids",
+              "pixel_values")  # transformers' image processors' key
 TARGET_KEYS = ("y", "target", "targets", "label", "labels")
 
 
@@ -60,6 +61,8 @@ def loss_function(model, spec):
                 if not hasattr(out, "_data") or int(np.prod(out.shape)) == 1:
                     return loss_of(out)
                 # a forward that named the targets but returned its outputs: loss on them
+            elif (inputs := keyword_inputs(model, batch)) is not None:
+                out = model(**inputs)  # input_ids with attention_mask: every input, by name
             batch = pair_of(batch)
         if isinstance(batch, PackedBatch) or not isinstance(batch, (tuple, list)) or \
                 len(batch) < 2:
@@ -73,6 +76,8 @@ def loss_function(model, spec):
         *xs, y = batch  # (x1, ..., xk, y): a model of k inputs
         if out is None:
             out = model(*xs)
+        if not callable(spec):  # a model of HF-style outputs ({"logits": ...}, .logits)
+            out = outputs_of(out)
         if fn.keep:  # evaluate reads the output for accuracy (never kept in training)
             fn.last = (out, y)
         if callable(spec):  # a dict {"loss": ..., ...} (Lightning's step) too (round 37)
@@ -152,14 +157,17 @@ def calls_with_labels(model, batch: dict) -> bool:
 
 
 def keyword_inputs(model, batch: dict) -> dict | None:
-    """The inputs of a dict ``batch`` without an input key (``x``, ...) as keywords for
-    ``model(**inputs)`` (its targets left out), when the model's ``forward`` names them all
-    (HF items for ``predict``); None otherwise."""
+    """The inputs of a dict ``batch`` (its targets left out) as keywords for
+    ``model(**inputs)``, when the model's ``forward`` names them all and they are more than
+    one input key (HF items for ``predict``: ``input_ids`` with ``attention_mask``, whose
+    mask was dropped, the ids passed alone); None otherwise (a lone input key, ``x``, goes
+    in positionally)."""
     import inspect
 
-    if any(k in batch for k in INPUT_KEYS) or getattr(model, "forward", None) is None:
-        return None
     inputs = {k: v for k, v in batch.items() if k not in TARGET_KEYS}
+    if getattr(model, "forward", None) is None or \
+            (len(inputs) == 1 and any(k in inputs for k in INPUT_KEYS)):
+        return None
     try:
         params = inspect.signature(model.forward).parameters
     except (TypeError, ValueError):
