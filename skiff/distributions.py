@@ -7,8 +7,10 @@
 ``Gumbel``, ``HalfNormal``, ``HalfCauchy``, ``Chi2``, ``Weibull``, ``Pareto``, ``Kumaraswamy``,
 ``FisherSnedecor``, ``VonMises``, ``NegativeBinomial``, ``Multinomial``,
 ``ContinuousBernoulli``, ``RelaxedBernoulli``, ``RelaxedOneHotCategorical``,
-``LogisticNormal`` (``StickBreakingTransform``); the public names of
-:mod:`skiff.kernels.train.core.distributions` and its ``_r29``-``_r37`` modules."""
+``LogisticNormal`` (``StickBreakingTransform``), and (round 38) ``LKJCholesky``, ``Wishart``,
+``InverseGamma``, ``GeneralizedPareto``, ``OneHotCategoricalStraightThrough`` and the
+remaining transforms; the public names of
+:mod:`skiff.kernels.train.core.distributions` and its ``_r29``-``_r38`` modules."""
 
 from skiff.kernels.train.core.distributions import (  # noqa: F401
     Bernoulli,
@@ -72,6 +74,22 @@ from skiff.kernels.train.core.distributions_r37 import (  # noqa: F401
     VonMises,
     Weibull,
 )
+from skiff.kernels.train.core.distributions_r38 import (  # noqa: F401
+    AbsTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    GeneralizedPareto,
+    IndependentTransform,
+    InverseGamma,
+    LKJCholesky,
+    LowerCholeskyTransform,
+    OneHotCategoricalStraightThrough,
+    PositiveDefiniteTransform,
+    ReshapeTransform,
+    SoftmaxTransform,
+    Wishart,
+    identity_transform,
+)
 
 _install_validation()  # torch's validate_args (on by default) for the families above
 
@@ -85,4 +103,8 @@ __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Ind
            "Weibull", "Pareto", "Kumaraswamy", "FisherSnedecor", "VonMises", "NegativeBinomial",
            "Multinomial", "ContinuousBernoulli", "LogitRelaxedBernoulli", "RelaxedBernoulli",
            "ExpRelaxedCategorical", "RelaxedOneHotCategorical", "LogisticNormal",
-           "StickBreakingTransform"]
+           "StickBreakingTransform", "LKJCholesky", "Wishart", "InverseGamma",
+           "GeneralizedPareto", "OneHotCategoricalStraightThrough", "AbsTransform",
+           "SoftmaxTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "CorrCholeskyTransform", "ReshapeTransform", "IndependentTransform",
+           "CumulativeDistributionTransform", "identity_transform"]

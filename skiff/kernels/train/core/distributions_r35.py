@@ -44,13 +44,17 @@ class Transform:
     bijective = True
     sign = 1
 
+    def _dims(self):
+        """(domain, codomain) event dims: ``event_dim`` both, unless the shape changes."""
+        return self.event_dim, self.event_dim
+
     @property
     def domain(self):
-        return SimpleNamespace(event_dim=self.event_dim)
+        return SimpleNamespace(event_dim=self._dims()[0])
 
     @property
     def codomain(self):
-        return SimpleNamespace(event_dim=self.event_dim)
+        return SimpleNamespace(event_dim=self._dims()[1])
 
     @property
     def inv(self):
@@ -86,6 +90,9 @@ class _Inverse(Transform):
     @property
     def inv(self):
         return self._t
+
+    def _dims(self):
+        return self._t._dims()[::-1]
 
     def __call__(self, y):
         return self._t._inverse(y)
@@ -189,6 +196,20 @@ class ComposeTransform(Transform):
         self.parts = list(parts)
         self.event_dim = max((p.event_dim for p in self.parts), default=0)
 
+    def _dims(self):
+        """torch's: each end's event dim carried through the parts."""
+        if not self.parts:
+            return 0, 0
+        dom = self.parts[-1]._dims()[1]
+        for p in reversed(self.parts):
+            pd, pc = p._dims()
+            dom = max(dom + pd - pc, pd)
+        cod = self.parts[0]._dims()[0]
+        for p in self.parts:
+            pd, pc = p._dims()
+            cod = max(cod + pc - pd, pc)
+        return dom, cod
+
     def _call(self, x):
         for p in self.parts:
             x = p(x)
@@ -202,12 +223,12 @@ class ComposeTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         if not self.parts:
             return x * 0
-        total = 0
+        total, event_dim = 0, self._dims()[0]
         for p in self.parts:
             y_ = p(x)
-            total = total + _sum_rightmost(p.log_abs_det_jacobian(x, y_),
-                                           self.event_dim - p.event_dim)
-            x = y_
+            pd, pc = p._dims()
+            total = total + _sum_rightmost(p.log_abs_det_jacobian(x, y_), event_dim - pd)
+            x, event_dim = y_, event_dim + pc - pd
         return total
 
 
@@ -223,7 +244,8 @@ class TransformedDistribution(Distribution):
         self.base_dist, self.transforms = base_distribution, list(transforms)
         base_shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
         base_event = len(base_distribution.event_shape)
-        event_dim = max([base_event] + [t.event_dim for t in self.transforms])
+        dom, cod = ComposeTransform(self.transforms)._dims()
+        event_dim = cod + max(base_event - dom, 0)  # torch's
         shape = base_shape
         for t in self.transforms:
             shape = tuple(t.forward_shape(shape))
@@ -253,9 +275,11 @@ class TransformedDistribution(Distribution):
         event_dim = len(self.event_shape)
         lp = 0.0
         y = value
-        for t in reversed(self.transforms):
+        for t in reversed(self.transforms):  # torch's: the event dim carried back
             x = t.inv(y)
-            lp = lp - _sum_rightmost(t.log_abs_det_jacobian(x, y), event_dim - t.event_dim)
+            dom, cod = t._dims()
+            event_dim += dom - cod
+            lp = lp - _sum_rightmost(t.log_abs_det_jacobian(x, y), event_dim - dom)
             y = x
         return lp + _sum_rightmost(self.base_dist.log_prob(y),
                                    event_dim - len(self.base_dist.event_shape))
