@@ -63,7 +63,7 @@ from .trainer_run import (
     resume_folder,
     same_objects,
 )
-from .trainer_schedule import check_schedule, make_schedule
+from .trainer_schedule import check_plateau, check_schedule, make_schedule, on_plateau
 from .trainer_state import TrainerState
 from .trainer_stop import EarlyStopping, check_early_stopping, check_monitor, default_hold_out
 
@@ -140,7 +140,8 @@ class Trainer(Inference, TrainerState):
         straight line, transformers' default) to ``min_lr_ratio * lr``, or constant; or a
         factory ``make(optimizer)`` of a torch-style scheduler (``lambda opt:
         skiff.optim.lr_scheduler.StepLR(opt, 10)``), stepped after every optimizer step and
-        kept in checkpoints, as a torch loop steps its own.
+        kept in checkpoints, as a torch loop steps its own; a ``ReduceLROnPlateau`` is
+        stepped after each validation on ``monitor`` (``"val_loss"``) instead.
     checkpoint_dir, checkpoint_every, keep_checkpoints
         Where, how often (optimizer steps), and how many checkpoints to keep. A checkpoint is
         always written at the end when ``checkpoint_dir`` is set (or the reporter has a run
@@ -180,7 +181,8 @@ class Trainer(Inference, TrainerState):
         (``result.best_step``; :mod:`.trainer_stop`). Needs ``val_dataset`` or ``val_split``;
         a text or an image folder without them holds its last tenth out (said in the log).
     monitor, mode : str
-        What early stopping watches: ``"val_loss"`` (default), ``"val_accuracy"``,
+        What early stopping (and a ``ReduceLROnPlateau`` schedule, stepped after each
+        validation) watches: ``"val_loss"`` (default), ``"val_accuracy"``,
         ``"val_f1"`` (macro F1 of a classifier) or another name of the validation rows
         (Keras' and Lightning's ``monitor``), and whether smaller (``"min"``) or larger
         (``"max"``) is better; ``"auto"``: larger for an accuracy, F1, AUC, precision,
@@ -281,10 +283,10 @@ class Trainer(Inference, TrainerState):
                              "resume='that/folder')")
         self.early_stopping = check_early_stopping(early_stopping)
         self.monitor, self.monitor_mode = check_monitor(monitor, mode)
-        if self.early_stopping is None and (self.monitor, mode) not in (("val_loss", "auto"),
-                                                                       ("val_loss", "min")):
-            raise ValueError(f"monitor={monitor!r} and mode={mode!r} tell early stopping what "
-                             "to watch: give early_stopping=N (the validations to wait) too")
+        self._monitor_given = (self.monitor, mode) not in (("val_loss", "auto"),
+                                                           ("val_loss", "min"))
+        if not callable(schedule):  # a factory's may be a ReduceLROnPlateau (train checks)
+            self._check_monitor_used(None)
         from .trainer_class_weight import check_class_weight
 
         self.class_weight = check_class_weight(class_weight, "cross_entropy" if loss == "ce"
@@ -603,6 +605,9 @@ class Trainer(Inference, TrainerState):
         per_epoch = max(1, -(-len(loader) // self.grad_accum))
         total = int(steps) if steps is not None else max(1, round((epochs or 1) * per_epoch))
         self.scheduler = self._make_scheduler(total)
+        self._check_monitor_used(self.scheduler)
+        if on_plateau(self.scheduler):  # stepped after each validation, on self.monitor
+            check_plateau(self.scheduler, val_dataset, self.monitor, self.monitor_mode)
         dtype = param_dtype(self.model)
         self._set_class_weights(dataset)
         loss_fn = self._loss_fn()
@@ -751,6 +756,7 @@ class Trainer(Inference, TrainerState):
                 self._on_divergence(run)
             if run.val_dataset is not None and (run.epoch_done or run.step == run.total):
                 self._validate(run)
+                self._step_on_plateau(run)
                 if self.callbacks and self.callbacks.validation_end(self, run.val_history[-1]):
                     stop = True
                 if self._stop_early_agreed(run):
@@ -856,7 +862,7 @@ class Trainer(Inference, TrainerState):
                 clip_values(self.optimizer, self.clip_value)
             strategy.optimizer_step(self.optimizer)
         self.optimizer.zero_grad()
-        if self.scheduler is not None:
+        if self.scheduler is not None and not on_plateau(self.scheduler):
             self.scheduler.step()
         run.step += 1
         run.step_times.append(time.perf_counter() - t_step)
@@ -922,7 +928,7 @@ class Trainer(Inference, TrainerState):
         grad_norm = math.sqrt(sumsq) if math.isfinite(sumsq) else sumsq
         if not math.isfinite(grad_norm):  # the graph's AdamW left the weights as they were
             raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}", run)
-        if self.scheduler is not None:
+        if self.scheduler is not None and not on_plateau(self.scheduler):
             self.scheduler.step()
         if run.extras is not None:  # the captured step's values only (Python not called)
             run.note_extras(run.take_extras())
@@ -1012,6 +1018,24 @@ class Trainer(Inference, TrainerState):
         run.class_reports = {s: r for s, r in run.class_reports.items() if s == best}
         run.class_reports[run.step] = {"val_accuracy": val.get("val_accuracy"), "f1": f1,
                                        **report}
+
+    def _check_monitor_used(self, scheduler) -> None:
+        """``monitor=``/``mode=`` given for nothing that watches them (early stopping, a
+        ``ReduceLROnPlateau`` schedule) is refused, saying what would."""
+        if self._monitor_given and self.early_stopping is None and not on_plateau(scheduler):
+            raise ValueError(f"monitor={self.monitor!r} and mode={self.monitor_mode!r} tell "
+                             "early stopping (or a schedule=ReduceLROnPlateau) what to watch: "
+                             "give early_stopping=N (the validations to wait) too")
+
+    def _step_on_plateau(self, run: Run) -> None:
+        """A ``ReduceLROnPlateau`` steps on this validation's ``monitor`` (the ranks' mean,
+        one value on every rank, as early stopping's: their lrs stay alike), as a torch loop
+        calls ``scheduler.step(val_loss)`` after each epoch's validation."""
+        if not on_plateau(self.scheduler):
+            return
+        value = self._monitored(run)
+        if value is not None:
+            self.scheduler.step(self._mean_of_ranks(run, value))
 
     def _stop_early(self, run: Run) -> bool:
         """With ``early_stopping``: count this validation; True (and why in ``run.stopped``)
@@ -1347,10 +1371,6 @@ def _user_scheduler(make, optimizer):
         raise TypeError(f"schedule=make(optimizer) must return an lr scheduler (step, "
                         f"state_dict, load_state_dict); got {type(scheduler).__name__}, "
                         f"without {', '.join(missing)}")
-    if type(scheduler).__name__ == "ReduceLROnPlateau":
-        raise TypeError("ReduceLROnPlateau steps on a validation metric, which the Trainer "
-                        "does not feed it: use a step-based scheduler, or "
-                        "callbacks=[...] with on_validation_end to call its step(val_loss)")
     return scheduler
 
 

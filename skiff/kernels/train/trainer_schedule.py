@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from .core.optim import WarmupCosine
 
-__all__ = ["SCHEDULES", "WarmupLinear", "check_schedule", "make_schedule"]
+__all__ = ["SCHEDULES", "WarmupLinear", "check_schedule", "make_schedule", "on_plateau",
+           "check_plateau"]
 
 SCHEDULES = ("cosine", "linear", "constant")
 
@@ -52,3 +53,22 @@ def check_schedule(schedule) -> None:
 def make_schedule(name: str, optimizer, warmup: int, total: int, min_lr_ratio: float):
     kind = WarmupLinear if name == "linear" else WarmupCosine
     return kind(optimizer, warmup_steps=warmup, total_steps=total, min_lr_ratio=min_lr_ratio)
+
+
+def on_plateau(scheduler) -> bool:
+    """Whether ``scheduler`` (a ``schedule=make(optimizer)``'s) steps on a validation metric
+    (``ReduceLROnPlateau``): after each validation, not after each optimizer step."""
+    return type(scheduler).__name__ == "ReduceLROnPlateau"
+
+
+def check_plateau(scheduler, val_dataset, monitor: str, mode: str) -> None:
+    """A ``ReduceLROnPlateau`` needs validation data, and watches ``monitor`` (the Trainer's,
+    ``"val_loss"`` by default, which early stopping watches too) in its direction."""
+    if val_dataset is None:
+        raise ValueError("schedule=ReduceLROnPlateau steps on a validation metric after each "
+                         "validation (every epoch's end): give val_dataset= or val_split=")
+    if scheduler.mode != mode:
+        better = "smaller" if mode == "min" else "larger"
+        raise ValueError(f"ReduceLROnPlateau(mode={scheduler.mode!r}) would step on "
+                         f"{monitor}, where {better} is better: give mode={mode!r}, or "
+                         f"Trainer(monitor=...) the metric it should watch")

@@ -72,3 +72,41 @@ def test_two_ranks_record_the_whole_batchs_mae(strategy, grad_accum):
         _check(got, int(grad_accum))
     # the ranks' halves differ: a rank's own value is not the batch's
     assert ranks[0]["mae"] == ranks[1]["mae"]
+
+
+def _torch_plateau():
+    """(lrs, losses) of a torch loop with ``ReduceLROnPlateau`` stepped on the whole
+    validation set's loss after each epoch."""
+    import plateau_r38h5_check as plateau
+
+    (x, y), (vx, vy) = [tuple(torch.tensor(a) for a in d) for d in plateau.data()]
+    lin = torch.nn.Linear(4, 1)
+    lin.load_state_dict({k: torch.tensor(np.asarray(v))
+                         for k, v in plateau.model().state_dict().items()})
+    opt = torch.optim.SGD(lin.parameters(), lr=plateau.LR, momentum=0.9)
+    sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=0)
+    lrs, losses = [], []
+    for _ in range(plateau.EPOCHS):
+        for i in range(0, len(x), plateau.BATCH):
+            lrs.append(opt.param_groups[0]["lr"])
+            loss = torch.nn.functional.mse_loss(lin(x[i:i + plateau.BATCH]),
+                                                y[i:i + plateau.BATCH])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        with torch.no_grad():
+            sched.step(torch.nn.functional.mse_loss(lin(vx), vy).item())
+    return lrs, losses
+
+
+@pytest.mark.mpi
+def test_two_ranks_step_a_plateau_schedule_on_the_whole_validation_loss():
+    """Both dp ranks step the plateau on the same value (the ranks' mean, a collective, as
+    early stopping's), so they cut the lr at the steps a torch loop does, and train alike."""
+    lrs, losses = _torch_plateau()
+    assert len(set(lrs)) > 2
+    ranks = run_mpi(2, "plateau_r38h5_check.py", "dp", timeout=150)
+    for got in ranks:
+        np.testing.assert_allclose(got["lrs"], lrs, rtol=1e-6)
+        np.testing.assert_allclose(got["losses"], losses, rtol=2e-5, atol=1e-6)
