@@ -436,14 +436,86 @@ EN_DASH = 0.38
 # ink are at least SPACED of the digit height, and set tight at most TIGHT of it
 SPACED, TIGHT = 0.3, 0.12
 # a dash's ink fills at least DASH_FILL of its bounding box; a tilde's wave less (0.48-0.74
-# in DejaVu Sans Mono at 14-26 px; a blurred 18-px monospaced en dash falls under it too)
-DASH_FILL = 0.8
+# in DejaVu Sans Mono at 14-26 px; a blurred 18-px monospaced en dash falls under it too).
+# Between letters or digits ("12–15", "Mon – Fri") DASH_FILL_WORDS will do: a phone photo's
+# blur and turn leave its dashes 0.5-0.8 of their box (a tilde read "-" there is wrong as
+# read either way; in a path, "cd ~/skiff", the stricter figure holds)
+DASH_FILL, DASH_FILL_WORDS = 0.8, 0.6
+# a dash joined to its neighbour by a photo's blur (:func:`_joined_dashes`) keeps the grey
+# bridge between them: a hyphen's run spans up to 0.40 of the digit height there (Liberation
+# Serif 22 px as a phone photo), an en dash's 0.47-0.73; nor is it looked for where the
+# digits stand under JOINED_TALL px (an 11-14 px hyphen's bridge spans 0.4-0.5)
+JOINED_DASH, JOINED_TALL = 0.45, 12
 # characters read that are one flat mark halfway up (paired in order with such marks)
 _FLAT = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212~"
 _MATH = re.compile(r"[=+\u00d7\u00f7]")
 # a sign: a dash that begins a number, at the line's start or after a space that no number
 # ends before ("-80.4", "x = -3"; "8:00 -18:30" is a range read without its space)
 _SIGN = re.compile(r"(?:(?<=^)|(?<=^ )|(?<=[^\d\s] )|(?<=[^\d\s]))-(?=\d)")
+
+
+def _flat_marks(bw: np.ndarray) -> tuple[list[tuple[int, int, int, float]], float,
+                                         float] | None:
+    """The flat marks halfway up a line's ink mask, left to right, as ``(first column, end
+    column, thickness, fill of the box)``, the line's digit height and the row of its top;
+    None for a mask too small to tell. A mark is a component no higher than 0.3 of the
+    digit height, twice as wide as high, its middle 0.3-0.8 of that height down, with no
+    other ink above or below it (not a bar of "=", "÷", "±")."""
+    import cv2
+
+    n, _, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
+    if n < 3:
+        return None
+    x, y, w, h, area = (stats[1:, k].astype(float) for k in range(5))
+    big = h >= 0.5 * h.max()
+    base = float(np.median((y + h)[big]))
+    tall = base - float(np.percentile(y[big], 10))
+    if tall < 8:
+        return None
+    middle = (y + h / 2 - (base - tall)) / tall
+    flat = (h <= 0.3 * tall) & (w >= 2 * h) & (middle >= 0.3) & (middle <= 0.8)
+    for i in np.flatnonzero(flat):
+        over = (x < x[i] + w[i]) & (x + w > x[i])
+        over[i] = False
+        if over.any():
+            flat[i] = False
+    marks = [(int(x[i]), int(x[i] + w[i]), int(h[i]), float(area[i] / (w[i] * h[i])))
+             for i in np.flatnonzero(flat)]
+    return sorted(marks), tall, base - tall
+
+
+def _joined_dashes(bw: np.ndarray, tall: float, top: float,
+                   marks: list) -> list[tuple[int, int, int, float]]:
+    """Dashes a photo's blur joined to a neighbour, as :func:`_flat_marks` gives marks:
+    runs of columns, outside ``marks``, whose only ink is one unbroken stroke no thicker
+    than 0.3 of the digit height ``tall``, its middle 0.3-0.8 of that height below ``top``,
+    its ends moving a pixel at most from column to column, the run at least twice as long
+    as thick. A hyphen's run is no longer than the hyphen, so the width rule holds for it
+    as for a free mark; a capital H's bar is such a run too: then the counts differ and the
+    line stays as read."""
+    ink = bw.astype(bool)
+    count = ink.sum(0)
+    first = ink.argmax(0)
+    last = bw.shape[0] - 1 - ink[::-1].argmax(0)
+    middle = ((first + last) / 2 - top) / tall
+    one = (count > 0) & (last - first + 1 == count) & (count <= 0.3 * tall) & \
+        (middle >= 0.3) & (middle <= 0.8)
+    for x0, x1, _, _ in marks:
+        one[x0:x1] = False
+    runs, c = [], 0
+    while c < len(one):
+        if not one[c]:
+            c += 1
+            continue
+        d = c
+        while d + 1 < len(one) and one[d + 1] and abs(int(first[d + 1]) - int(first[d])) <= 1 \
+                and abs(int(last[d + 1]) - int(last[d])) <= 1:
+            d += 1
+        thick = int(last[c:d + 1].max() - first[c:d + 1].min() + 1)
+        if d + 1 - c >= 2 * thick:
+            runs.append((c, d + 1, thick, float(count[c:d + 1].sum() / ((d + 1 - c) * thick))))
+        c = d + 1
+    return runs
 
 
 def en_dashes(text: str, crop: np.ndarray) -> str:
@@ -458,51 +530,47 @@ def en_dashes(text: str, crop: np.ndarray) -> str:
     between two characters gets a space on a side whose blank is at least :data:`SPACED`
     of the digit height and loses one whose blank is at most :data:`TIGHT` ("8:00 -18:30"
     in Liberation Serif: "8:00 – 18:30") where the characters beyond it are letters or
-    digits. Where the counts differ nothing changes; nor in a line with CJK characters (AR
-    PL UKai's hyphen spans 0.50: "电话 010-8821"), nor for a mark filling under :data:`DASH_FILL` of
-    its box (a prompt's "~" read "-"), nor for a sign, a dash that begins a
+    digits. Where the reading holds more dashes than the free marks, a dash the blur of a
+    photo joined to its digit is looked for (:func:`_joined_dashes`: "06:35–07:05" in
+    Liberation Sans 20-32 px). Where the counts differ nothing changes; nor in a line with
+    CJK characters (AR PL UKai's hyphen spans 0.50: "电话 010-8821"), nor for a mark filling
+    under :data:`DASH_FILL` of its box (a prompt's "~" read "-"; :data:`DASH_FILL_WORDS`
+    between letters or digits), nor for a sign, a dash that begins a
     number not after another ("-80.4" on a display, "x = -3"), nor doubled hyphens (C's
     "x--;", "--flag": a small monospaced hyphen can span :data:`EN_DASH`)."""
     if "-" not in text or crop.ndim < 2 or min(crop.shape[:2]) < 8 or \
             any(_cjk_char(c) for c in text):
         return text
-    import cv2
-
     bw = ink_mask(crop)
-    n, _, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
-    if n < 3:
+    found = _flat_marks(bw)
+    if found is None:
         return text
-    x, y, w, h, area = (stats[1:, k].astype(float) for k in range(5))
-    big = h >= 0.5 * h.max()
-    base = float(np.median((y + h)[big]))
-    tall = base - float(np.percentile(y[big], 10))
-    if tall < 8:
-        return text
-    middle = (y + h / 2 - (base - tall)) / tall
-    flat = (h <= 0.3 * tall) & (w >= 2 * h) & (middle >= 0.3) & (middle <= 0.8)
-    for i in np.flatnonzero(flat):  # ink above or below: a bar of "=", "÷", "±"
-        over = (x < x[i] + w[i]) & (x + w > x[i])
-        over[i] = False
-        if over.any():
-            flat[i] = False
-    marks = np.flatnonzero(flat)[np.argsort(x[flat])]
+    marks, tall, top = found
     read = [k for k, c in enumerate(text) if c in _FLAT]
+    least = [EN_DASH] * len(marks)
+    if len(read) > len(marks) and tall >= JOINED_TALL:  # a photo's blur joined a dash to
+        # its digit ("06:35–07:05")
+        joined = _joined_dashes(bw, tall, top, marks)
+        order = np.argsort([m[0] for m in marks + joined], kind="stable")
+        least = [(least + [JOINED_DASH] * len(joined))[i] for i in order]
+        marks = [(marks + joined)[i] for i in order]
     if len(read) != len(marks):
         return text
     inked = np.flatnonzero(bw.any(0))
     dash = "\u2212" if _MATH.search(text) else "\u2013"
     chars = list(text)
-    for k, i in zip(read, marks, strict=True):
-        if chars[k] != "-" or (w[i] - h[i]) / tall < EN_DASH or _SIGN.match(text, k) or \
-                area[i] < DASH_FILL * w[i] * h[i] or \
+    for k, (x0, x1, thick, fill), span in zip(read, marks, least, strict=True):
+        words = text[:k].rstrip()[-1:].isalnum() and text[k + 1:].lstrip()[:1].isalnum()
+        if chars[k] != "-" or (x1 - x0 - thick) / tall < span or _SIGN.match(text, k) or \
+                fill < (DASH_FILL_WORDS if words else DASH_FILL) or \
                 "-" in (text[k - 1:k], text[k + 1:k + 2]):  # "~" read "-"; "x--", "--flag"
             continue
         chars[k] = dash
-        left, right = inked[inked < x[i]], inked[inked >= x[i] + w[i]]
+        left, right = inked[inked < x0], inked[inked >= x1]
         if dash != "\u2013" or not len(left) or not len(right):
             continue
-        gaps = ((x[i] - left[-1] - 1) / tall, (right[0] - x[i] - w[i]) / tall)
-        if not (text[:k].rstrip()[-1:].isalnum() and text[k + 1:].lstrip()[:1].isalnum()):
+        gaps = ((x0 - left[-1] - 1) / tall, (right[0] - x1) / tall)
+        if not words:
             continue  # "build:~/skiff" read "build:-/skiff": no space goes in
         for side, gap in zip((-1, 1), gaps, strict=True):
             j = k + side
