@@ -52,6 +52,9 @@ def loss_function(model, spec):
         spec = model_loss  # loss(output, target): a criterion written as a method
 
     checked = []  # class ids are range-checked on the first batch only (a host sync)
+    # loss(output, target, weight): (x, y, w) items carry a weight per sample (Keras'
+    # (x, y, sample_weight)), which the loss takes, not the model
+    weighs = callable(spec) and positional_arity(spec) == 3
 
     def fn(model, batch):
         out = None
@@ -74,14 +77,17 @@ def loss_function(model, spec):
                             f"trainer.predict(X) takes the inputs alone; got batches of a "
                             f"{what}")
         *xs, y = batch  # (x1, ..., xk, y): a model of k inputs
+        weight = ()
+        if weighs and len(batch) == 3:
+            xs, y, weight = batch[:1], batch[1], batch[2:]
         if out is None:
-            out = model(*xs)
+            out = _call_inputs(model, xs)
         if not callable(spec):  # a model of HF-style outputs ({"logits": ...}, .logits)
             out = outputs_of(out)
         if fn.keep:  # evaluate reads the output for accuracy (never kept in training)
             fn.last = (out, y)
         if callable(spec):  # a dict {"loss": ..., ...} (Lightning's step) too (round 37)
-            got = spec(out, y)
+            got = spec(out, y, *weight)
             if fn.extras is not None and isinstance(got, dict):
                 fn.extras.append(scalar_values(got))  # its other values: training's metrics
             return loss_of(got, "the loss function")
@@ -413,6 +419,34 @@ def r_squared(sums) -> float | None:
     if n < 2 or not keep.any():
         return None
     return float(np.mean(1.0 - sse[keep] / sst[keep]))
+
+
+def _call_inputs(model, xs):
+    """``model(*xs)``; a batch of more arrays than the model's ``forward`` takes (Keras'
+    ``(x, y, sample_weight)`` items, read as ``model(x, y)`` with ``w`` the target) is
+    refused saying how a batch is read and how to pass a weight per sample."""
+    import inspect
+
+    try:
+        return model(*xs)
+    except TypeError as exc:
+        forward = getattr(model, "forward", None)
+        try:
+            params = inspect.signature(forward).parameters.values()
+        except (TypeError, ValueError):
+            raise exc from None
+        if len(xs) < 2 or any(p.kind == p.VAR_POSITIONAL for p in params):
+            raise
+        takes = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        if takes >= len(xs):
+            raise
+        raise TypeError(
+            f"batches of {len(xs) + 1} arrays go to the model as "
+            f"model({', '.join(f'x{i + 1}' for i in range(len(xs)))}), "
+            f"the last array the target, but {type(model).__name__}.forward takes "
+            f"{takes} input{'s' if takes != 1 else ''}; for (x, y, sample_weight) items give "
+            f"a loss of three arguments, loss=fn(output, target, weight), e.g. "
+            f"(F.cross_entropy(output, target, reduction='none') * weight).mean()") from exc
 
 
 def positional_arity(fn) -> int | None:
