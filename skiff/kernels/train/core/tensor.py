@@ -352,8 +352,13 @@ class Tensor:
         return self._node
 
     def requires_grad_(self, flag: bool = True) -> Tensor:
-        if not self.is_leaf:
-            raise RuntimeError("requires_grad_ works on leaf tensors only")
+        if not self.is_leaf:  # torch's: True on a computed tensor is a no-op (it requires grad)
+            if flag:
+                return self
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
         if flag:  # torch's refusal of integer and bool tensors
             from .shape_error import check_grad_dtype
 
