@@ -13,6 +13,7 @@ import re
 import numpy as np
 import pytest
 
+import skiff
 from skiff.kernels.train.models import from_pretrained
 
 from .ernie_reference import make_checkpoint, torch, transformers
@@ -27,10 +28,12 @@ def test_cat_of_ones_gives_peft_list_of_active_adapters(shape, tmp_path):
     folder, _ = make_checkpoint(tmp_path / "base", shape)
     # overlapping (q_proj in all three), disjoint (v_proj, o_proj) targets; ranks and
     # scalings differ (rsLoRA on b)
-    paths = {"default": _adapter(folder, tmp_path / "a", ["q_proj", "v_proj"], 4, 0),
-             "b": _adapter(folder, tmp_path / "b", ["q_proj", "o_proj"], 2, 1,
-                           use_rslora=True),
-             "c": _adapter(folder, tmp_path / "c", ["q_proj", "k_proj"], 3, 2)}
+    with skiff.random.fork_rng():  # lora_A from a seeded generator, whatever ran before
+        skiff.manual_seed(0)
+        paths = {"default": _adapter(folder, tmp_path / "a", ["q_proj", "v_proj"], 4, 0),
+                 "b": _adapter(folder, tmp_path / "b", ["q_proj", "o_proj"], 2, 1,
+                               use_rslora=True),
+                 "c": _adapter(folder, tmp_path / "c", ["q_proj", "k_proj"], 3, 2)}
     base = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
     pm = peft.PeftModel.from_pretrained(base, paths["default"]).eval()
     model = from_pretrained(folder)
