@@ -202,7 +202,8 @@ class TransformersModelApi:
     def add_weighted_adapter(self, adapters, weights, adapter_name, combination_type="svd",
                              svd_rank=None, svd_clamp=None, svd_full_matrices=True,
                              svd_driver=None, density=None, majority_sign_method="total"):
-        """peft's ``add_weighted_adapter`` (``cat``, ``linear``, ``svd``;
+        """peft's ``add_weighted_adapter`` (``cat``, ``linear``, ``svd``, ``ties``,
+        ``dare_ties``, ``dare_linear``, ``magnitude_prune`` and their ``*_svd`` forms;
         :func:`~.lora_named.add_weighted`): a new adapter mixing loaded ones, not active."""
         from .lora_named import add_weighted
 
@@ -211,7 +212,7 @@ class TransformersModelApi:
             raise ValueError("svd_clamp is not supported here (its quantile depends on the "
                              "signs torch's SVD picks): leave it out")
         add_weighted(self, list(adapters), list(weights), str(adapter_name), combination_type,
-                     svd_rank)
+                     svd_rank, density, majority_sign_method)
 
     def _adapter_names(self, adapter_name) -> list:
         from .lora_named import adapter_names

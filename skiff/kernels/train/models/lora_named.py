@@ -245,29 +245,86 @@ def _layer_factors(model, name: str) -> dict:
     return out
 
 
-def _combined(parts: list, kind: str, rank: int):
-    """peft's new ``(A, B)`` of one layer from ``[(A, B, scaling, weight)]``."""
+_MIXES = ("ties", "dare_ties", "dare_linear", "magnitude_prune")
+
+
+def _prune(t: np.ndarray, density: float, random: bool) -> np.ndarray:
+    """peft's ``prune``: the largest ``int(density * size)`` magnitudes kept, or (DARE) each
+    entry kept with probability ``density`` and the kept ones divided by it; the draws are
+    skiff's generator's (``skiff.manual_seed``), not torch's."""
+    if density >= 1:
+        warnings.warn(f"The density {density} is greater than or equal to 1, no pruning will "
+                      "be performed.", stacklevel=6)
+        return t
+    if density < 0:
+        raise ValueError(f"Density should be >= 0, got {density}")
+    if random:
+        from ..core.random import get_generator
+
+        return t * (get_generator().random(t.shape) < density) / np.float32(density)
+    flat = np.abs(t).reshape(-1)
+    keep = np.zeros(flat.size, dtype=t.dtype)
+    k = int(density * flat.size)
+    if k:
+        keep[np.argpartition(-flat, k - 1)[:k]] = 1
+    return t * keep.reshape(t.shape)
+
+
+def _mix(tensors: list, weights: list, kind: str, density, sign_method: str) -> np.ndarray:
+    """peft's ``merge_utils`` of one list of tensors: ``linear`` (task arithmetic, the
+    weighted sum), ``magnitude_prune``, ``ties`` (pruned by magnitude, then the weighted
+    values that agree with the majority sign averaged), ``dare_linear`` / ``dare_ties`` (the
+    same pruned at random)."""
+    w = np.asarray(weights, dtype=np.float32).reshape((-1,) + (1,) * tensors[0].ndim)
+    if kind != "linear":
+        if density is None:
+            raise ValueError(f"combination_type={kind!r} needs a density (the fraction of "
+                             "each adapter's values kept, 0..1)")
+        tensors = [_prune(t, float(density), kind.startswith("dare")) for t in tensors]
+    stack = np.stack(tensors)
+    if not kind.endswith("ties"):
+        return (stack * w).sum(axis=0)
+    if sign_method not in ("total", "frequency"):
+        raise RuntimeError(f'Unimplemented mask method "{sign_method}"')
+    sign = np.sign(stack)
+    votes = (stack if sign_method == "total" else sign).sum(axis=0)
+    agree = sign == np.where(votes >= 0, 1, -1)
+    return (stack * w * agree).sum(axis=0) / np.maximum(agree.sum(axis=0), 1)
+
+
+def _combined(parts: list, kind: str, rank: int, density=None, sign_method="total"):
+    """peft's new ``(A, B)`` of one layer from ``[(A, B, scaling, weight)]``: ``cat`` puts
+    the ranks side by side; ``linear`` and the mixes combine the ``A`` and the ``B``
+    matrices each (``A`` weighted by ``sign sqrt(|w s|)``, ``B`` by ``sqrt(|w s|)``);
+    ``svd`` and the ``*_svd`` mixes combine the deltas ``s B A`` and cut them to ``rank``."""
     if kind == "cat":
         A = np.concatenate([a * w * s for a, _, s, w in parts], axis=0)
         B = np.concatenate([b for _, b, _, _ in parts], axis=1)
         return (np.pad(A, ((0, rank - A.shape[0]), (0, 0))),
                 np.pad(B, ((0, 0), (0, rank - B.shape[1]))))
-    if kind == "linear":
-        A = sum(np.sign(w * s or 1) * np.sqrt(abs(w * s)) * a for a, _, s, w in parts)
-        B = sum(np.sqrt(abs(w * s)) * b for _, b, s, w in parts)
-        return A, B
-    delta = sum(w * s * (b @ a) for a, b, s, w in parts)  # svd
+    if not kind.endswith("svd"):
+        root = [np.sqrt(abs(w * s)) for _, _, s, w in parts]
+        signs = [1.0 if w * s >= 0 else -1.0 for _, _, s, w in parts]
+        return (_mix([a for a, _, _, _ in parts], [r * g for r, g in zip(root, signs)], kind,
+                     density, sign_method),
+                _mix([b for _, b, _, _ in parts], root, kind, density, sign_method))
+    mix = "linear" if kind == "svd" else kind.removesuffix("_svd")
+    delta = _mix([s * (b @ a) for a, b, s, _ in parts], [w for *_, w in parts], mix, density,
+                 sign_method)
     U, S, Vh = np.linalg.svd(delta.astype(np.float32), full_matrices=False)
     U, Vh = U[:, :rank] * S[:rank], Vh[:rank]
     return Vh, U
 
 
 def add_weighted(model, adapters, weights, adapter_name: str, combination_type: str = "svd",
-                 svd_rank=None) -> None:
+                 svd_rank=None, density=None, majority_sign_method: str = "total") -> None:
     """peft's ``add_weighted_adapter`` for ``cat`` (exact: the adapters' ranks side by
     side, each ``A`` times its weight and scaling), ``linear`` (same ranks: ``A`` the sum of
-    ``sign sqrt(|w s|) A``, ``B`` of ``sqrt(|w s|) B``, peft's rough mix) and ``svd`` (the
-    weighted sum of the deltas cut to ``svd_rank``, default the largest rank); the new
+    ``sign sqrt(|w s|) A``, ``B`` of ``sqrt(|w s|) B``, peft's rough mix), ``svd`` (the
+    weighted sum of the deltas cut to ``svd_rank``, default the largest rank), and the mixes
+    ``ties`` / ``dare_ties`` / ``dare_linear`` / ``magnitude_prune`` (of the ``A`` and ``B``
+    matrices, same ranks) and their ``*_svd`` forms (of the deltas), with ``density`` and
+    ``majority_sign_method`` (:func:`_mix`; DARE draws from skiff's generator); the new
     adapter has ``lora_alpha = r`` and is not made active, as peft. (peft's ``svd_clamp``
     clips by a quantile of the singular vectors' entries, which depends on the SVD's signs:
     refused by the method.)"""
@@ -287,19 +344,17 @@ def add_weighted(model, adapters, weights, adapter_name: str, combination_type: 
     kind = "linear" if len(adapters) == 1 else combination_type
     ranks = [max([c["r"], *(c.get("rank_pattern") or {}).values()])
              for c in (configs[n] for n in adapters)]
-    if kind == "linear":
+    if kind in ("linear", *_MIXES):
         if len(set(ranks)) != 1:
             raise ValueError("All adapters must have the same r value when using "
                              "combination_type linear, ties, dare_ties or dare_linear.")
         rank = ranks[0]
     elif kind == "cat":
         rank = sum(ranks)
-    elif kind == "svd":
+    elif kind in ("svd", *(f"{m}_svd" for m in _MIXES)):
         rank = int(svd_rank or max(ranks))
     else:
-        raise ValueError(f"combination_type={combination_type!r}: skiff combines adapters by "
-                         "'cat', 'linear' or 'svd' (the ties / dare / magnitude-prune mixes "
-                         "are not here)")
+        raise ValueError(f"Invalid combination_type: {combination_type}")
     kinds = {isinstance(configs[n]["target_modules"], str) for n in adapters}
     if len(kinds) > 1:
         raise ValueError("all adapter configs should follow the same target modules type. "
@@ -312,14 +367,17 @@ def add_weighted(model, adapters, weights, adapter_name: str, combination_type: 
     for name, weight in zip(adapters, weights):
         for layer, (a, b, s) in _layer_factors(model, name).items():
             factors.setdefault(layer, []).append((a, b, s, float(weight)))
+    where = {n: i for i, (n, _) in enumerate(model.named_modules())}
+    # in peft's layer order, before the new layers draw their init (DARE's draws come first)
+    mixed = {layer: _combined(parts, kind, rank, density, majority_sign_method)
+             for layer, parts in sorted(factors.items(), key=lambda kv: where[kv[0]])}
     config = dict(configs[adapters[0]], r=rank, lora_alpha=float(rank), target_modules=targets,
                   alpha_pattern={}, rank_pattern={})
     held = _park(model)
     try:
         apply_lora_config(model, config)
         params = dict(model.named_parameters())
-        for layer, parts in factors.items():
-            A, B = _combined(parts, kind, rank)
+        for layer, (A, B) in mixed.items():
             for key, value in ((f"{layer}.lora_A.weight", A), (f"{layer}.lora_B.weight", B)):
                 p = params[key]
                 p._data[...] = p.xp.asarray(value).astype(p.dtype)

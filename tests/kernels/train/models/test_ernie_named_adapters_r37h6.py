@@ -25,11 +25,16 @@ def setup(request, tmp_path_factory):
     d = tmp_path_factory.mktemp("named37")
     folder, _ = make_checkpoint(d / "base", request.param)
     moe = request.param.startswith("moe")
-    paths = {"default": _adapter(folder, d / "a", ["q_proj", "v_proj"], 4, 0),
-             "b": _adapter(folder, d / "b", ["k_proj", "o_proj"] + (
-                 ["experts.gate_up_proj", "experts.down_proj"] if moe else ["down_proj"]),
-                 2, 1, use_rslora=True),
-             "c": _adapter(folder, d / "c", ["q_proj", "k_proj"], 4, 2)}
+    # apply_lora draws lora_A from skiff's generator: seeded here (and restored after), the
+    # adapters no longer depend on what ran before in the worker (round 38: under -n 2 the
+    # DPO-like step's data, and so its float32 rounding, changed with the tests' order)
+    with skiff.random.fork_rng():
+        skiff.manual_seed(0)
+        paths = {"default": _adapter(folder, d / "a", ["q_proj", "v_proj"], 4, 0),
+                 "b": _adapter(folder, d / "b", ["k_proj", "o_proj"] + (
+                     ["experts.gate_up_proj", "experts.down_proj"] if moe else ["down_proj"]),
+                     2, 1, use_rslora=True),
+                 "c": _adapter(folder, d / "c", ["q_proj", "k_proj"], 4, 2)}
     return folder, paths, moe
 
 
@@ -139,8 +144,8 @@ def test_unsupported_mixes_say_so(setup):
     _, model = _pair(setup)
     with pytest.raises(ValueError, match="nn.Parameter" if setup[2] else "same r value"):
         model.add_weighted_adapter(["default", "b"], [1, 1], "x", "linear")
-    with pytest.raises(ValueError, match="'cat', 'linear' or 'svd'"):
-        model.add_weighted_adapter(["default", "c"], [1, 1], "x", "ties")
+    with pytest.raises(ValueError, match="Invalid combination_type: foo"):
+        model.add_weighted_adapter(["default", "c"], [1, 1], "x", "foo")
     with pytest.raises(ValueError, match="svd_clamp"):
         model.add_weighted_adapter(["default", "c"], [1, 1], "x", svd_clamp=0.9)
     with pytest.raises(ValueError, match="Adapter zz does not exist"):
@@ -250,8 +255,12 @@ def test_a_reference_adapter_in_a_dpo_like_step(setup):
             for n, p in pm.named_parameters() if p.grad is not None}
     got = {n: p.grad.numpy() for n, p in model.named_parameters() if p.grad is not None}
     assert got.keys() == want.keys()
+    # float32 noise: an element's rounding follows the terms summed into it (up to the
+    # largest gradient), not its own size; torch's float32 gradients themselves differ from a
+    # float64 run by up to 4.6e-5 x max|g| (skiff's by 1.3e-5; 10 adapter draws,
+    # /work/round38/h6/dpo_f64.py), so the two float32 runs are held to 1e-4 x max|g|
     for n in want:
-        np.testing.assert_allclose(got[n], want[n], rtol=1e-4, atol=1e-5 * np.abs(want[n]).max())
+        np.testing.assert_allclose(got[n], want[n], rtol=1e-4, atol=1e-4 * np.abs(want[n]).max())
 
 
 def test_unload_gives_the_base_model_back(setup):
