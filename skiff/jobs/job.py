@@ -64,6 +64,11 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
+def _fraction(state: JobState) -> float | None:
+    """The work done as a fraction of the total, to 4 places; None without a total."""
+    return None if not state.total else round(state.done / float(state.total), 4)
+
+
 class JobFailed(RuntimeError):
     """Raised by :meth:`Job.wait` (``raise_on_error=True``) for a failed job."""
 
@@ -352,6 +357,13 @@ class Job:
         return self.refresh().final
 
     @property
+    def progress(self) -> float | None:
+        """The work done as a fraction (0 to 1, as ``jobs ls --json``'s ``progress``), None
+        while the job has said no total (round 38: ``job.progress`` was an AttributeError
+        beside ``job.status``)."""
+        return _fraction(self.refresh())
+
+    @property
     def error(self) -> str | None:
         state = self.refresh()
         if state.error and state.traceback:
@@ -552,7 +564,7 @@ class Job:
             "runner": self.meta.get("runner"),
             "ranks": self.meta.get("np", 1),
             "device": self.meta.get("device"),
-            "progress": None if not state.total else round(state.done / float(state.total), 4),
+            "progress": _fraction(state),
             "elapsed_s": None if state.started is None else
             round(state.elapsed(time.time()) or 0.0, 3),
             "error": state.error,
@@ -615,6 +627,7 @@ class DamagedJob:
     status = "damaged"
     kind = "?"
     done = True
+    progress = None
 
     def __init__(self, run_dir: str | Path, reason: str):
         self.run_dir = Path(run_dir)
