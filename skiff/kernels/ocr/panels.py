@@ -25,6 +25,8 @@ __all__ = ["panel_rows", "leader_columns", "leader_stubs"]
 PANEL_SIDE = 800
 # a step of at least this many grey levels (any colour channel) between neighbours is an edge
 PANEL_EDGE = 24.0
+# a weaker step is an edge where it joins a step of PANEL_EDGE (:func:`_edges`)
+PANEL_EDGE_WEAK = 16.0
 # at most this many boxes on the page (a dense page is no set of cards)
 PANEL_BOXES = 80
 
@@ -94,7 +96,7 @@ def _box_regions(image: np.ndarray, boxes: list[np.ndarray]) -> np.ndarray | Non
         gx = cv2.Sobel(ch, cv2.CV_32F, 1, 0, ksize=3) / 4.0
         gy = cv2.Sobel(ch, cv2.CV_32F, 0, 1, ksize=3) / 4.0
         step = np.maximum(step, np.hypot(gx, gy))
-    free = (step < PANEL_EDGE).astype(np.uint8)
+    free = 1 - _edges(step)
     n, regions = cv2.connectedComponents(free, connectivity=4)
     if n < 3:
         return None
@@ -113,6 +115,22 @@ def _box_regions(image: np.ndarray, boxes: list[np.ndarray]) -> np.ndarray | Non
         if len(labels):
             out[k] = int(np.bincount(labels).argmax())
     return out
+
+
+def _edges(step: np.ndarray) -> np.ndarray:
+    """The edge pixels of a map of grey steps, with hysteresis (as Canny's): a step of
+    ``PANEL_EDGE`` or more, and a step of ``PANEL_EDGE_WEAK`` or more joined to one. A
+    phone photo's blur and JPEG leave a thin grey frame steps of 21-26 along its length
+    (a week planner's 1-px rules in grey 120): cut at 24 alone the frame leaks and its
+    cards merge; a weak step of the paper's noise joins no strong one."""
+    import cv2
+
+    weak = (step >= PANEL_EDGE_WEAK).astype(np.uint8)
+    n, label = cv2.connectedComponents(weak, connectivity=8)
+    strong = np.zeros(n, bool)
+    strong[np.unique(label[step >= PANEL_EDGE])] = True
+    strong[0] = False
+    return strong[label].astype(np.uint8)
 
 
 # a dotted leader between two boxes of a row: at least LEADER_DOTS dots (each at most
