@@ -65,6 +65,10 @@ STALL_RESTARTS = 5   # GMRES stops when this many restarts in a row gain under 0
 # (240), its basis (V and Z) within 1 GiB
 GROW_RESTART = 8
 GMRES_BASIS_BYTES = 1 << 30
+# 'auto' on an assembled matrix of at most this many unknowns factorises it (SciPy's
+# spsolve) when its Krylov method stagnates: SuperLU costs 0.17 s on a 2-D 200^2 matrix and
+# 2.5 s on a 3-D 28^3 one (one thread), where the stalled GMRES had run its seconds already
+DIRECT_AFTER_STALL = 20_000
 SCIPY_RESTART = 20   # restart=None: SciPy's gmres default
 # what runs on complex vectors
 COMPLEX_METHODS = ("cg", "bicgstab", "gmres", "minres", "cocg", "direct")
@@ -1916,6 +1920,49 @@ class Solver:
             self.op.matvec(x, ax)
         return float(xp.linalg.norm((b - ax).ravel()))
 
+    def _rounding_floor(self, b, x):
+        """``eps |A|_inf |x|_2`` of an assembled matrix: the residual a backward-stable solve
+        (LU, a Krylov method whose iterate stalls) may leave from rounding alone; None for an
+        operator or a grid."""
+        if self.is_grid or self.op.callable:
+            return None
+        A = host_csr(self.system)
+        eps = np.finfo(np.result_type(A.dtype, np.float32)).eps
+        norm_a = float(np.abs(A).sum(axis=1).max()) if A.nnz else 0.0
+        return eps * norm_a * float(self.xp.linalg.norm(x.ravel()))
+
+    def _direct_after_stall(self, b, exc, tol, on_iter):
+        """'auto' whose Krylov method stagnated on an assembled matrix of at most
+        :data:`DIRECT_AFTER_STALL` unknowns on the CPU: SciPy's sparse LU from there, for this
+        and later solves; ``(x, history, converged)`` where it leaves a smaller residual than
+        the stalled iterate's, else None (the stall is returned, the method kept). An upwind
+        48^2 matrix whose rows are not dominant (stencil -1.6, 2, -1 each way, + 1e-3 i):
+        GMRES+AMG's restarts grown to 120 stalled at |r|/|b| = 1e-8 after 469 iterations,
+        4 s (pyamg's SA GMRES at 0.9995); the LU 1e-15 in 0.01 s."""
+        if (not self.auto or self.is_grid or self.op.callable or self.device.is_gpu
+                or self.op.shape[0] > DIRECT_AFTER_STALL or self._stop is None):
+            return None
+        stalled, why, done = self.method, self._stop, len(exc.history) - 1
+
+        def going_on(it, rnorm, xk):   # the LU's step counts on from the stalled method's
+            if it > 0:
+                on_iter(done + it, rnorm, xk)
+
+        self.method = "direct"
+        try:
+            x2, h2, ok = self._run(b, exc.x, tol, 1, going_on)
+        except SolveError:   # singular: the stall and its remedy stand
+            x2, h2, ok = None, None, False
+        if x2 is None or not (h2[-1] < exc.history[-1]):
+            self.method, self._stop = stalled, why
+            return None
+        self.switched, self.M, self.precond_name = str(exc), None, "none"
+        self._switch_why = (f"{stalled} stagnated at |r|/|b| = "
+                            f"{exc.history[-1] / exc.history[0]:.1e} after {done} iterations; "
+                            f"a sparse LU (SciPy's spsolve) of the "
+                            f"{self.op.shape[0]} unknowns")
+        return x2, list(exc.history) + list(h2)[1:], ok
+
     def _run(self, b, x, tol, maxiter, on_iter):
         budget = getattr(self, "_graph_budget", 0)
         if budget and self.precond_name == "jacobi" and maxiter > budget:
@@ -2040,8 +2087,19 @@ class Solver:
                           "modes): if so, b has no solution; give near_nullspace= (e.g. "
                           "skiff.kernels.solve.rigid_body_modes(coords)) with "
                           "compatibility='project', or " + remedy)
+            floor = self._rounding_floor(b, exc.x)
+            if floor is not None and floor >= tol:
+                # an upwind 48^2 matrix (cond 1.7e10, |x| = 4e7 |b|): GMRES+AMG stalled at
+                # |r|/|b| = 1.4e-8 with rtol 1e-8, spsolve's LU leaves 2.2e-8, LAPACK's 6.5e-8
+                bn = float(self.xp.linalg.norm(b.ravel()))
+                xn = float(self.xp.linalg.norm(exc.x.ravel()))
+                remedy = (f"the tolerance is below what rounding allows on this matrix: eps "
+                          f"|A| |x| / |b| = {floor / bn:.1e} (|x| = {xn / bn:.1e} |b|;"
+                          f" a direct solve leaves about as much): raise rtol (or atol), or "
+                          f"rescale the problem; else {remedy}")
             self._stop = f"stagnated: {exc}; {remedy}"
-            return exc.x, exc.history, False
+            direct = self._direct_after_stall(b, exc, tol, on_iter)
+            return direct if direct is not None else (exc.x, exc.history, False)
         except SolveError as exc:
             if fallback and self.method == "cocg":
                 # COCG's bilinear form is no norm: a breakdown ('auto' chose it for a
