@@ -978,6 +978,26 @@ def _warm_start_line(job) -> str | None:
         return None
 
 
+def _resume_unconverged(job, config: dict, again: str) -> dict:
+    """``jobs resume`` of a solve that ran to its end without converging (its ``maxiter``,
+    a stagnation): one that wrote its solution (``--save FILE.npz``) goes on from it, as
+    ``--x0 FILE.npz`` would, for as many iterations again; one that kept nothing says how to
+    go on (it said "nothing to resume", and its command ran into the same limit again)."""
+    result = getattr(job, "result", None) or {}
+    if result.get("converged", True) is not False or result.get("columns") is not None:
+        raise ValueError(f"job {job.id} ended done: nothing to resume{again}")
+    save = config.get("save")
+    if save and str(save).lower().endswith(".npz"):
+        meta = getattr(job, "meta", None) or {}
+        saved = Path(meta.get("cwd") or ".", os.path.expanduser(str(save)))
+        if saved.is_file():
+            return {**config, "x0": str(saved.resolve())}
+    raise ValueError(f"job {job.id} ended without converging ({result.get('status', '?')}) "
+                     f"and kept no iterate to go on from: solve it again with a higher "
+                     f"--maxiter, or with --save FILE.npz (then jobs resume goes on from "
+                     f"it){again}")
+
+
 def _x0_file(x0) -> str:
     """``--x0 PATH``: a file there, of a kind the warm start reads (.npz: a stopped run's
     ``partial.npz`` or a ``--save``d solution; .npy), made absolute (the job may run
@@ -1431,7 +1451,7 @@ class SolveKind(Kind):
             raise ValueError(f"job {job.id} is a flow: it starts again from its first step "
                              f"(a flow has no warm start){again}")
         if job.status == "done":
-            raise ValueError(f"job {job.id} ended done: nothing to resume{again}")
+            return _resume_unconverged(job, config, again)
         if not path.is_file():
             raise ValueError(f"job {job.id} kept no iterate to go on from (it stopped before "
                              f"its first iteration, or its method keeps none){again}")
