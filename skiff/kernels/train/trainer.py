@@ -266,7 +266,7 @@ class Trainer(Inference, TrainerState):
             raise ValueError(f"clip_by is 'norm' (the global gradient norm, the default) or "
                              f"'value' (each element within [-clip, clip]), got {clip_by!r}")
         check_schedule(schedule)  # "cosine", "linear", "constant" or a factory
-        from .trainer_torch_habits import check_loss_module
+        from .trainer_torch_habits import check_loss_module, check_one_optimizer
 
         check_loss_module(loss)  # torch.nn.CrossEntropyLoss(): skiff's of the same name
         if isinstance(loss, str) and loss not in LOSSES and loss != "ce":
@@ -302,6 +302,7 @@ class Trainer(Inference, TrainerState):
         self.strategy_spec = strategy
         # the memory a device may use ("40GB" or bytes): the plan chooses as for that size
         self.device_memory = None if device_memory is None else memory_limit(device_memory)
+        check_one_optimizer(optimizer)
         self.optimizer_spec = optimizer
         # a model of its own (gpt-mini, ERNIE) says its rate; any other gets Adam's usual
         # 1e-3 (3e-4 left a linear regression at R^2 0.18 after 20 epochs of warm-up + cosine)

@@ -9,6 +9,9 @@ Returning ``True`` from a step or validation call, or setting ``trainer.should_s
 (Lightning's name), ends the run at that step as a cancel does: the final checkpoint is
 written and ``result.stopped`` says "stopped by a callback". Every rank calls its callbacks;
 their decision must be the same on all (a loss-based rule is: the loss is global).
+A callback with ``state_dict()`` and ``load_state_dict(state)`` (an EMA of the weights kept
+in ``on_step_end``) has its state in each checkpoint and back on resume, as Lightning keeps
+a stateful callback's, where every rank holds the whole model (one process, dp, zero1/2).
 """
 
 from __future__ import annotations
@@ -100,6 +103,29 @@ class Callbacks:
 
     def validation_end(self, trainer, metrics: dict) -> bool:
         return self._call("on_validation_end", trainer, dict(metrics))
+
+    def _stateful(self) -> dict:
+        """The callbacks with ``state_dict()`` and ``load_state_dict(state)`` (Lightning's
+        stateful callbacks: an EMA of the weights, a counter), by position and class name."""
+        return {f"{i}:{type(cb).__qualname__}": cb for i, cb in enumerate(self.items)
+                if callable(getattr(cb, "state_dict", None))
+                and callable(getattr(cb, "load_state_dict", None))}
+
+    def state_dict(self) -> dict | None:
+        """What a checkpoint keeps of them (None: no stateful callback)."""
+        return {key: cb.state_dict() for key, cb in self._stateful().items()} or None
+
+    def load_state_dict(self, states: dict | None) -> list[str]:
+        """A checkpoint's states into the callbacks of the same place and class; the keys of
+        the stateful callbacks the checkpoint has no state for (they start afresh)."""
+        states = states or {}
+        fresh = []
+        for key, cb in self._stateful().items():
+            if key in states:
+                cb.load_state_dict(states[key])
+            else:
+                fresh.append(key)
+        return fresh
 
     def train_end(self, trainer, result) -> None:
         for cb in self.items:

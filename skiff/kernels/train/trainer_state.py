@@ -63,6 +63,8 @@ class TrainerState:
         }
         if frozen:
             state["frozen"] = frozen_record(self.model, frozen)
+        if self.callbacks and st.name in WHOLE_MODEL:  # stateful callbacks (an EMA)
+            state["callbacks"] = self.callbacks.state_dict()
         if early is not None:  # early stopping's count and best weights (tp, pp, ep: per rank)
             state["early"] = early.state_dict(step, whole=st.name in WHOLE_MODEL,
                                               per_rank=st.name in PER_RANK_BEST)
@@ -189,8 +191,20 @@ class TrainerState:
             self._weights_from_masters(state["precision"])
         train_random.set_state(state["rng"]["train"], self.rng)
         loader.load_state_dict(state["data"])
+        self._restore_callbacks(state)
         return int(state["step"]), self._restored_history(state), \
             list(state.get("val_history", []))
+
+    def _restore_callbacks(self, state) -> None:
+        """The stateful callbacks' states (an EMA of the weights) from the checkpoint; one
+        it has none for (another callback then, or a split layout, which keeps none) starts
+        afresh, said in the log."""
+        if not self.callbacks:
+            return
+        fresh = self.callbacks.load_state_dict(state.get("callbacks"))
+        if fresh:
+            self.reporter.log(f"the checkpoint holds no state of callback(s) "
+                              f"{', '.join(fresh)}: they start afresh", level="warning")
 
     def _load_model_state(self, state) -> None:
         """The checkpoint's weights into the model: all of them, or (a run whose base was

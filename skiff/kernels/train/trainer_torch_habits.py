@@ -8,7 +8,7 @@ items: "setting an array element with a sequence")."""
 from __future__ import annotations
 
 __all__ = ["check_loss_module", "torch_optimizer_error", "from_torch_loader", "OTHER_NAMES",
-           "other_name_hint"]
+           "other_name_hint", "check_one_optimizer"]
 
 
 def _is_torch(obj) -> bool:
@@ -26,6 +26,23 @@ def check_loss_module(loss) -> None:
            "a loss built from skiff.nn (or a function loss(output, target) of skiff Tensors)")
     raise TypeError(f"loss is torch's {name}, which computes on torch tensors; the Trainer's "
                     f"model gives skiff Tensors: use {fix}")
+
+
+def check_one_optimizer(spec) -> None:
+    """Refuse several optimizers (Lightning's ``configure_optimizers`` returning a list or a
+    dict, a GAN's generator and discriminator), saying what the Trainer's step is and the
+    two ways to train such a model; it was "optimizer must be an Optimizer, a factory or a
+    name, got [...]" at ``train()``."""
+    if not isinstance(spec, (list, tuple, dict)):
+        return
+    raise TypeError(
+        f"optimizer is {len(spec)} optimizers ({type(spec).__name__}); the Trainer makes one "
+        f"optimizer step of one loss: a GAN's alternating generator and discriminator steps "
+        f"(Lightning's manual optimization) are a loop of your own (loss_d.backward(); "
+        f"opt_d.step(); then loss_g ...), and one optimizer with a learning rate per part is "
+        f"parameter groups: optimizer=lambda params: skiff.optim.AdamW([{{'params': "
+        f"model.a.parameters(), 'lr': 1e-3}}, {{'params': model.b.parameters(), 'lr': "
+        f"1e-4}}])")
 
 
 def torch_optimizer_error(exc: BaseException) -> TypeError | None:
