@@ -1,4 +1,5 @@
-"""Round 38 (h5): a loss function's dict's other values on data-parallel ranks.
+"""Round 38 (h5) on 2 real ranks: a loss function's dict's other values, a
+``ReduceLROnPlateau`` schedule, an EMA callback's state across a resume.
 
 ``Trainer(loss=fn)`` with ``fn(out, y) -> {"loss": ..., "mae": ...}`` records ``mae`` as a
 step metric (round 37, h9), but under ``--np 2 dp`` each rank recorded its own half's value
@@ -110,3 +111,15 @@ def test_two_ranks_step_a_plateau_schedule_on_the_whole_validation_loss():
     for got in ranks:
         np.testing.assert_allclose(got["lrs"], lrs, rtol=1e-6)
         np.testing.assert_allclose(got["losses"], losses, rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.mpi
+def test_two_ranks_keep_an_ema_callbacks_state_across_a_resume(tmp_path):
+    """A stateful callback (an EMA of the weights) under zero2: its state is in the sharded
+    checkpoint, and the resumed run's EMA is the whole run's on both ranks."""
+    ranks = run_mpi(2, "ema_r38h5_check.py", "zero2", str(tmp_path), timeout=200)
+    for got in ranks:
+        assert got["whole"]["n_averaged"] == got["resumed"]["n_averaged"] == 12
+        for k, v in got["whole"].items():
+            np.testing.assert_array_equal(got["resumed"][k], v)
+    assert ranks[0]["whole"] == ranks[1]["whole"]
