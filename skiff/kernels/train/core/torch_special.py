@@ -2,7 +2,9 @@
 ``erf``, ``erfc``, ``erfinv``, ``gammaln``, ``digamma``/``psi``, ``xlogy``, ``sinc``,
 ``logsumexp``, ``softmax``, ``log_softmax``, ``log1p``, ``expm1``, ``exp2``, ``ndtr``, and
 round 32's (special_r32.py): ``entr``, ``xlog1py``, ``log_ndtr``, ``ndtri``, ``erfcx``,
-``i0``/``i0e``/``i1``/``i1e``, ``multigammaln``, ``zeta``, ``bessel_j0``/``j1``/``y0``/``y1``."""
+``i0``/``i0e``/``i1``/``i1e``, ``multigammaln``, ``zeta``, ``bessel_j0``/``j1``/``y0``/``y1``,
+and round 38's (special_r38.py): ``polygamma``, ``round``, the modified and spherical Bessel
+functions, ``airy_ai`` and the orthogonal polynomials."""
 
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ import math
 
 from .special_r32 import *  # noqa: F403
 from .special_r32 import __all__ as _R32
+from .special_r38 import *  # noqa: F403
+from .special_r38 import __all__ as _R38
 
 __all__ = ["expit", "logit", "erf", "erfc", "erfinv", "gammaln", "digamma", "psi", "xlogy",
            "sinc", "logsumexp", "softmax", "log_softmax", "log1p", "expm1", "exp2", "ndtr",
-           *_R32]
+           *_R32, *_R38]
 
 
 def expit(input):  # noqa: A002
