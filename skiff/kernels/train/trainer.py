@@ -170,7 +170,10 @@ class Trainer(Inference, TrainerState):
         whole model on that rank: one device, DP or ZeRO; under TP or EP of an ERNIE model
         the ranks gather a whole copy for it; under PP the stages' weights.
     eval_every : int or None
-        Optimizer steps between evaluations (None: only before and after training).
+        Optimizer steps between evaluations (None: only before and after training); the
+        validation data is validated every ``eval_every`` steps too, beside each epoch's end
+        (transformers' ``eval_steps``, Lightning's ``val_check_interval``): early stopping's
+        patience and a ``ReduceLROnPlateau`` count those validations.
     recompute : bool or None
         Activation checkpointing (:mod:`.core.recompute`): each block of a GPT or ERNIE-4.5
         model keeps only its input and is recomputed in backward (far less activation
@@ -755,8 +758,9 @@ class Trainer(Inference, TrainerState):
                 run, loss, lr, grad_norm))
             if run.watch.update(run.step, loss):
                 self._on_divergence(run)
-            if run.val_dataset is not None and (run.epoch_done or run.step == run.total):
-                self._validate(run)
+            if run.val_dataset is not None and (run.epoch_done or run.step == run.total or (
+                    self.eval_every and run.step % self.eval_every == 0)):
+                self._validate(run)  # also every eval_every steps (transformers' eval_steps)
                 self._step_on_plateau(run)
                 if self.callbacks and self.callbacks.validation_end(self, run.val_history[-1]):
                     stop = True
