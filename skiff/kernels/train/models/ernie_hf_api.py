@@ -156,30 +156,25 @@ class TransformersModelApi:
     def set_adapter(self, adapter_name, inference_mode: bool = False) -> None:
         """transformers' / peft's ``set_adapter(name)``: that adapter active (trainable, as
         peft's ``set_adapter``; ``inference_mode=True``: frozen), the others parked
-        (:mod:`~.lora_named`); a name not loaded is transformers' error, naming them."""
-        from .lora_named import set_active, set_trainable
+        (:mod:`~.lora_named`); a name not loaded is transformers' error, naming them. A list
+        (``set_adapter(["a", "b"])``, peft's LoraModel and transformers): every layer adds
+        each of them, all trained (:func:`~.lora_named.set_many`)."""
+        from .lora_named import set_many, set_trainable
 
-        names = self._adapter_names(adapter_name)
-        if len(names) > 1:  # peft's cat takes its first adapter's scaling: not an rsLoRA one
-            names = sorted(names, key=lambda n: bool(self.peft_config[n].get("use_rslora")))
-            both = "+".join(names)
-            raise ValueError(f"set_adapter({adapter_name!r}): skiff has one active adapter at "
-                             f"a time; peft's sum of several is add_weighted_adapter({names!r}, "
-                             f"{[1.0] * len(names)}, {both!r}, combination_type='cat') then "
-                             f"set_adapter({both!r}) (the same logits; it trains a new adapter)")
-        set_active(self, names[0])
+        set_many(self, self._adapter_names(adapter_name))
         set_trainable(self, not inference_mode)
 
     def active_adapters(self) -> list:
-        """transformers' ``active_adapters()``: ``[name]`` of the active adapter."""
-        from .lora_named import active_name
+        """transformers' ``active_adapters()``: the active adapters' names."""
+        from .lora_named import active_name, also_active
 
         self._adapter_names([])
-        return [active_name(self)]
+        return [active_name(self), *also_active(self)]
 
     @property
     def active_adapter(self) -> str:
-        """peft's ``PeftModel.active_adapter``: the active adapter's name."""
+        """peft's ``PeftModel.active_adapter``: the active adapter's name (the first of a
+        list; ``active_adapters()`` names them all, as peft's LoraModel)."""
         return self.active_adapters()[0]
 
     @property
@@ -194,9 +189,12 @@ class TransformersModelApi:
     def delete_adapter(self, adapter_name) -> None:
         """peft's / transformers' ``delete_adapter(name)`` (names): dropped; when the active
         one goes, the first left becomes active (none left: the base model)."""
-        from .lora_named import delete_named
+        from .lora_named import delete_named, set_many
 
         for name in self._adapter_names(adapter_name):
+            active = self.active_adapters()
+            if len(active) > 1 and name in active:  # the others stay active, as peft's
+                set_many(self, [n for n in active if n != name])
             delete_named(self, name)
 
     def add_weighted_adapter(self, adapters, weights, adapter_name, combination_type="svd",

@@ -179,14 +179,15 @@ def _plain_mlp(mlp) -> bool:
 def _linear_ok(m) -> bool:
     """A projection the fast path runs: a plain ``nn.Linear`` of host float32/bfloat16
     weights, or a :class:`~.lora.LoRALinear` on one (its adapter added as ``s (x A^T)
-    B^T``, as its forward does) without DoRA and without an active dropout (training mode:
-    the graph path draws it)."""
+    B^T``, as its forward does) without DoRA, without an active dropout (training mode:
+    the graph path draws it) and without other active adapters summed in (``set_adapter([a,
+    b])``: the graph path)."""
     if type(m) is nn.Linear:
         return _host_weight(m.weight._data)
     from .lora import LoRALinear
 
     return (type(m) is LoRALinear and _host_weight(m.weight._data)
-            and (m.disabled or (m.lora_magnitude_vector is None
+            and (m.disabled or (m.lora_magnitude_vector is None and m.also is None
                                 and (m.dropout is None or not m.dropout.training)
                                 and _host_weight(m.lora_A.weight._data)
                                 and _host_weight(m.lora_B.weight._data))))
@@ -199,7 +200,7 @@ def _mlp_ok(mlp) -> bool:
                                                             "down_proj")):
         return False
     g = getattr(mlp, "gate_up_lora", None)
-    return g is None or g.disabled or (_host_weight(g.lora_A.weight._data)
+    return g is None or g.disabled or (g.also is None and _host_weight(g.lora_A.weight._data)
                                        and _host_weight(g.lora_B.weight._data))
 
 

@@ -43,7 +43,7 @@ from .lora_tokens import (
     token_adapter,
 )
 
-__all__ = ["LoRALinear", "GateUpLoRA", "apply_lora", "apply_lora_config", "merge_lora",
+__all__ = ["LoRALinear", "GateUpLoRA", "LoRAExtra", "apply_lora", "apply_lora_config", "merge_lora",
            "merged_state_dict", "save_adapter", "load_adapter", "lora_modules", "has_lora",
            "EXPERT_TARGETS"]
 
@@ -88,12 +88,15 @@ class LoRALinear(nn.Module):
         return xp.sqrt((w * w).sum(axis=1)).astype(self.weight.dtype)
 
     disabled = False  # ``with model.disable_adapter():`` the base layer alone (round 30)
+    also = None  # other active adapters' pairs (``set_adapter([a, b])``), a ModuleDict
 
     def forward(self, x):
         if self.disabled:
             return F.linear(x, self.weight, self.bias)
         h = self.dropout(x) if self.dropout is not None else x
         lora = self.lora_B(self.lora_A(h)) * self.scaling
+        for extra in (self.also or {}).values():
+            lora = lora + extra(x)
         if self.lora_magnitude_vector is None:
             return F.linear(x, self.weight, self.bias) + lora
         from ..core.tensor import Tensor
@@ -106,6 +109,7 @@ class LoRALinear(nn.Module):
         """The change of the weight (out, in) as a host array: ``scale * B A``; with DoRA
         ``m (W + s B A) / ||W + s B A|| - W``."""
         d = (self.lora_B.weight.numpy() @ self.lora_A.weight.numpy()) * self.scaling
+        d = d + sum(extra.delta() for extra in (self.also or {}).values())
         if self.lora_magnitude_vector is None:
             return d
         w = self.weight.numpy().astype(np.float32)
@@ -135,15 +139,39 @@ class GateUpLoRA(nn.Module):
         self.lora_B.weight._data[...] = 0
 
     disabled = False  # ``with model.disable_adapter():`` the expert's own gate and up
+    also = None  # other active adapters' pairs (``set_adapter([a, b])``), a ModuleDict
 
     def forward(self, x):
         from ..core.tensor import split
 
         d = self.lora_B(self.lora_A(x)) * self.scaling
+        for extra in (self.also or {}).values():
+            d = d + extra(x)
         return split(d, [self.inner, self.inner], axis=-1)
 
     def delta(self) -> np.ndarray:
         """``scale * B A`` (2I, C): the gate rows, then the up rows."""
+        return (self.lora_B.weight.numpy() @ self.lora_A.weight.numpy()) * self.scaling + sum(
+            extra.delta() for extra in (self.also or {}).values())
+
+
+class LoRAExtra(nn.Module):
+    """Another active adapter's pair on a layer that holds one (peft's several active
+    adapters, ``set_adapter([a, b])``: each layer adds every active adapter's update): the
+    adapter's own ``lora_A`` / ``lora_B`` modules (the same Parameters, trained as they
+    are), its scaling and dropout."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.lora_A, self.lora_B = layer.lora_A, layer.lora_B
+        self.scaling = layer.scaling
+        self.dropout = getattr(layer, "dropout", None)
+
+    def forward(self, x):
+        h = self.dropout(x) if self.dropout is not None else x
+        return self.lora_B(self.lora_A(h)) * self.scaling
+
+    def delta(self) -> np.ndarray:
         return (self.lora_B.weight.numpy() @ self.lora_A.weight.numpy()) * self.scaling
 
 

@@ -26,7 +26,7 @@ import numpy as np
 __all__ = ["adapter_names", "active_name", "adapter_configs", "load_named", "set_active",
            "delete_named", "forget_parked", "each_adapter", "add_weighted", "add_fresh",
            "name_first", "parked_size", "AdapterConfig", "unload_all",
-           "set_trainable"]
+           "set_trainable", "also_active", "attach_also", "detach_also", "set_many"]
 
 
 def _registry(model) -> dict:
@@ -80,9 +80,11 @@ def _check_swappable(cfg: dict | None, whose: str) -> None:
 
 def _unload(model) -> dict:
     """peft's ``unload()``: the base layers back, nothing folded in; returns the adapter
-    layers taken off (``{dotted name: layer}``)."""
+    layers taken off (``{dotted name: layer}``; the other active adapters of a list first
+    taken off, :func:`detach_also`)."""
     from .lora import base_linear
 
+    detach_also(model)
     modules = dict(model.named_modules())
     taken = {}
     for name, m in _adapter_layers(model):
@@ -147,6 +149,7 @@ def _park_new(model, adapter_name: str, build) -> None:
     """``build()`` the adapter's layers on the model with the active adapter set aside, park
     them under ``adapter_name`` and put the active one back (a failed build's layers go)."""
     reg = _registry(model)
+    also = detach_also(model)
     active = _park(model)
     try:
         build()
@@ -156,10 +159,12 @@ def _park_new(model, adapter_name: str, build) -> None:
         if getattr(model, "lora_config", None) is not None:
             _unload(model)  # a failed build's layers
         _restore(model, active)
+        attach_also(model, also)
 
 
 def set_active(model, adapter_name: str) -> None:
     reg = _registry(model)
+    detach_also(model)
     if adapter_name == reg["active"]:
         return
     record = reg["parked"].pop(adapter_name)
@@ -167,6 +172,79 @@ def set_active(model, adapter_name: str) -> None:
     reg["parked"][reg["active"]] = _park(model)
     _restore(model, record, disabled)
     reg["active"] = adapter_name
+
+
+def also_active(model) -> list[str]:
+    """The adapters active beside the model's own one (``set_adapter([a, b])``)."""
+    reg = model.__dict__.get("_lora_adapters") or {}
+    return list(reg.get("also", ()))
+
+
+def attach_also(model, names) -> None:
+    """peft's several active adapters: each of ``names`` (parked) summed into the layers
+    beside the active one (a layer that has one gets the pair as a
+    :class:`~.lora.LoRAExtra`, a plain one the adapter's own layer), trainable, switched
+    off or on as the active one is. They stay parked (``peft_config``, saving, switching
+    read them there); :func:`detach_also` takes them off."""
+    from ..core import nn
+    from .lora import GateUpLoRA, LoRAExtra, LoRALinear
+
+    reg = _registry(model)
+    disabled = any(m.disabled for _, m in _adapter_layers(model))
+    ref = model.model.embed_tokens.weight
+    placed = reg.setdefault("placed", [])
+    for name in names:
+        config, layers = reg["parked"][name]
+        if config.get("use_dora") or model.lora_config.get("use_dora"):
+            raise ValueError("set_adapter with several adapters: DoRA adapters (use_dora) are "
+                             "not summed here; set one adapter")
+        modules = dict(model.named_modules())
+        for lname, m in layers.items():
+            owner, _, attr = lname.rpartition(".")
+            parent = modules[owner] if owner else model
+            spot = getattr(parent, attr, None)
+            if isinstance(spot, (LoRALinear, GateUpLoRA)):
+                if spot.also is None:
+                    spot.also = nn.ModuleDict()
+                spot.also[name] = LoRAExtra(m)
+            else:
+                setattr(parent, attr, m)
+                placed.append(lname)
+            if any(p.dtype != ref.dtype or p.device != ref.device for p in m.parameters()):
+                m.to(ref.device, ref.dtype)
+            for key, p in m.named_parameters():
+                p.requires_grad = key not in ("weight", "bias")
+            m.train(model.training)
+            m.disabled = disabled
+        reg.setdefault("also", []).append(name)
+
+
+def detach_also(model) -> list[str]:
+    """The other active adapters taken off the layers (they stay parked); returns their
+    names."""
+    from .lora import base_linear
+
+    reg = model.__dict__.get("_lora_adapters") or {}
+    names = reg.pop("also", [])
+    if not names:
+        return []
+    modules = dict(model.named_modules())
+    for lname in reg.pop("placed", []):
+        owner, _, attr = lname.rpartition(".")
+        parent = modules[owner] if owner else model
+        setattr(parent, attr, None if attr == "gate_up_lora" else base_linear(
+            getattr(parent, attr)))
+    for _, m in _adapter_layers(model):
+        m.also = None
+    return names
+
+
+def set_many(model, names) -> None:
+    """peft's ``set_adapter([a, b, ...])``: the first made active, the others summed in
+    (:func:`attach_also`)."""
+    set_active(model, names[0])
+    detach_also(model)
+    attach_also(model, [n for n in names[1:] if n != names[0]])
 
 
 def delete_named(model, adapter_name: str) -> None:
@@ -193,7 +271,7 @@ def each_adapter(model):
     """Yields each adapter's name with it active (the active one first, then the others in
     their order), the active one active again at the end: for writing them all."""
     reg = _registry(model)
-    first = reg["active"]
+    first, also = reg["active"], detach_also(model)
     try:
         yield first
         for name in [n for n in reg["order"] if n != first]:
@@ -201,6 +279,7 @@ def each_adapter(model):
             yield name
     finally:
         set_active(model, first)
+        attach_also(model, also)
 
 
 class AdapterConfig(dict):
@@ -225,7 +304,8 @@ def parked_size(model) -> int:
     """The parameters the parked adapters hold (peft counts every adapter in
     ``print_trainable_parameters``' all)."""
     reg = model.__dict__.get("_lora_adapters") or {"parked": {}}
-    return sum(int(p.size) for _, layers in reg["parked"].values() for m in layers.values()
+    return sum(int(p.size) for name, (_, layers) in reg["parked"].items()
+               if name not in reg.get("also", ()) for m in layers.values()
                for key, p in m.named_parameters() if key not in ("weight", "bias"))
 
 
@@ -362,7 +442,7 @@ def add_weighted(model, adapters, weights, adapter_name: str, combination_type: 
                          "list/set and string is not supported.")
     targets = "|".join(f"({configs[n]['target_modules']})" for n in adapters) if kinds == {True} \
         else sorted(set().union(*(configs[n]["target_modules"] for n in adapters)))
-    first = reg["active"]
+    first, also = reg["active"], detach_also(model)
     factors = {}
     for name, weight in zip(adapters, weights):
         for layer, (a, b, s) in _layer_factors(model, name).items():
@@ -388,6 +468,7 @@ def add_weighted(model, adapters, weights, adapter_name: str, combination_type: 
             _unload(model)
         _restore(model, held)
     set_active(model, first)
+    attach_also(model, also)
 
 
 def _lora_kwargs(config) -> dict:
@@ -442,7 +523,7 @@ def unload_all(model):
 def set_trainable(model, flag: bool) -> None:
     """The active adapter's own parameters trainable or frozen (peft's ``set_adapter(...,
     inference_mode=)``)."""
-    for _, m in _adapter_layers(model):
+    for _, m in _adapter_layers(model):  # the extras of a list are submodules of these
         for key, p in m.named_parameters():
-            if key not in ("weight", "bias"):
+            if not key.endswith(("weight", "bias")) or "lora_" in key:
                 p.requires_grad = flag
