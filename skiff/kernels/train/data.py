@@ -125,7 +125,7 @@ def _is_array_like(a) -> bool:
     return hasattr(a, "shape") and (hasattr(a, "numpy") or hasattr(a, "__array__"))
 
 
-def as_dataset(data, *, what: str = "dataset"):
+def as_dataset(data, *, what: str = "dataset", take: int | None = None):
     """``data`` as something with ``len`` and items, for :meth:`Trainer.train`.
 
     Accepts a dataset (``__len__`` and ``__getitem__``), a tuple ``(X, y)`` (or ``(X,)``,
@@ -133,7 +133,8 @@ def as_dataset(data, *, what: str = "dataset"):
     dict's order), a list of ``(x, y)`` sample tuples, or a :class:`DataLoader` (its dataset).
     A single array is a dataset of rows (for models with their own ``loss(batch)``). A
     generator or ``IterableDataset`` (no length) is read into a list of its samples
-    (:mod:`.data_stream`); so is the dataset of a DataLoader over one.
+    (:mod:`.data_stream`); so is the dataset of a DataLoader over one (``take``: only its
+    first ``take`` samples).
     """
     if isinstance(data, DataLoader):
         return data.dataset
@@ -158,7 +159,7 @@ def as_dataset(data, *, what: str = "dataset"):
                             "followed)")
         collate_fn = data.collate_fn
         data = data.dataset
-        data = read_stream(data, what=what) if is_stream(data) else data
+        data = read_stream(data, what=what, take=take) if is_stream(data) else data
         if sampling is not None:  # a WeightedRandomSampler: the Trainer's loader draws so
             data = Sampled(data, sampling)
         # its own batching (padding, say): the Trainer's batches go through it
@@ -175,7 +176,7 @@ def as_dataset(data, *, what: str = "dataset"):
     if isinstance(data, np.ndarray) or (_is_array_like(data) and not isinstance(data, list)):
         return ArrayDataset(data)
     if is_stream(data):  # a generator or IterableDataset: its samples, read once per call
-        data = read_stream(data, what=what)
+        data = read_stream(data, what=what, take=take)
     if data is None or not hasattr(data, "__len__") or not hasattr(data, "__getitem__"):
         raise TypeError(f"the {what} must be (X, y) arrays or a dataset with a length and "
                         f"items, got {type(data).__name__}")

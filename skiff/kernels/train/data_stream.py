@@ -6,7 +6,9 @@ Its items are samples, as a torch ``DataLoader`` over an ``IterableDataset`` tak
 (``(x, y)`` tuples, dicts, or single arrays), batched by the Trainer at its ``batch_size``;
 all epochs of the call see the samples read once. A stream longer than :data:`STREAM_LIMIT`
 samples (an endless generator) is refused in one line naming the fix
-(``itertools.islice(stream, n)``, or a dataset with ``__len__``/``__getitem__``).
+(``itertools.islice(stream, n)``, or a dataset with ``__len__``/``__getitem__``), except
+under ``train(..., steps=N)``, which reads only the samples its steps use (transformers'
+``max_steps`` over an ``IterableDataset``; round 38).
 """
 
 from __future__ import annotations
@@ -28,9 +30,14 @@ def is_stream(data) -> bool:
     return hasattr(data, "__iter__")
 
 
-def read_stream(data, *, what: str = "dataset", limit: int = STREAM_LIMIT) -> list:
-    """The samples of the stream ``data`` as a list (at most ``limit``)."""
-    items = list(itertools.islice(iter(data), limit + 1))
+def read_stream(data, *, what: str = "dataset", limit: int = STREAM_LIMIT,
+                take: int | None = None) -> list:
+    """The samples of the stream ``data`` as a list (at most ``limit``); ``take``: its first
+    ``take`` samples (what a training of so many steps uses), never refused as endless."""
+    if take is not None:
+        items = list(itertools.islice(iter(data), min(int(take), limit)))
+    else:
+        items = list(itertools.islice(iter(data), limit + 1))
     name = type(data).__name__
     if not items:
         raise ValueError(f"the {what} ({name}) yielded no samples; a generator is used up "

@@ -35,6 +35,7 @@ from skiff.kernels.backend.report import NullReporter
 from .checkpoint import checkpoint_name
 from .core import random as train_random
 from .data import as_dataset, batch_size_of, loader_batch_size, split_off, token_count
+from .data_stream import is_stream
 from .divergence import OVERFLOW_ERRORS
 from .inference import Inference
 from .losses import loss_function
@@ -457,7 +458,8 @@ class Trainer(Inference, TrainerState):
         if self.early_stopping is not None and val_dataset is None and val_split is None:
             # a text or an image folder holds its last tenth out, as on the line (round 34)
             val_split, held_note = default_hold_out(dataset, self.early_stopping)
-        dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split)
+        dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split,
+                                                loader_batch or own_batch)
         if held_note:
             held_note = f"{held_note}: {len(dataset)} items train, {len(val_dataset)} validate"
             self.reporter.log(held_note)
@@ -512,8 +514,10 @@ class Trainer(Inference, TrainerState):
                              "returns")
 
     # -- the stages of train(), in order -----------------------------------------------------
-    def _check_data(self, dataset, epochs, steps, val_dataset, val_split):
-        """The training and validation data sets, checked (``val_split`` applied)."""
+    def _check_data(self, dataset, epochs, steps, val_dataset, val_split, batch_size):
+        """The training and validation data sets, checked (``val_split`` applied). A stream
+        under ``steps=N`` is read only as far as N steps of ``batch_size`` use (an endless
+        generator was read to 2^22 samples and refused; transformers' ``max_steps``)."""
         if epochs is not None and steps is not None:
             raise ValueError(f"give epochs or steps, not both (got epochs={epochs!r}, "
                              f"steps={steps!r})")
@@ -522,7 +526,16 @@ class Trainer(Inference, TrainerState):
         if steps is not None:
             positive_int("steps", steps)
         _frame_alone(dataset, self.model)
-        dataset = as_dataset(dataset)
+        take = None
+        if steps is not None and is_stream(getattr(dataset, "dataset", dataset)):
+            take = int(steps) * self.grad_accum * batch_size
+            if isinstance(val_split, (int, float)) and 0 < val_split < 1:  # held out of it
+                take = math.ceil(take / (1.0 - float(val_split)))
+        dataset = as_dataset(dataset, take=take)
+        if take is not None:
+            self.reporter.log(f"the stream's first {len(dataset)} samples read: {steps} steps "
+                              f"x {self.grad_accum} x batch {batch_size}"
+                              + (f", and the val_split {val_split}" if val_split else ""))
         if val_dataset is not None:
             val_dataset = as_dataset(val_dataset, what="validation dataset")
         if len(dataset) == 0:

@@ -78,13 +78,16 @@ def from_torch_loader(data):
     from .data_collate import Collated, Sampled, weighted_sampling
 
     own = []
-    sampling = weighted_sampling(data.sampler)  # followed: the Trainer's loader draws so
-    if sampling is None and not isinstance(data.sampler, (tud.SequentialSampler,
-                                                          tud.RandomSampler)):
-        own.append("sampler")
     collate = data.collate_fn is not tud.default_collate
     if isinstance(data.dataset, tud.IterableDataset):
-        own.append("iterable dataset" + (" and collate_fn" if collate else ""))
+        # a stream, read in order at the loader's batch size (round 38: it was refused)
+        if not collate:
+            return data.dataset, _size(data.batch_size)
+        own.append("iterable dataset and collate_fn")
+    sampling = weighted_sampling(data.sampler)  # followed: the Trainer's loader draws so
+    if sampling is None and not isinstance(data.sampler, (tud.SequentialSampler,
+                                                          tud.RandomSampler)) and not own:
+        own.append("sampler")
     if own:
         raise TypeError(f"the data is a torch DataLoader with its own {' and '.join(own)}, "
                         "which the Trainer cannot follow (it orders, batches and shards "
@@ -121,6 +124,8 @@ def loader_order(data) -> dict | None:
         order["shuffle"] = bool(data.shuffle)
     elif sampler in ("RandomSampler", "SequentialSampler"):
         order["shuffle"] = sampler == "RandomSampler"
+    elif sampler == "_InfiniteConstantSampler":  # over an IterableDataset: in its order
+        order["shuffle"] = False
     return order
 
 
