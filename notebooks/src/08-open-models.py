@@ -30,7 +30,7 @@ import skiff
 from skiff.models import ErnieConfig, ErnieForCausalLM, from_pretrained, save_pretrained
 
 QUICK = os.environ.get("SKIFF_QUICK") == "1"
-PRETRAIN_STEPS = 200 if QUICK else 1500
+PRETRAIN_STEPS = 100 if QUICK else 1500
 FINETUNE_STEPS = 60 if QUICK else 300
 WORK = Path(tempfile.mkdtemp(prefix="skiff-open-models-"))
 print("quick mode" if QUICK else "full mode", f"- working in {WORK}")
