@@ -28,7 +28,9 @@ from skiff.kernels.train.tables import is_table, read_table
 __all__ = ["run", "train_parts", "build_from_config", "exec_cell", "load_trained_model",
            "held_out", "nothing_trained", "untrained", "CheckpointTrainResult", "CELL_NAMES"]
 
-CELL_NAMES = ("model", "dataset", "val_dataset", "optimizer", "loss")
+# what a %%train cell may define for the Trainer (round 38: schedule, e.g. a
+# ReduceLROnPlateau factory, and callbacks, e.g. an EMA of the weights, were silently unread)
+CELL_NAMES = ("model", "dataset", "val_dataset", "optimizer", "loss", "schedule", "callbacks")
 
 
 def exec_cell(source: str, *, seed: int = 0, namespace: dict | None = None,
@@ -61,7 +63,7 @@ def exec_cell(source: str, *, seed: int = 0, namespace: dict | None = None,
 
 
 def build_from_config(config: dict, namespace: dict | None = None, reporter=None) -> dict:
-    """{"model", "dataset", "val_dataset", "optimizer", "loss"} for a train config
+    """{"model", "dataset", "val_dataset", "optimizer", "loss", ...} for a train config
     (``namespace``: what a ``%%train`` cell in the config starts with)."""
     from skiff.kernels.train import models
     from skiff.kernels.train.core import random as train_random
@@ -208,7 +210,8 @@ def train_parts(parts: dict, config: dict, reporter):
         # --weight-decay, --clip (0: none), --schedule, --warmup: the trainer's defaults else
         weight_decay=float(config.get("weight_decay", 0.01)),
         clip=None if config.get("clip") == 0 else float(config.get("clip", 1.0)),
-        schedule=config.get("schedule") or "cosine",
+        # the cell's schedule (a factory: ReduceLROnPlateau), else --schedule's
+        schedule=parts.get("schedule") or config.get("schedule") or "cosine",
         warmup_steps=config.get("warmup_steps"),
         device_memory=config.get("device_memory"),  # --device-memory: the plan's limit
         checkpoint_dir=config.get("checkpoint_dir"),
@@ -228,6 +231,7 @@ def train_parts(parts: dict, config: dict, reporter):
         monitor=config.get("monitor") or "val_loss", mode=config.get("mode") or "auto",
         clip_by=config.get("clip_by") or "norm",
         class_weight=parts.get("class_weight"),  # --class-weight's, by class id
+        callbacks=parts.get("callbacks"),  # the cell's (an EMA of the weights, say)
     )
     epochs, steps = config.get("epochs"), config.get("steps")
     if epochs is None and steps is None:
