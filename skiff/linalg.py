@@ -1,7 +1,9 @@
 """``skiff.linalg``: torch's ``torch.linalg`` on skiff tensors (norms, ``solve``, ``inv``,
 ``det``, ``slogdet``, ``cholesky``, ``qr``, ``eigh``, ``svd``, ``svdvals``, ``pinv``,
 ``matrix_rank``, ``matrix_power``, ``multi_dot``, ``vecdot``, ``cross``, ``solve_triangular``;
-``matrix_exp``, ``cholesky_ex``, ``inv_ex``, ``cond`` from ``linalg_r29b``).
+``matrix_exp``, ``cholesky_ex``, ``inv_ex``, ``cond`` from ``linalg_r29b``), torch's
+``LinAlgError`` (a RuntimeError) for a singular or not positive-definite matrix, and
+``matmul``, ``vander``, ``solve_ex``, ``tensorinv``, ``tensorsolve`` from ``linalg_r38``.
 
 The public name of :mod:`skiff.kernels.train.core.ops_linalg`; the same functions."""
 
@@ -11,8 +13,15 @@ from skiff.kernels.train.core.linalg_r29b import (  # noqa: F401
     inv_ex,
     matrix_exp,
 )
-from skiff.kernels.train.core.ops_linalg import __all__ as _core_names
+from skiff.kernels.train.core.linalg_r38 import (  # noqa: F401
+    matmul,
+    solve_ex,
+    tensorinv,
+    tensorsolve,
+    vander,
+)
 from skiff.kernels.train.core.ops_linalg import (  # noqa: F401
+    LinAlgError,
     cdist,
     cholesky,
     cross,
@@ -41,5 +50,7 @@ from skiff.kernels.train.core.ops_linalg import (  # noqa: F401
     vecdot,
     vector_norm,
 )
+from skiff.kernels.train.core.ops_linalg import __all__ as _core_names
 
-__all__ = [*_core_names, "matrix_exp", "cholesky_ex", "inv_ex", "cond"]
+__all__ = [*_core_names, "matrix_exp", "cholesky_ex", "inv_ex", "cond", "LinAlgError",
+           "matmul", "vander", "solve_ex", "tensorinv", "tensorsolve"]

@@ -62,6 +62,25 @@ def _float(t):
     return t.astype(np.float32) if t.dtype.kind in "iub" else t
 
 
+class LinAlgError(RuntimeError, np.linalg.LinAlgError):
+    """torch's ``torch.linalg.LinAlgError`` (a RuntimeError, caught by GP code to add jitter
+    and retry); also numpy's (a ValueError), which skiff raised before round 38."""
+
+
+def _lapack_info(a, routine):
+    """The first nonzero LAPACK ``info`` over a batch (potrf: the leading minor that is not
+    positive-definite; getrf: the zero diagonal element of U), for torch's messages."""
+    from scipy.linalg import lapack
+
+    flat = np.asarray(a).reshape((-1,) + a.shape[-2:])
+    fn = getattr(lapack, ("z" if flat.dtype.kind == "c" else "d") + routine)
+    for m in flat:
+        out = fn(m, lower=1) if routine == "potrf" else fn(m)
+        if out[-1]:
+            return int(out[-1])
+    return 0
+
+
 class _Solve(Function):
     def forward(self, a, b, vec=False):
         xp = xp_of(a)
@@ -69,7 +88,11 @@ class _Solve(Function):
         bb = b[..., None] if vec else b
         batch = np.broadcast_shapes(a.shape[:-2], bb.shape[:-2])
         a = xp.broadcast_to(a, batch + a.shape[-2:])
-        x = xp.linalg.solve(a, xp.broadcast_to(bb, batch + bb.shape[-2:]))
+        try:
+            x = xp.linalg.solve(a, xp.broadcast_to(bb, batch + bb.shape[-2:]))
+        except np.linalg.LinAlgError as e:
+            raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix "
+                              "is singular.") from e
         self.save_for_backward(a, x)
         return x[..., 0] if vec else x
 
@@ -220,7 +243,12 @@ class _Qr(Function):
 
 class _Inv(Function):
     def forward(self, a):
-        y = xp_of(a).linalg.inv(a)
+        try:
+            y = xp_of(a).linalg.inv(a)
+        except np.linalg.LinAlgError as e:
+            raise LinAlgError(f"linalg.inv: The diagonal element {_lapack_info(a, 'getrf')} is "
+                              "zero, the inversion could not be completed because the input "
+                              "matrix is singular.") from e
         self.save_for_backward(y)
         return y
 
@@ -262,8 +290,10 @@ class _Cholesky(Function):
         try:
             low = xp.linalg.cholesky(a)
         except np.linalg.LinAlgError as e:
-            raise ValueError("linalg.cholesky: the input is not positive-definite (torch raises "
-                             "too); add a multiple of the identity or use linalg.eigh") from e
+            raise LinAlgError(
+                "linalg.cholesky: The factorization could not be completed because the input is "
+                f"not positive-definite (the leading minor of order {_lapack_info(a, 'potrf')} "
+                "is not positive-definite).") from e
         self.save_for_backward(low)
         return low
 

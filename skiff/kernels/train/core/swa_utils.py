@@ -17,7 +17,8 @@ from .optim import LRSchedule
 from .optim_more import _lerp_
 from .tensor import Tensor, no_grad
 
-__all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_avg_fn", "get_ema_multi_avg_fn"]
+__all__ = ["AveragedModel", "SWALR", "update_bn", "get_ema_avg_fn", "get_ema_multi_avg_fn",
+           "get_swa_avg_fn", "get_swa_multi_avg_fn"]
 
 
 def _check_decay(decay):
@@ -48,6 +49,28 @@ def get_ema_multi_avg_fn(decay=0.999):
             else:
                 a._data[...] = a._data * decay + c._data * (1 - decay)
     return ema
+
+
+def get_swa_avg_fn():
+    """torch's ``avg_fn`` of the running mean: ``avg + (new - avg) / (n + 1)``."""
+
+    def swa(averaged, current, num_averaged):
+        return averaged + (current - averaged) / (num_averaged + 1)
+    return swa
+
+
+def get_swa_multi_avg_fn():
+    """torch's ``multi_avg_fn`` of the running mean (lists of one dtype, in place): a lerp
+    by ``1 / (n + 1)`` for floats, ``avg + (new - avg) / (n + 1)`` truncated for integers."""
+
+    def swa(averaged, current, num_averaged):
+        n = float(num_averaged)
+        for a, c in zip(averaged, current):
+            if a.dtype.kind in "fc":
+                _lerp_(a._data, c._data, 1 / (n + 1))
+            else:
+                a._data[...] = a._data + (c._data - a._data) / (n + 1)
+    return swa
 
 
 class AveragedModel(Module):

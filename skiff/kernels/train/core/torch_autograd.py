@@ -20,7 +20,24 @@ from .tensor import Tensor, as_array
 
 __all__ = ["Function", "FunctionCtx", "grad", "backward", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "set_detect_anomaly", "detect_anomaly",
-           "once_differentiable"]
+           "once_differentiable", "Variable"]
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """torch's legacy ``autograd.Variable(data, requires_grad=False)`` (old ports): a new leaf
+    over the same memory (``data`` detached); ``isinstance(t, Variable)`` holds for every
+    tensor, as torch's."""
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        out = data.detach()
+        return out.requires_grad_(True) if requires_grad else out
 
 
 def once_differentiable(backward):
