@@ -620,6 +620,8 @@ class DataLoader:
 
     def __init__(self, dataset, batch_size: int = 32, *, shuffle: bool = True, seed: int = 0,
                  drop_last: bool = False, rank: int = 0, world_size: int = 1):
+        if is_stream(dataset):  # a generator, an IterableDataset: its samples, read once
+            dataset = read_stream(dataset)  # ("object of type 'It' has no len()" before)
         if len(dataset) == 0:
             raise ValueError("the dataset is empty: nothing to train on")
         if not isinstance(batch_size, (int, np.integer)) or batch_size < 1:

@@ -100,3 +100,17 @@ def test_a_torch_loader_over_an_iterable_dataset_trains_in_its_order():
             losses.append(loss.item())
     assert len(losses) == 6  # batches of 8, 8 and 4, twice
     np.testing.assert_allclose(result.losses, losses, rtol=1e-5)
+
+
+def test_skiffs_own_dataloader_over_a_stream_reads_it():
+    """``skiff.data.DataLoader(iterable, batch_size=8)`` failed in its constructor, "object
+    of type 'Finite' has no len()"; it reads the stream's samples, as the Trainer does."""
+    class Finite(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            return itertools.islice(iter(Endless()), 16)
+
+    ours, twin = _models()
+    loader = skiff.data.DataLoader(Finite(), batch_size=BATCH, shuffle=False)
+    result = skiff.Trainer(ours, optimizer="sgd", lr=LR, clip=None,
+                           schedule="constant").train(loader, steps=2)
+    np.testing.assert_allclose(result.losses, _torch(twin, 2), rtol=1e-5)
