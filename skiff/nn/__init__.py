@@ -120,6 +120,16 @@ from skiff.kernels.train.core.nn.layers_r28c import (  # noqa: F401
     ZeroPad1d,
     ZeroPad3d,
 )
+
+# core.nn's names, and nn/embedding_bag.py's, nn/decoder.py's
+from skiff.kernels.train.core.nn.layers_r38 import (  # noqa: F401
+    AdaptiveMaxPool3d,
+    CircularPad3d,
+    FeatureAlphaDropout,
+    LPPool3d,
+    ReflectionPad3d,
+    ReplicationPad3d,
+)
 from skiff.kernels.train.core.nn.lazy_r37 import (  # noqa: F401
     LazyBatchNorm1d,
     LazyBatchNorm2d,
@@ -191,7 +201,6 @@ from skiff.kernels.train.core.nn.unpool import (  # noqa: F401
 
 from . import functional, init, utils  # noqa: F401  (skiff.nn.functional, .init, .utils)
 
-# core.nn's names, and nn/embedding_bag.py's, nn/decoder.py's
 __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "TransformerDecoder",
            "Transformer", "Softshrink", "Hardshrink", "Tanhshrink", "Softmax2d",
            "AdaptiveAvgPool1d", "Bilinear", "InstanceNorm1d", "InstanceNorm2d",
@@ -205,4 +214,6 @@ __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "Transform
            "ZeroPad1d", "ZeroPad3d", "FractionalMaxPool2d", "AdaptiveLogSoftmaxWithLoss",
            "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
            "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
-           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
+           "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+           "AdaptiveMaxPool3d", "CircularPad3d", "FeatureAlphaDropout", "LPPool3d",
+           "ReflectionPad3d", "ReplicationPad3d"]

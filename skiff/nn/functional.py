@@ -136,6 +136,11 @@ from skiff.kernels.train.core.nn.layers_r28c import (  # noqa: F401
     upsample_bilinear,
     upsample_nearest,
 )
+from skiff.kernels.train.core.nn.layers_r38 import (  # noqa: F401
+    adaptive_max_pool3d,
+    feature_alpha_dropout,
+    lp_pool3d,
+)
 from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
     adaptive_max_pool2d,
     pixel_shuffle,
@@ -159,4 +164,5 @@ __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuf
            "max_unpool1d", "max_unpool2d", "max_unpool3d", "celu_", "elu_", "hardtanh_",
            "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_", "upsample",
            "upsample_bilinear", "upsample_nearest", "max_pool1d_with_indices",
-           "max_pool2d_with_indices", "max_pool3d_with_indices", "fractional_max_pool2d"]
+           "max_pool2d_with_indices", "max_pool3d_with_indices", "fractional_max_pool2d",
+           "adaptive_max_pool3d", "feature_alpha_dropout", "lp_pool3d"]
