@@ -42,8 +42,12 @@ def rigid_body_modes(points, components=None) -> np.ndarray:
     n, dim = pts.shape
     if components is None:
         if n % dim:
-            raise ValueError(f"rigid_body_modes: {n} unknowns are not a multiple of dim={dim}; "
-                             f"pass components= (the displacement component of each unknown)")
+            raise ValueError(f"rigid_body_modes: {n} rows of points are not a multiple of "
+                             f"dim={dim}: one row per unknown is wanted, a node repeated dim "
+                             f"times (scikit-fem's basis.doflocs.T; from node coordinates, "
+                             f"interleaved unknowns: np.repeat(nodes, {dim}, axis=0)); for "
+                             f"another ordering pass components= (each unknown's "
+                             f"displacement component)")
         comp = np.arange(n) % dim
     else:
         comp = np.asarray(components).reshape(-1)
