@@ -16,6 +16,25 @@ from .base import parse_line, usage_errors, wait_quietly
 __all__ = ["JobsMagics"]
 
 
+# the most log lines ``%jobs logs ID`` shows in a cell by itself (round 38: a job of 100,000
+# log lines put 6 MB of text in the cell's output, saved with the notebook)
+NOTEBOOK_LOG_LINES = 1000
+
+
+def _shown_logs(job, logs):
+    """What a cell shows of a job's whole log: all of it, or its last
+    :data:`NOTEBOOK_LOG_LINES` lines after a line saying how to see the rest."""
+    from skiff.jobs.render import JobLogs, last_lines
+
+    count = logs.count("\n") + 1 if logs else 0
+    if count <= NOTEBOOK_LOG_LINES:
+        return logs
+    print(f"(the last {NOTEBOOK_LOG_LINES:,} of {count:,} lines; -o NAME keeps them all, "
+          f"-n N shows the last N, python -m skiff jobs logs {job.id} prints them in a "
+          f"terminal)")
+    return JobLogs(last_lines(logs, NOTEBOOK_LOG_LINES))
+
+
 @magics_class
 class JobsMagics(Magics):
     @line_magic
@@ -89,7 +108,7 @@ class JobsMagics(Magics):
             logs = out.logs if ns.tail is None else JobLogs(logs_text(out, ns.tail))
             if ns.output:
                 self.shell.user_ns[ns.output] = logs
-            return logs
+            return _shown_logs(out, logs) if ns.tail is None else logs
         if ns.action == "resume" and ns.dry_run:  # what it would run, nothing started
             from .dryrun import DryRun
 
