@@ -8,10 +8,15 @@
 ``FisherSnedecor``, ``VonMises``, ``NegativeBinomial``, ``Multinomial``,
 ``ContinuousBernoulli``, ``RelaxedBernoulli``, ``RelaxedOneHotCategorical``,
 ``LogisticNormal`` (``StickBreakingTransform``), and (round 38) ``LKJCholesky``, ``Wishart``,
-``InverseGamma``, ``GeneralizedPareto``, ``OneHotCategoricalStraightThrough`` and the
-remaining transforms; the public names of
+``InverseGamma``, ``GeneralizedPareto``, ``OneHotCategoricalStraightThrough``, the
+remaining transforms, ``constraints``, ``biject_to`` and ``transform_to``; the public names of
 :mod:`skiff.kernels.train.core.distributions` and its ``_r29``-``_r38`` modules."""
 
+from skiff.kernels.train.core.constraints_r38 import (  # noqa: F401
+    biject_to,
+    constraints,
+    transform_to,
+)
 from skiff.kernels.train.core.distributions import (  # noqa: F401
     Bernoulli,
     Categorical,
@@ -107,4 +112,5 @@ __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Ind
            "GeneralizedPareto", "OneHotCategoricalStraightThrough", "AbsTransform",
            "SoftmaxTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
            "CorrCholeskyTransform", "ReshapeTransform", "IndependentTransform",
-           "CumulativeDistributionTransform", "identity_transform"]
+           "CumulativeDistributionTransform", "identity_transform", "constraints", "biject_to",
+           "transform_to"]
