@@ -736,7 +736,7 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         eos_ids = self._generation_value("eos_token_id", eos_token_id)
         procs = ExtraProcessors({k: extra[k] for k in PROCESSOR_OPTIONS},
                                 eos=[] if eos_ids is None else np.atleast_1d(eos_ids).tolist(),
-                                max_new=max_new_tokens)
+                                max_new=max_new_tokens, model=self)
         more = dict(min_new_tokens=min_new, no_repeat_ngram_size=extra["no_repeat_ngram_size"],
                     processors=procs,
                     return_dict_in_generate=extra["return_dict_in_generate"],

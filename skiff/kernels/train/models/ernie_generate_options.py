@@ -41,12 +41,10 @@ EXTRA = {"max_length": None, "min_length": None, "min_new_tokens": None,
 # transformers' options skiff does not implement, with the value that means "off".
 UNSUPPORTED = {"num_beam_groups": 1, "diversity_penalty": 0.0,
                "force_words_ids": None, "constraints": None,
-               "guidance_scale": None,
                "prefix_allowed_tokens_fn": None,
                "max_time": None, "dola_layers": None,
                "watermarking_config": None, "past_key_values": None, "token_healing": False,
-               "low_memory": None, "cache_implementation": None, "synced_gpus": None,
-               "negative_prompt_ids": None, "negative_prompt_attention_mask": None}
+               "low_memory": None, "cache_implementation": None, "synced_gpus": None}
 # accepted and without effect here (bookkeeping options of transformers)
 HARMLESS = {"penalty_alpha",  # contrastive search (ernie_contrastive) took it when it applies
             # without return_dict_in_generate transformers returns the ids alone: no states
@@ -140,6 +138,8 @@ def resolve_options(given: dict, options: dict, beams: bool = False) -> tuple[di
         if key in EXTRA:
             extra[key] = value
         elif key in UNSUPPORTED:
+            if key == "diversity_penalty" and int(options.get("num_beam_groups") or 1) == 1:
+                continue  # transformers' beams without groups: no effect (the same tokens)
             if not _neutral(value, UNSUPPORTED[key]):
                 unsupported.append(f"{key}={value!r}")
         elif key not in HARMLESS:
@@ -280,7 +280,7 @@ class StepChooser:
             self.logits.append(self._full(z, rows))
         extra = self.processors if self.processors else None
         if extra is not None:
-            extra.early(z, self._rows(histories, rows), self.step)
+            extra.early(z, self._rows(histories, rows), self.step, rows)
         if self.penalty != 1.0:
             skip = self.penalty_skip  # transformers' prompt_ignore_length: leading padding
             repetition_penalty_(z, histories if skip is None else

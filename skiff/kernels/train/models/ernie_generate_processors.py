@@ -18,7 +18,11 @@ matched against the rows as transformers holds them (a padded prompt as given).
 ``|z| (factor^(n - start) - 1)`` once ``n > start`` tokens are new (after the forced eos,
 before the suppressed tokens); ``renormalize_logits`` makes the scores log-probabilities
 (transformers' ``LogitNormalization``, last: the tokens chosen are the same, the
-``output_scores`` are log-softmaxed).
+``output_scores`` are log-softmaxed). ``guidance_scale`` (with ``negative_prompt_ids`` /
+``negative_prompt_attention_mask``) is transformers' ``UnbatchedClassifierFreeGuidance``,
+first of all: the scores log-softmaxed, then ``g (scores - u) + u`` with ``u`` the
+log-probabilities the model gives after an unconditional prompt (the prompt's last token,
+or the negative prompt) followed by the tokens generated so far.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ OPTIONS = {"sequence_bias": None, "bad_words_ids": None, "forced_eos_token_id": 
            "typical_p": None, "epsilon_cutoff": None, "eta_cutoff": None,
            "exponential_decay_length_penalty": None, "renormalize_logits": False,
            "top_h": None, "encoder_repetition_penalty": 1.0, "forced_bos_token_id": None,
-           "remove_invalid_values": False}
+           "remove_invalid_values": False, "guidance_scale": None,
+           "negative_prompt_ids": None, "negative_prompt_attention_mask": None}
 
 
 def _sequences(value, name: str) -> list[tuple[tuple, float]]:
@@ -65,9 +70,10 @@ def _id_list(value, name: str) -> list[int]:
 class ExtraProcessors:
     """The options of :data:`OPTIONS` for one ``generate`` call (``max_new``: the new
     tokens asked, for the forced eos at the last step; ``eos``: the eos ids, left out of the
-    bad words as transformers leaves them)."""
+    bad words as transformers leaves them; ``model``: the model ``guidance_scale`` runs on
+    the unconditional prompt, None where the decoding does not take it)."""
 
-    def __init__(self, options: dict, *, eos=(), max_new: int = 0):
+    def __init__(self, options: dict, *, eos=(), max_new: int = 0, model=None):
         self.bias = _sequences(options.get("sequence_bias") or {}, "sequence_bias")
         bad = options.get("bad_words_ids")
         if bad is not None:
@@ -126,6 +132,7 @@ class ExtraProcessors:
             raise ValueError(f"forced_bos_token_id is a token id, got {bos!r}")
         self.forced_bos = None if bos is None else int(bos)
         self.remove_invalid = bool(options.get("remove_invalid_values"))
+        self.guidance = _guidance(options, model)
         self.cur_len = None  # the rows' width (prompt as held + new), set by early()
 
     def __bool__(self) -> bool:
@@ -134,7 +141,7 @@ class ExtraProcessors:
                     or self.epsilon is not None or self.eta is not None
                     or self.decay is not None or self.renormalize or self.top_h is not None
                     or self.encoder_penalty is not None or self.forced_bos is not None
-                    or self.remove_invalid)
+                    or self.remove_invalid or self.guidance is not None)
 
     @staticmethod
     def _apply(z: np.ndarray, rows, pairs) -> None:
@@ -151,11 +158,13 @@ class ExtraProcessors:
                         == head:
                     z[r, ids[-1]] += bias
 
-    def early(self, z: np.ndarray, rows, step: int = 0) -> None:
-        """Before the repetition penalty: the sequence bias, the encoder repetition penalty
-        (``rows``: the ids as transformers holds them, the prompt then ``step`` new
-        tokens)."""
+    def early(self, z: np.ndarray, rows, step: int = 0, which=None) -> None:
+        """Before the repetition penalty: the guidance, the sequence bias, the encoder
+        repetition penalty (``rows``: the ids as transformers holds them, the prompt then
+        ``step`` new tokens; ``which``: the batch rows they are, None for all)."""
         self.cur_len = max((len(r) for r in rows), default=0)
+        if self.guidance is not None:
+            self._guide(z, rows, step, which)
         if self.bias:
             self._apply(z, rows, self.bias)
         if self.encoder_penalty is not None:
@@ -165,6 +174,33 @@ class ExtraProcessors:
                 ids = np.unique(np.asarray(row[:len(row) - step], dtype=np.int64))
                 s = z[r, ids]
                 z[r, ids] = np.where(s < 0, s * inv, s / inv)
+
+    def _guide(self, z: np.ndarray, rows, step: int, which=None) -> None:
+        """transformers' ``UnbatchedClassifierFreeGuidanceLogitsProcessor`` on z, in place:
+        the unconditional prompt (each row's last prompt token, or the negative prompt with
+        its mask) and the ``step`` tokens generated so far, run whole (positions from 0)."""
+        from ..core.tensor import no_grad
+
+        scale, model, neg, neg_mask = self.guidance
+        if which is not None and neg is not None:
+            pick = np.asarray(which, dtype=np.int64)
+            neg, neg_mask = neg[pick], None if neg_mask is None else neg_mask[pick]
+        z -= _logsumexp(z)
+        new = [list(r[len(r) - step:]) if step else [] for r in rows]
+        if neg is None:
+            ids = np.array([[r[len(r) - step - 1], *n] for r, n in zip(rows, new)])
+            mask = None
+        else:
+            ids = np.concatenate([neg, np.array(new, dtype=np.int64).reshape(len(rows), step)],
+                                 axis=1)
+            mask = None if neg_mask is None else np.concatenate(
+                [neg_mask, np.ones((len(rows), step), dtype=neg_mask.dtype)], axis=1)
+        with no_grad():
+            out = model(ids, attention_mask=mask)
+        u = np.asarray(out.numpy() if hasattr(out, "numpy") else out.logits.numpy(),
+                       dtype=np.float64)[:, -1]
+        u -= _logsumexp(u)
+        z[...] = scale * (z - u) + u
 
     def middle(self, z: np.ndarray, rows) -> None:
         """After the no-repeat n-grams: the bad words."""
@@ -261,6 +297,31 @@ class ExtraProcessors:
             with np.errstate(invalid="ignore"):
                 logp -= m + np.log(np.exp(logp - m).sum(axis=1, keepdims=True))
         return logp
+
+
+def _logsumexp(z: np.ndarray) -> np.ndarray:
+    top = z.max(axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    return top + np.log(np.exp(z - top).sum(axis=-1, keepdims=True))
+
+
+def _guidance(options: dict, model):
+    """``(scale, model, negative ids, their mask)`` for ``guidance_scale``, or None (unset,
+    or 1: transformers adds no processor then)."""
+    scale = options.get("guidance_scale")
+    neg, neg_mask = (options.get(k) for k in ("negative_prompt_ids",
+                                              "negative_prompt_attention_mask"))
+    if scale is None or float(scale) == 1.0:
+        return None
+    if model is None:
+        raise ValueError(f"guidance_scale={scale!r} is run by greedy decoding or sampling "
+                         "here; leave num_beams (and assistant_model) out with it")
+
+    def host(x):
+        x = x.detach().cpu().numpy() if hasattr(x, "detach") else x
+        return None if x is None else np.array(x, dtype=np.int64, ndmin=2)
+
+    return float(scale), model, host(neg), host(neg_mask)
 
 
 def _fraction(value, name: str):
