@@ -1965,12 +1965,13 @@ class Solver:
         """'auto' whose Krylov method stagnated on an assembled matrix of at most
         :data:`DIRECT_AFTER_STALL` unknowns on the CPU: SciPy's sparse LU from there, for this
         and later solves; ``(x, history, converged)`` where it leaves a smaller residual than
-        the stalled iterate's, else None (the stall is returned, the method kept). An upwind
-        48^2 matrix whose rows are not dominant (stencil -1.6, 2, -1 each way, + 1e-3 i):
-        GMRES+AMG's restarts grown to 120 stalled at |r|/|b| = 1e-8 after 469 iterations,
-        4 s (pyamg's SA GMRES at 0.9995); the LU 1e-15 in 0.01 s."""
+        the stalled iterate's, else None (the stall is returned, the method kept). Central
+        differences at cell Peclet 4, 100^2: GMRES+AMG stalled at |r|/|b| = 1.0 after 30
+        iterations (pyamg's SA GMRES aborts at 2.8e40); the LU 1.6e-14, 0.085 s CPU in all.
+        Not taken on round 37's upwind 48^2 matrix (cond 1.7e10): the LU leaves 2.2e-8 |b|,
+        the stalled GMRES+AMG 1.4e-8 (:meth:`_rounding_floor`)."""
         if (not self.auto or self.is_grid or self.op.callable or self.device.is_gpu
-                or self.op.shape[0] > DIRECT_AFTER_STALL or self._stop is None):
+                or self.op.shape[0] > DIRECT_AFTER_STALL):
             return None
         stalled, why, done = self.method, self._stop, len(exc.history) - 1
 
@@ -1989,7 +1990,7 @@ class Solver:
         self.switched, self.M, self.precond_name = str(exc), None, "none"
         self._switch_why = (f"{stalled} stagnated at |r|/|b| = "
                             f"{exc.history[-1] / exc.history[0]:.1e} after {done} iterations; "
-                            f"a sparse LU (SciPy's spsolve) of the "
+                            f"a sparse LU (SciPy's splu) of the "
                             f"{self.op.shape[0]} unknowns")
         return x2, list(exc.history) + list(h2)[1:], ok
 
