@@ -188,11 +188,22 @@ SCIPY_METHODS = {
     "lgmres": "method='gmres' (restart= sets its cycle length)",
     "gcrotmk": "method='gmres' (restart= sets its cycle length)",
     "qmr": _OTHERS, "bicg": _OTHERS, "cgs": _OTHERS, "tfqmr": _OTHERS,
-    "spsolve": "method='direct' (it is SciPy's spsolve)",
+    "spsolve": "method='direct' (SciPy's sparse LU, as spsolve's)",
     "splu": "method='direct' (SciPy's sparse LU), or Solver(A, method='direct') to reuse it",
     "lsqr": "scipy.sparse.linalg.lsqr itself: skiff solves square systems, not least squares",
     "lsmr": "scipy.sparse.linalg.lsmr itself: skiff solves square systems, not least squares",
 }
+
+
+# preconditioners a SciPy user names: an incomplete LU is SciPy's spilu given as M
+_SPILU = ("SciPy's incomplete LU as M: M=scipy.sparse.linalg.spilu(A.tocsc()) (its solve "
+          "is applied; GMRES or BiCGStab, as it is not symmetric)")
+_ILU = _SPILU + ", or precond='amg'"
+_IC = "precond='amg' (no incomplete Cholesky here nor in SciPy), or " + _SPILU
+SCIPY_PRECONDS = {"ilu": _ILU, "spilu": _ILU, "ilu0": _ILU, "ilut": _ILU, "ic": _IC,
+                  "ichol": _IC,
+                  "lu": "method='direct' (a sparse LU solves A outright: no Krylov method)",
+                  "splu": "method='direct' (a sparse LU solves A outright: no Krylov method)"}
 
 
 def _choice(value, valid, what):
@@ -203,6 +214,10 @@ def _choice(value, valid, what):
 
 
 def _check_options(precond, cycle, smoother, compatibility):
+    if precond not in PRECONDS and str(precond).lower() in SCIPY_PRECONDS:
+        raise ValueError(f"unknown preconditioner {precond!r}: use "
+                         f"{SCIPY_PRECONDS[str(precond).lower()]} (preconditioners: "
+                         f"{', '.join(PRECONDS)})")
     _choice(precond, PRECONDS, "preconditioner")
     _choice(cycle, CYCLES, "cycle")
     _choice(smoother, SMOOTHERS + AMG_SMOOTHERS, "smoother")
@@ -645,7 +660,8 @@ class Solver:
         diag(B diag(K)^-1 B^T)^-1)``, with MINRES; :mod:`.saddle`). Your own
         is SciPy's ``M``: a scipy LinearOperator, a callable ``r -> M r`` or an (n, n)
         matrix approximating ``A^-1`` (symmetric positive definite for CG), taking and
-        returning flat vectors of n values (a pyamg ``ml.aspreconditioner()`` fits).
+        returning flat vectors of n values (a pyamg ``ml.aspreconditioner()`` fits);
+        ``M=`` (SciPy's keyword) is the same.
     cycle, smoother, pre, post : multigrid settings ('V'|'W'|'F', 'rbgs'|'chebyshev').
         ``smoother='schwarz'`` with ``precond='amg'`` (a symmetric matrix): AMG smooths with
         block-Jacobi on its aggregates (:mod:`.amg_schwarz`) instead of point Jacobi;
@@ -695,7 +711,12 @@ class Solver:
 
     def __init__(self, system, *, method="auto", precond="auto", cycle="V", smoother="rbgs",
                  pre=2, post=2, restart=30, device=DEFAULT_DEVICE, compatibility=None, n=None,
-                 interpolation="auto", near_nullspace=None, amg="auto", amg_options=None):
+                 interpolation="auto", near_nullspace=None, amg="auto", amg_options=None,
+                 M=None):
+        if M is not None:   # SciPy's name for a preconditioner of your own, as solve()'s
+            if precond not in (None, "auto"):
+                raise TypeError("Solver() got both M= (SciPy's name) and precond=: give one")
+            precond = M
         self._options = dict(method=method, precond=precond, cycle=cycle, smoother=smoother,
                              pre=pre, post=post, restart=restart, device=device,
                              compatibility=compatibility, n=n, interpolation=interpolation,

@@ -49,3 +49,16 @@ def test_lobpcg_with_skiffs_amg_preconditioner():
     w, _ = spla.lobpcg(A, X, M=M, tol=1e-8, largest=False, maxiter=100)
     ref = np.sort(spla.eigsh(A, k=4, sigma=0, which="LM")[0])
     assert np.allclose(np.sort(w), ref, rtol=1e-8, atol=0)
+
+
+@pytest.mark.parametrize("name", ["ilu", "spilu", "ILU0", "ichol"])
+def test_an_incomplete_lu_by_name_points_to_spilu_which_works(name):
+    m, peclet = 24, 8.0
+    T = sp.diags([-1 - peclet / 2, 2.0, -1 + peclet / 2], [-1, 0, 1], shape=(m, m))
+    A = (sp.kron(sp.identity(m), T) + sp.kron(T, sp.identity(m))).tocsr()
+    b = np.ones(A.shape[0])
+    with pytest.raises(ValueError, match=r"M=scipy\.sparse\.linalg\.spilu\(A\.tocsc\(\)\)"):
+        Solver(A, precond=name)
+    sol = Solver(A, method="gmres", M=spla.spilu(A.tocsc())).solve(b, rtol=1e-10)
+    ref = spla.spsolve(A.tocsc(), b)
+    assert sol.converged and np.linalg.norm(sol.x - ref) <= 1e-8 * np.linalg.norm(ref)
