@@ -18,8 +18,10 @@ if TYPE_CHECKING:
 __all__ = ["ThreadRunner", "EXIT_WAIT"]
 
 # seconds a process that exits (a kernel shut down or restarted, the end of a script) gives its
-# cancelled thread jobs to stop; Jupyter kills a kernel that takes over 5 s to shut down
-EXIT_WAIT = 3.0
+# cancelled thread jobs to stop: Jupyter (jupyter_client's shutdown_wait_time, 5 s) sends a
+# kernel that has not ended SIGTERM half-way, 2.5 s after its shutdown request, which ended a
+# training writing its loss curve with no final status (round 38: 3 s here)
+EXIT_WAIT = 1.5
 EXIT_MESSAGE = ("this process is exiting (a kernel shut down or restarted, or the end of a "
                 "script): the job runs on one of its threads and ends with it; --runner "
                 "process runs a job that outlives its kernel")
@@ -32,6 +34,7 @@ class ThreadRunner:
         self._threads: dict[str, threading.Thread] = {}
         self._cancel: dict[str, threading.Event] = {}
         self._jobs: dict[str, Job] = {}
+        self._reporters: dict[str, RunReporter] = {}
         self._at_exit = False
         self._exiting = False  # stop_all cancelled the jobs: their status says why
 
@@ -53,9 +56,10 @@ class ThreadRunner:
     def stop_all(self, wait_s: float = EXIT_WAIT) -> list[str]:
         """The process exits: cancel every job still running on its threads and give them
         ``wait_s`` seconds in all to stop at a step (a training writes its checkpoint, so
-        ``%jobs resume ID`` goes on from it); one still running then is recorded failed with
-        why. Without this the job died with the process and was shown failed by a reader
-        that could only guess. Returns the ids of the jobs it stopped."""
+        ``%jobs resume ID`` goes on from it); one still running then is recorded cancelled
+        when it had seen the stop (it was writing its end: a training's loss curve), else
+        failed, with why. Without this the job died with the process and was shown failed by
+        a reader that could only guess. Returns the ids of the jobs it stopped."""
         running = [(t, self._jobs.get(jid), self._cancel.get(jid))
                    for jid, t in list(self._threads.items()) if t.is_alive()]
         running = [(t, job, cancel) for t, job, cancel in running
@@ -71,15 +75,19 @@ class ThreadRunner:
         for thread, job, _cancel in running:
             thread.join(max(0.0, deadline - time.monotonic()))
             if thread.is_alive() and not job.refresh().final:
+                reporter = self._reporters.get(job.id)
+                stopping = reporter is not None and reporter.stop_seen
                 try:
-                    job.emit("status", status="failed",
-                             message=f"still running when {EXIT_MESSAGE}")
+                    job.emit("status", status="cancelled" if stopping else "failed",
+                             message=f"cancelled: {EXIT_MESSAGE} (it had stopped and was "
+                                     f"writing its end)" if stopping
+                             else f"still running when {EXIT_MESSAGE}")
                 except OSError:
                     pass
         return [job.id for _t, job, _c in running]
 
     def _run(self, job: Job, fn, config, cancel: threading.Event) -> None:
-        reporter = RunReporter(job.run_dir, cancel_event=cancel)
+        reporter = self._reporters[job.id] = RunReporter(job.run_dir, cancel_event=cancel)
         outcome = "it returned (job.value holds it)"  # what the job did, if its end is lost
         try:
             try:
@@ -143,6 +151,7 @@ class ThreadRunner:
             self._jobs.pop(job.id, None)
             self._threads.pop(job.id, None)
             self._cancel.pop(job.id, None)
+            self._reporters.pop(job.id, None)
 
     def cancel(self, job: Job, *, grace: float = 5.0) -> None:
         event = self._cancel.get(job.id)
