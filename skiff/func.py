@@ -1,6 +1,6 @@
 """``skiff.func``: torch's ``torch.func`` (``functional_call``, ``grad``, ``grad_and_value``,
 ``vmap``, ``vjp``, ``jacrev``, ``hessian``, ``stack_module_state``; forward mode ``jvp``,
-``jacfwd``, ``linearize``); the public names of
+``jacfwd``, ``linearize``; ``replace_all_batch_norm_modules_``); the public names of
 :mod:`skiff.kernels.train.core.func_all_r29b`."""
 
 from skiff.kernels.train.core.func_all_r29b import (  # noqa: F401
@@ -13,6 +13,7 @@ from skiff.kernels.train.core.func_all_r29b import (  # noqa: F401
     jacrev,
     jvp,
     linearize,
+    replace_all_batch_norm_modules_,
     stack_module_state,
     vjp,
     vmap,

@@ -120,8 +120,6 @@ from skiff.kernels.train.core.nn.layers_r28c import (  # noqa: F401
     ZeroPad1d,
     ZeroPad3d,
 )
-
-# core.nn's names, and nn/embedding_bag.py's, nn/decoder.py's
 from skiff.kernels.train.core.nn.layers_r38 import (  # noqa: F401
     AdaptiveMaxPool3d,
     CircularPad3d,
@@ -199,6 +197,9 @@ from skiff.kernels.train.core.nn.unpool import (  # noqa: F401
     MaxUnpool3d,
 )
 
+# core.nn's names, and nn/embedding_bag.py's, nn/decoder.py's
+from skiff.kernels.train.core.nn.utils_r38 import RNNBase, RNNCellBase  # noqa: F401
+
 from . import functional, init, utils  # noqa: F401  (skiff.nn.functional, .init, .utils)
 
 __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "TransformerDecoder",
@@ -216,4 +217,4 @@ __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "Transform
            "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
            "AdaptiveMaxPool3d", "CircularPad3d", "FeatureAlphaDropout", "LPPool3d",
-           "ReflectionPad3d", "ReplicationPad3d"]
+           "ReflectionPad3d", "ReplicationPad3d", "RNNBase", "RNNCellBase"]

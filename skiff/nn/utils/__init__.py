@@ -1,5 +1,6 @@
 """``skiff.nn.utils``: torch's ``nn.utils`` (``clip_grad_norm_``, ``clip_grad_value_``,
-``parameters_to_vector``, ``vector_to_parameters``); the public name of
+``parameters_to_vector``, ``vector_to_parameters``, ``skip_init``, ``stateless``); the
+public name of
 :mod:`skiff.kernels.train.core.nn.utils`. ``skiff.nn.utils.rnn.pad_sequence`` is torch's."""
 
 from skiff.kernels.train.core.nn import utils as _real
@@ -21,6 +22,11 @@ from skiff.kernels.train.core.nn.utils import (  # noqa: F401
     parameters_to_vector,
     vector_to_parameters,
 )
+from skiff.kernels.train.core.nn.utils_r38 import (  # noqa: F401
+    clip_grad_norm,
+    skip_init,
+    stateless,
+)
 from skiff.kernels.train.core.nn.weight_norm import (  # noqa: F401
     remove_weight_norm,
     weight_norm,
@@ -30,4 +36,5 @@ from . import parametrizations, parametrize, prune, rnn  # noqa: E402,F401  (ski
 
 __all__ = [*_real.__all__, "weight_norm", "remove_weight_norm", "parametrizations",
            "spectral_norm", "remove_spectral_norm", "parametrize", "prune", "fuse_conv_bn_eval",
-           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights"]
+           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights",
+           "clip_grad_norm", "skip_init", "stateless"]

@@ -14,5 +14,6 @@ from .func_r29 import (  # noqa: F401
     vjp,
     vmap,
 )
+from .nn.utils_r38 import replace_all_batch_norm_modules_  # noqa: E402,F401
 
-__all__ = [*_reverse, "jvp", "jacfwd", "linearize"]
+__all__ = [*_reverse, "jvp", "jacfwd", "linearize", "replace_all_batch_norm_modules_"]
