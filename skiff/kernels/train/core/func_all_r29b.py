@@ -14,6 +14,19 @@ from .func_r29 import (  # noqa: F401
     vjp,
     vmap,
 )
-from .nn.utils_r38 import replace_all_batch_norm_modules_  # noqa: E402,F401
 
 __all__ = [*_reverse, "jvp", "jacfwd", "linearize", "replace_all_batch_norm_modules_"]
+
+
+def replace_all_batch_norm_modules_(root):
+    """torch's: every batch norm in ``root`` without running statistics (``running_mean``,
+    ``running_var``, ``num_batches_tracked`` None, ``track_running_stats`` False), so
+    ``vmap`` over it uses each sample's batch statistics."""
+    from .nn.conv import BatchNorm2d  # (every batch norm derives from it; the nn package
+    # imports this module, so not at the top)
+
+    for m in root.modules():
+        if isinstance(m, BatchNorm2d) and m.track_running_stats:
+            m.running_mean = m.running_var = m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root

@@ -1,20 +1,17 @@
 """Round 38: torch's ``nn.utils.skip_init``, the deprecated ``nn.utils.clip_grad_norm``,
-``nn.utils.stateless.functional_call``, ``torch.func.replace_all_batch_norm_modules_``,
-and ``nn.RNNBase``/``nn.RNNCellBase`` (the recurrent layers' and cells' bases, for
-``isinstance`` checks in ported code)."""
+``nn.utils.stateless.functional_call``, and ``nn.RNNBase``/``nn.RNNCellBase`` (the recurrent
+layers' and cells' bases, for ``isinstance`` checks in ported code)."""
 
 from __future__ import annotations
 
 import warnings
 from types import SimpleNamespace
 
-from .conv import BatchNorm2d
 from .recurrent import _Recurrent as RNNBase
 from .rnn_cells import _Cell as RNNCellBase
 from .utils import clip_grad_norm_
 
-__all__ = ["skip_init", "clip_grad_norm", "stateless", "replace_all_batch_norm_modules_",
-           "RNNBase", "RNNCellBase"]
+__all__ = ["skip_init", "clip_grad_norm", "stateless", "RNNBase", "RNNCellBase"]
 
 
 def skip_init(module_cls, *args, **kwargs):
@@ -52,14 +49,3 @@ def _functional_call(module, parameters_and_buffers, args=None, kwargs=None, *,
 
 
 stateless = SimpleNamespace(functional_call=_functional_call)
-
-
-def replace_all_batch_norm_modules_(root):
-    """torch's: every batch norm in ``root`` without running statistics (``running_mean``,
-    ``running_var``, ``num_batches_tracked`` None, ``track_running_stats`` False), so
-    ``vmap`` over it uses each sample's batch statistics."""
-    for m in root.modules():
-        if isinstance(m, BatchNorm2d) and m.track_running_stats:
-            m.running_mean = m.running_var = m.num_batches_tracked = None
-            m.track_running_stats = False
-    return root
