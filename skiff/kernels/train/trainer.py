@@ -64,7 +64,14 @@ from .trainer_run import (
     resume_folder,
     same_objects,
 )
-from .trainer_schedule import check_plateau, check_schedule, make_schedule, on_plateau
+from .trainer_schedule import (
+    bound_scheduler,
+    check_plateau,
+    check_schedule,
+    is_scheduler,
+    make_schedule,
+    on_plateau,
+)
 from .trainer_state import TrainerState
 from .trainer_stop import EarlyStopping, check_early_stopping, check_monitor, default_hold_out
 
@@ -142,7 +149,8 @@ class Trainer(Inference, TrainerState):
         factory ``make(optimizer)`` of a torch-style scheduler (``lambda opt:
         skiff.optim.lr_scheduler.StepLR(opt, 10)``), stepped after every optimizer step and
         kept in checkpoints, as a torch loop steps its own; a ``ReduceLROnPlateau`` is
-        stepped after each validation on ``monitor`` (``"val_loss"``) instead.
+        stepped after each validation on ``monitor`` (``"val_loss"``) instead. A scheduler
+        made on the optimizer instance given as ``optimizer=`` is used as it is.
     checkpoint_dir, checkpoint_every, keep_checkpoints
         Where, how often (optimizer steps), and how many checkpoints to keep. A checkpoint is
         always written at the end when ``checkpoint_dir`` is set (or the reporter has a run
@@ -290,7 +298,7 @@ class Trainer(Inference, TrainerState):
         self._monitor_given = (self.monitor, mode) not in (("val_loss", "auto"),
                                                            ("val_loss", "min"))
         if not callable(schedule):  # a factory's may be a ReduceLROnPlateau (train checks)
-            self._check_monitor_used(None)
+            self._check_monitor_used(schedule if is_scheduler(schedule) else None)
         from .trainer_class_weight import check_class_weight
 
         self.class_weight = check_class_weight(class_weight, "cross_entropy" if loss == "ce"
@@ -307,6 +315,8 @@ class Trainer(Inference, TrainerState):
         # the memory a device may use ("40GB" or bytes): the plan chooses as for that size
         self.device_memory = None if device_memory is None else memory_limit(device_memory)
         check_one_optimizer(optimizer)
+        if is_scheduler(schedule) and schedule.optimizer is not optimizer:
+            bound_scheduler(schedule, optimizer)  # made on another optimizer: refused now
         self.optimizer_spec = optimizer
         # a model of its own (gpt-mini, ERNIE) says its rate; any other gets Adam's usual
         # 1e-3 (3e-4 left a linear regression at R^2 0.18 after 20 epochs of warm-up + cosine)
@@ -1279,6 +1289,8 @@ class Trainer(Inference, TrainerState):
             return None
         if callable(self.schedule):  # a torch-style scheduler of the user's, on our optimizer
             return _user_scheduler(self.schedule, self.optimizer)
+        if is_scheduler(self.schedule):  # StepLR(opt, ...) made on optimizer=opt (Lightning's)
+            return bound_scheduler(self.schedule, self.optimizer)
         warmup = self.warmup_steps
         if warmup is None:
             warmup = min(100, total // 10)

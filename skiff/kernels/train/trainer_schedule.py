@@ -14,7 +14,7 @@ from __future__ import annotations
 from .core.optim import WarmupCosine
 
 __all__ = ["SCHEDULES", "WarmupLinear", "check_schedule", "make_schedule", "on_plateau",
-           "check_plateau"]
+           "check_plateau", "is_scheduler", "bound_scheduler"]
 
 SCHEDULES = ("cosine", "linear", "constant")
 
@@ -38,7 +38,7 @@ class WarmupLinear(WarmupCosine):
 
 def check_schedule(schedule) -> None:
     """A schedule's name checked when the Trainer is made (a factory passes)."""
-    if callable(schedule) or schedule in SCHEDULES:
+    if callable(schedule) or is_scheduler(schedule) or schedule in SCHEDULES:
         return
     key = str(schedule).lower().replace("-", "_").replace(" ", "_")
     hint = f" (did you mean {_THEIRS[key]}?)" if key in _THEIRS else ""
@@ -72,3 +72,23 @@ def check_plateau(scheduler, val_dataset, monitor: str, mode: str) -> None:
         raise ValueError(f"ReduceLROnPlateau(mode={scheduler.mode!r}) would step on "
                          f"{monitor}, where {better} is better: give mode={mode!r}, or "
                          f"Trainer(monitor=...) the metric it should watch")
+
+
+def is_scheduler(schedule) -> bool:
+    """Whether ``schedule`` is a scheduler already made on an optimizer (a torch or Lightning
+    user's ``StepLR(opt, ...)`` beside ``optimizer=opt``), not a name or a factory."""
+    return not callable(schedule) and all(
+        callable(getattr(schedule, m, None)) for m in ("step", "state_dict", "load_state_dict")
+    ) and getattr(schedule, "optimizer", None) is not None
+
+
+def bound_scheduler(schedule, optimizer):
+    """The scheduler instance ``schedule`` when it drives ``optimizer`` (the Trainer's, the
+    instance given as ``optimizer=``); else refused saying how to give it."""
+    if schedule.optimizer is optimizer:
+        return schedule
+    name = type(schedule).__name__
+    raise ValueError(f"schedule is a {name} made on an optimizer the Trainer does not step "
+                     f"(give that optimizer as optimizer=, in one precision on one device or "
+                     f"dp; the Trainer builds its own otherwise): pass a factory, "
+                     f"schedule=lambda opt: {name}(opt, ...)")

@@ -73,3 +73,37 @@ def test_a_plateau_schedule_needs_validation_and_the_monitors_direction():
                                          r"val_r2, where larger is better: give mode='max'"):
         skiff.Trainer(model, schedule=ReduceLROnPlateau, monitor="val_r2").train(
             train, steps=1, val_dataset=val)
+
+
+def test_a_scheduler_made_on_the_given_optimizer_is_used_as_it_is():
+    """``Trainer(model, optimizer=opt, schedule=StepLR(opt, 2, 0.5))``, what Lightning's
+    ``configure_optimizers`` returns, was refused ("unknown schedule <...StepLR object>"):
+    stepped per optimizer step as a torch loop steps it (lrs equal torch's); a plateau one
+    after each validation; one made on another optimizer is refused naming the factory."""
+    train, val = _data()
+    skiff.seed(0)
+    model = nn.Linear(4, 1)
+    opt = skiff.optim.SGD(model.parameters(), lr=LR, momentum=0.9)
+    sched = skiff.optim.lr_scheduler.StepLR(opt, 3, 0.5)
+    result = skiff.Trainer(model, optimizer=opt, schedule=sched, batch_size=BATCH,
+                           clip=None).train(train, epochs=2)
+    topt = torch.optim.SGD(torch.nn.Linear(4, 1).parameters(), lr=LR, momentum=0.9)
+    tsched = torch.optim.lr_scheduler.StepLR(topt, 3, 0.5)
+    want = []
+    for _ in range(8):
+        want.append(topt.param_groups[0]["lr"])
+        topt.step()
+        tsched.step()
+    np.testing.assert_allclose([r["lr"] for r in result.history], want, rtol=1e-9)
+    model = nn.Linear(4, 1)
+    opt = skiff.optim.SGD(model.parameters(), lr=LR)
+    plateau = ReduceLROnPlateau(opt, factor=0.5, patience=0)
+    skiff.Trainer(model, optimizer=opt, schedule=plateau, batch_size=BATCH).train(
+        train, epochs=3, val_dataset=val)
+    assert plateau.last_step == 3  # stepped on each of the 3 validations, not per step
+    other = skiff.optim.SGD(nn.Linear(4, 1).parameters(), lr=LR)
+    with pytest.raises(ValueError, match=r"schedule is a StepLR made on an optimizer the "
+                                         r"Trainer does not step .*schedule=lambda opt: "
+                                         r"StepLR\(opt, \.\.\.\)"):
+        skiff.Trainer(model, optimizer=opt,
+                      schedule=skiff.optim.lr_scheduler.StepLR(other, 3))
