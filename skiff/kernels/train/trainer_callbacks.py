@@ -72,6 +72,19 @@ def _check(cb) -> None:
                       stacklevel=4)
 
 
+def _host(state):
+    """``state`` with each skiff Tensor as a host numpy copy (dicts, lists, tuples walked)."""
+    if hasattr(state, "_data") and callable(getattr(state, "numpy", None)):
+        import numpy as np
+
+        return np.array(state.numpy())
+    if isinstance(state, dict):
+        return {k: _host(v) for k, v in state.items()}
+    if type(state) in (list, tuple):
+        return type(state)(_host(v) for v in state)
+    return state
+
+
 class Callbacks:
     """The Trainer's callbacks, checked when it is made (a callable or an object with a hook)."""
 
@@ -112,8 +125,10 @@ class Callbacks:
                 and callable(getattr(cb, "load_state_dict", None))}
 
     def state_dict(self) -> dict | None:
-        """What a checkpoint keeps of them (None: no stateful callback)."""
-        return {key: cb.state_dict() for key, cb in self._stateful().items()} or None
+        """What a checkpoint keeps of them (None: no stateful callback); a Tensor in a state
+        is kept as its host array (it comes back an array, as ``model.state_dict()``'s do;
+        it failed the run at its first checkpoint: "cannot store Tensor")."""
+        return {key: _host(cb.state_dict()) for key, cb in self._stateful().items()} or None
 
     def load_state_dict(self, states: dict | None) -> list[str]:
         """A checkpoint's states into the callbacks of the same place and class; the keys of

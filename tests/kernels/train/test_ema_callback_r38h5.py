@@ -103,3 +103,31 @@ def test_several_optimizers_are_refused_saying_what_to_do():
                                         r"parameter groups"):
         skiff.Trainer(model, optimizer=[skiff.optim.Adam(model[0].parameters()),
                                         skiff.optim.Adam(model[2].parameters())])
+
+
+class _Counter:
+    """A state of skiff Tensors (what a user's own EMA of ``p.detach()`` copies holds)."""
+
+    def __init__(self):
+        self.seen = skiff.tensor(np.zeros(2, "f4"))
+
+    def on_step_end(self, trainer, metrics):
+        self.seen = self.seen + 1
+
+    def state_dict(self):
+        return {"seen": [self.seen]}
+
+    def load_state_dict(self, state):
+        self.seen = skiff.tensor(state["seen"][0])
+
+
+def test_a_callback_state_of_tensors_is_kept_as_arrays(tmp_path):
+    """It failed the run at its first checkpoint ("cannot store Tensor at
+    /callbacks/0:_Counter/seen/0 in a checkpoint")."""
+    counter = _Counter()
+    skiff.Trainer(_model(), batch_size=BATCH, callbacks=[counter],
+                  checkpoint_dir=tmp_path).train((X, Y), steps=3)
+    again = _Counter()
+    skiff.Trainer(_model(), batch_size=BATCH, callbacks=[again], checkpoint_dir=tmp_path,
+                  resume=True).train((X, Y), steps=5)
+    np.testing.assert_array_equal(again.seen.numpy(), [5.0, 5.0])
