@@ -23,16 +23,24 @@ _METHOD_ALIASES = ("le", "greater", "greater_equal", "less", "less_equal", "not_
                    "sigmoid_", "xlogy_", "nan_to_num_", "hsplit", "vsplit")
 # (torch's ATen ``embedding``, ``batch_norm``, ``instance_norm``, ``kl_div`` and the losses
 # take other argument orders or an integer reduction: not aliased)
-_FUNCTIONAL = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-               "conv_transpose3d", "layer_norm", "group_norm", "max_pool1d", "max_pool2d",
-               "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
-               "pixel_shuffle", "pixel_unshuffle", "prelu", "selu", "celu", "rrelu",
-               "bilinear", "alpha_dropout", "feature_alpha_dropout", "rms_norm",
-               "channel_shuffle", "pdist", "selu_", "celu_", "rrelu_")
+_FUNCTIONAL = {  # name -> the core module that defines it (skiff.nn is a layer above)
+    "nn.functional": ("conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "pdist",
+                      "layer_norm", "rms_norm", "group_norm", "prelu", "selu", "celu"),
+    "nn.conv3d": ("conv3d", "max_pool3d"),
+    "nn.conv_transpose_more": ("conv_transpose1d", "conv_transpose2d"),
+    "nn.conv_transpose3d": ("conv_transpose3d",),
+    "nn.layers_r27": ("adaptive_avg_pool1d", "bilinear", "alpha_dropout"),
+    "nn.layers_r28b": ("adaptive_max_pool1d", "channel_shuffle"),
+    "nn.pixel_pool": ("pixel_shuffle", "pixel_unshuffle"),
+    "nn.layers_r28": ("rrelu",),
+    "nn.layers_r38": ("feature_alpha_dropout",),
+    "nn.layers_r28c": ("selu_", "celu_", "rrelu_"),
+}
 
-__all__ = [*_METHOD_ALIASES, *_FUNCTIONAL, "frexp", "nextafter", "rsub", "dsplit",
-           "cholesky_solve", "cholesky_inverse", "chain_matmul", "is_same_size",
-           "result_type", "promote_types", "can_cast", "concat", "concatenate", "asarray"]
+__all__ = [*_METHOD_ALIASES, *(n for ns in _FUNCTIONAL.values() for n in ns), "frexp",
+           "nextafter", "rsub", "dsplit", "cholesky_solve", "cholesky_inverse",
+           "chain_matmul", "is_same_size", "result_type", "promote_types", "can_cast",
+           "concat", "concatenate", "asarray"]
 
 
 def _method(name):
@@ -44,11 +52,12 @@ def _method(name):
     return fn
 
 
-def _functional(name):
+def _functional(module, name):
     def fn(*args, **kwargs):
-        from skiff.nn import functional as F
+        import importlib
 
-        return getattr(F, name)(*args, **kwargs)
+        return getattr(importlib.import_module(f"{__package__}.{module}"), name)(*args,
+                                                                                 **kwargs)
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"torch's ``torch.{name}``: ``nn.functional.{name}``."
@@ -56,7 +65,7 @@ def _functional(name):
 
 
 globals().update({n: _method(n) for n in _METHOD_ALIASES})
-globals().update({n: _functional(n) for n in _FUNCTIONAL})
+globals().update({n: _functional(mod, n) for mod, ns in _FUNCTIONAL.items() for n in ns})
 
 
 def _t(x):
