@@ -228,14 +228,14 @@ def detach_also(model) -> list[str]:
     names = reg.pop("also", [])
     if not names:
         return []
+    for _, m in _adapter_layers(model):  # a placed layer may hold a later adapter's pair
+        m.also = None
     modules = dict(model.named_modules())
     for lname in reg.pop("placed", []):
         owner, _, attr = lname.rpartition(".")
         parent = modules[owner] if owner else model
         setattr(parent, attr, None if attr == "gate_up_lora" else base_linear(
             getattr(parent, attr)))
-    for _, m in _adapter_layers(model):
-        m.also = None
     return names
 
 

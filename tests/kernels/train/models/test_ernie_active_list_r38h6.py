@@ -60,7 +60,7 @@ def _same(pm, model, tokens=True, atol=5e-5):
     return want
 
 
-@pytest.mark.parametrize("names", [["default", "b"], ["b", "c", "default"], ["c", "default"]])
+@pytest.mark.parametrize("names", [["default", "b"], ["b", "c", "default"], ["default", "b", "c"]])
 def test_a_list_of_active_adapters_as_peft(setup, names):
     pm, model = _pair(setup)
     pm.base_model.set_adapter(names)
@@ -74,6 +74,10 @@ def test_a_list_of_active_adapters_as_peft(setup, names):
     assert np.abs(summed - alone).max() > 1e-2  # the list is not its first adapter
     model.set_adapter(names)  # and back
     np.testing.assert_allclose(model(IDS).numpy(), summed, atol=5e-5)
+    for name in names:  # each alone again (a pair added to another's layer is taken off)
+        pm.base_model.set_adapter(name)
+        model.set_adapter(name)
+        _same(pm, model, tokens=False)
 
 
 def test_one_step_trains_every_active_adapter_as_peft(setup):
