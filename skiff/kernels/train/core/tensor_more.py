@@ -57,13 +57,36 @@ def clamp(self, min=None, max=None):  # noqa: A002 - torch's names
         if max is not None:
             out = where(out > max, max, out)
         return out
-    lo = min._data if _is_tensor(min) else min
-    hi = max._data if _is_tensor(max) else max
+    if _is_tensor(min) or _is_tensor(max):
+        return _clamp_tensors(self, min, max)
+    lo, hi = min, max
     out = self
     if lo is not None:
         out = where(self._data < lo, lo, out)
     if hi is not None:  # torch's min(max(x, lo), hi): all ``hi`` where lo > hi
         out = where(out._data > hi, hi, out)
+    return out
+
+
+def _clamp_tensors(x, lo, hi):
+    """``clamp`` with tensor bounds, differentiable in them as torch's: ``x`` takes the
+    gradient where ``lo <= x <= hi``, ``lo`` where ``x < lo < hi``, ``hi`` where ``x > hi``
+    or ``hi < lo`` (then the result is ``hi`` everywhere); ``x < lo == hi`` gives ``lo`` and
+    no gradient, as torch's ``clamp_backward_min_max``."""
+    a = x._data
+    la = None if lo is None else (lo._data if _is_tensor(lo) else lo)
+    ha = None if hi is None else (hi._data if _is_tensor(hi) else hi)
+    out = x
+    if la is not None:
+        below = a < la
+        if ha is not None:
+            flat = below & (la >= ha)  # lo == hi below it: lo's value, no gradient
+            out = where(flat, lo.detach() if _is_tensor(lo) else lo, out)
+            below = below & (la < ha)
+        out = where(below, lo, out)
+    if ha is not None:
+        above = a > ha if la is None else (a > ha) | (ha < la)
+        out = where(above, hi, out)
     return out
 
 

@@ -3,6 +3,7 @@ graphs, SimCLR's NT-Xent, a KL-annealed VAE, torch.func over a model with a MAML
 causal transformer LM with parametrizations and an MDN head; /work/round38/h4/p1-p5) met that
 differed from torch 2.13."""
 
+import numpy as np
 import pytest
 
 import skiff
@@ -21,3 +22,27 @@ def test_requires_grad_on_a_computed_tensor_is_torchs():
         assert a.grad.tolist() == [2.0, 2.0]
         with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf"):
             (a * 2).requires_grad_(False)
+
+
+def test_clamp_with_tensor_bounds_is_differentiable_in_them_as_torchs():
+    # ``x.clamp(min=lower, max=upper)`` with learned bounds: skiff gave the bounds no gradient
+    r = np.random.default_rng(38)
+    x, b = r.normal(size=(5, 6)), r.normal(size=(5, 6))
+    b[0, :3] = -5.0  # lo > hi there: the result is hi, hi takes the gradient
+    lo, hi = b * 0.5, b + 1
+    lo[1, :2] = hi[1, :2]  # lo == hi: below it no gradient at all (torch's)
+    x[1, 0], x[1, 1] = lo[1, 0] - 1, lo[1, 1] + 1
+    w = np.arange(30.0).reshape(5, 6)
+    for kw in ({"min": 1, "max": 1}, {"min": 1}, {"max": 1}, {"min": 1, "row": 1}):
+        res = []
+        for lib in (torch, skiff):
+            ts = [lib.tensor(v, requires_grad=True) for v in (x, lo, hi)]
+            bounds = {k: (ts[1] if k == "min" else ts[2]) for k in ("min", "max") if k in kw}
+            if "row" in kw:  # a bound broadcast over the rows
+                bounds["max"] = ts[2][0]
+            y = lib.clamp(ts[0], **bounds)
+            (y * lib.tensor(w)).sum().backward()
+            res.append([y.detach().numpy()] + [t.grad.numpy() if t.grad is not None else
+                                               np.zeros_like(x) for t in ts])
+        for u, v in zip(*res):
+            np.testing.assert_array_equal(u, v)
