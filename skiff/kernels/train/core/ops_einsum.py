@@ -82,19 +82,26 @@ class EinsumFn(Function):
             if not self.needs_input_grad[i]:
                 grads.append(None)
                 continue
-            if len(set(sub)) != len(sub):
-                raise NotImplementedError(f"einsum's gradient for an operand with a repeated "
-                                          f"letter ({sub!r}, a diagonal) is not here")
             others = [(s, b) for j, (s, b) in enumerate(zip(self.ins, arrays)) if j != i]
             seen = set(self.out).union(*(set(s) for s, _ in others))
-            kept = "".join(c for c in sub if c in seen)
+            uniq = "".join(dict.fromkeys(sub))  # a repeated letter ('ii', 'bii') is a diagonal
+            kept = "".join(c for c in uniq if c in seen)
             # complex operands: the gradient takes the others' conjugates (torch's convention)
             gi = xp.einsum(",".join([self.out] + [s for s, _ in others]) + "->" + kept, g,
                            *[b.conj() if b.dtype.kind == "c" else b for _, b in others])
             if gi.dtype.kind == "c" and a.dtype.kind != "c":
                 gi = gi.real
-            shape = tuple(n if c in seen else 1 for c, n in zip(sub, a.shape))
-            grads.append(xp.broadcast_to(gi.reshape(shape), a.shape).astype(a.dtype, copy=False))
+            sizes = dict(zip(sub, a.shape))
+            ushape = tuple(sizes[c] for c in uniq)
+            gu = xp.broadcast_to(gi.reshape(tuple(sizes[c] if c in seen else 1 for c in uniq)),
+                                 ushape).astype(a.dtype, copy=False)
+            if uniq == sub:
+                grads.append(gu)
+                continue
+            grid = xp.indices(ushape, sparse=True)  # the diagonal's places, zeros elsewhere
+            full = xp.zeros(a.shape, dtype=a.dtype)
+            full[tuple(grid[uniq.index(c)] for c in sub)] = gu
+            grads.append(full)
         return tuple(grads)
 
 

@@ -46,3 +46,22 @@ def test_clamp_with_tensor_bounds_is_differentiable_in_them_as_torchs():
                                                np.zeros_like(x) for t in ts])
         for u, v in zip(*res):
             np.testing.assert_array_equal(u, v)
+
+
+@pytest.mark.parametrize("eq,shapes", [
+    ("ii->i", [(4, 4)]), ("ii", [(4, 4)]), ("bii->bi", [(2, 3, 3)]),
+    ("iij,jk->ik", [(3, 3, 2), (2, 4)]), ("ij,ii->j", [(3, 2), (3, 3)]),
+    ("iji->j", [(3, 2, 3)]), ("...ii->...i", [(2, 3, 3)]), ("iii->", [(3, 3, 3)])])
+def test_einsum_gradient_through_a_repeated_letter_is_torchs(eq, shapes):
+    # a diagonal or trace in einsum ('ii->i', 'bii->bi'): skiff raised NotImplementedError
+    r = np.random.default_rng(38)
+    xs = [r.normal(size=s) for s in shapes]
+    res = []
+    for lib in (torch, skiff):
+        ts = [lib.tensor(x, requires_grad=True) for x in xs]
+        y = lib.einsum(eq, *ts)
+        w = np.arange(1.0, y.numel() + 1).reshape(tuple(y.shape))
+        (y * lib.tensor(w)).sum().backward()
+        res.append([y.detach().numpy()] + [t.grad.numpy() for t in ts])
+    for u, v in zip(*res):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
