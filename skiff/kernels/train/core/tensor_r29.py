@@ -213,13 +213,27 @@ def _fmin(self, other):
 
 
 def _diag_embed(self, offset=0, dim1=-2, dim2=-1):
-    """torch's ``diag_embed`` (the default placement: the last axis onto a new diagonal)."""
-    if (offset, dim1 % (self.ndim + 1), dim2 % (self.ndim + 1)) != (0, self.ndim - 1,
-                                                                    self.ndim):
-        raise NotImplementedError("diag_embed: only offset=0, dim1=-2, dim2=-1 here; move "
-                                  "the axes with movedim afterwards")
+    """torch's ``diag_embed``: the last axis onto the ``offset`` diagonal of two new axes,
+    placed at ``dim1`` and ``dim2`` of the result."""
+    nd = self.ndim + 1
+    d1, d2 = dim1 % nd if -nd <= dim1 < nd else None, dim2 % nd if -nd <= dim2 < nd else None
+    if d1 is None or d2 is None:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
+                         f"{nd - 1}], but got {dim1 if d1 is None else dim2})")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     n = int(self.shape[-1])
-    return self.unsqueeze(-1) * _const(self, np.eye(n))
+    out = self.unsqueeze(-1) * _const(self, np.eye(n))
+    if offset:
+        k = abs(int(offset))
+        cat = _BASE["module"].cat
+        cols = _const(self, np.zeros(tuple(out.shape[:-1]) + (k,)))
+        out = cat([cols, out] if offset > 0 else [out, cols], -1)
+        rows = _const(self, np.zeros(tuple(out.shape[:-2]) + (k, n + k)))
+        out = cat([out, rows] if offset > 0 else [rows, out], -2)
+    if (d1, d2) != (nd - 2, nd - 1):
+        out = out.movedim((-2, -1), (d1, d2))
+    return out
 
 
 def _bernoulli(self, p=None, *, generator=None):

@@ -65,3 +65,21 @@ def test_einsum_gradient_through_a_repeated_letter_is_torchs(eq, shapes):
         res.append([y.detach().numpy()] + [t.grad.numpy() for t in ts])
     for u, v in zip(*res):
         np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("kw", [{}, {"offset": 1}, {"offset": -2},
+                                {"offset": 1, "dim1": 0, "dim2": 2}, {"dim1": -1, "dim2": 0},
+                                {"offset": -1, "dim1": 3, "dim2": 1}])
+def test_diag_embed_offsets_and_dims_are_torchs(kw):
+    # skiff refused every offset and placement but the default
+    x = np.random.default_rng(38).normal(size=(2, 3, 4))
+    res = []
+    for lib in (torch, skiff):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.diag_embed(t, **kw)
+        (y * lib.tensor(np.arange(1.0, y.numel() + 1).reshape(tuple(y.shape)))).sum().backward()
+        res.append((y.detach().numpy(), t.grad.numpy()))
+    for u, v in zip(*res):
+        np.testing.assert_array_equal(u, v)
+    with pytest.raises(RuntimeError, match="cannot be identical"):
+        skiff.diag_embed(skiff.ones(2, 3), dim1=1, dim2=1)
