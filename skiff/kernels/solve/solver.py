@@ -2242,6 +2242,9 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
     if "tol" in options:  # scipy's and pyamg's name: say which of ours it is
         raise TypeError(f"solve() takes rtol= (relative to |b|) and atol=, not tol=: "
                         f"rtol={options['tol']!r} is what scipy's tol={options['tol']!r} asked")
+    ranks = [k for k in _RANK_KEYWORDS if k in options]
+    if ranks:   # the %solve / CLI flag --np, asked of the function: say where it lives
+        raise TypeError(_ranks_refusal(system, ranks[0], options[ranks[0]]))
     if (callable(system) and not hasattr(system, "shape") and options.get("n") is None
             and b is not None):
         options["n"] = int(np.size(b))
@@ -2298,6 +2301,25 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
         return sol
     finally:
         _LAST_SETUP_LOCK.release()
+
+
+# what a user asking for MPI ranks of skiff.solve writes (%solve's and the CLI's --np / --ranks)
+_RANK_KEYWORDS = ("np", "ranks", "nprocs", "n_procs", "num_procs", "world_size", "comm",
+                  "mpi", "n_ranks")
+
+
+def _ranks_refusal(system, word, value) -> str:
+    """The one line for ``solve(..., np=2)``: the function solves in this process; MPI ranks
+    are a job's (``%solve`` / ``python -m skiff solve ... --np N``), for the built-in grid
+    problems and ``%%solve`` specs only (``kinds/solve.py``'s own refusal for a matrix)."""
+    what = ("a GridProblem" if isinstance(system, GridProblem) else
+            "an assembled matrix" if hasattr(system, "shape") else "an operator")
+    n = value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 2
+    return (f"solve() takes no {word}= keyword: it solves in this process, on one rank "
+            f"(its kernels use this process's threads), and {what} is solved on one rank "
+            f"only. MPI ranks are a job's, for the built-in grid problems and %%solve specs: "
+            f"python -m skiff solve poisson --grid 300x300 --np {n} (or %solve poisson --grid "
+            f"300x300 --np {n} in a notebook); drop {word}= here")
 
 
 # the last skiff.solve's matrix, options, Solver and a copy of the matrix's arrays (one
