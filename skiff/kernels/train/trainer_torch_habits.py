@@ -157,6 +157,12 @@ OTHER_NAMES = {
     "patience": ("early_stopping", False), "metric_for_best_model": ("monitor", False),
     "greater_is_better": ("mode='max'", False),
     "load_best_model_at_end": ("early_stopping", False),
+    # round 38: label smoothing, Keras' sample weights, a scheduler by another name
+    "label_smoothing_factor": ("loss=skiff.nn.CrossEntropyLoss(label_smoothing=...)", False),
+    "label_smoothing": ("loss=skiff.nn.CrossEntropyLoss(label_smoothing=...)", False),
+    "sample_weight": ("loss=fn(output, target, weight) on (x, y, weight) items", False),
+    "lr_scheduler": ("schedule", False), "scheduler": ("schedule", False),
+    "optimizers": ("optimizer", False),
 }
 
 

@@ -72,3 +72,17 @@ def test_three_arrays_for_a_model_of_one_input_say_how_to_weigh_samples():
                                         r"\.forward takes 1 input; .*loss=fn\(output, target, "
                                         r"weight\)"):
         skiff.Trainer(_model(), batch_size=BATCH).train(_Weighted(), epochs=1)
+
+
+def test_other_libraries_names_for_weights_smoothing_and_schedulers_say_skiffs():
+    """Keras' ``fit(..., sample_weight=w)``, transformers' ``label_smoothing_factor`` and
+    Lightning's ``scheduler`` were bare "unexpected keyword argument"s."""
+    with pytest.raises(TypeError, match=r"'sample_weight' \(did you mean 'loss'\? .*"
+                                        r"loss=fn\(output, target, weight\) on \(x, y, "
+                                        r"weight\) items"):
+        skiff.Trainer(_model()).train((X, Y), sample_weight=W)
+    with pytest.raises(TypeError, match=r"'label_smoothing_factor' .*loss=skiff\.nn\."
+                                        r"CrossEntropyLoss\(label_smoothing=\.\.\.\)"):
+        skiff.Trainer(_model(), label_smoothing_factor=0.1)
+    with pytest.raises(TypeError, match=r"'scheduler' \(did you mean 'schedule'\?"):
+        skiff.Trainer(_model(), scheduler=None)
