@@ -187,6 +187,20 @@ def index_copy(self, dim, index, source):
     return scatter_reduce(self, d, full, source, "replace")
 
 
+def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+    """torch's ``index_reduce``: along ``dim``, slice ``index[i]`` reduced (``prod``,
+    ``mean``, ``amax``, ``amin``) with ``source``'s slice ``i`` (a scatter_reduce)."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    idx = _index_of(self, index).reshape(-1).astype(np.int64)
+    d = wrap_dim(dim, self.ndim)
+    shape = [1] * self.ndim
+    shape[d] = -1
+    full = self.xp.broadcast_to(idx.reshape(shape), tuple(source.shape))
+    return scatter_reduce(self, d, full, source, reduce, include_self=include_self)
+
+
 def install(tensor_class, where, in_place) -> None:
     _BASE.update(Tensor=tensor_class, where=where)
     methods = {
@@ -195,6 +209,7 @@ def install(tensor_class, where, in_place) -> None:
         "scatter_add": scatter_add,
         "index_fill": index_fill, "index_fill_": in_place("index_fill", index_fill),
         "index_copy": index_copy, "index_copy_": in_place("index_copy", index_copy),
+        "index_reduce": index_reduce, "index_reduce_": in_place("index_reduce", index_reduce),
     }
     for name, fn in methods.items():
         if not hasattr(tensor_class, name):

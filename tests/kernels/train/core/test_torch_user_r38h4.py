@@ -83,3 +83,20 @@ def test_diag_embed_offsets_and_dims_are_torchs(kw):
         np.testing.assert_array_equal(u, v)
     with pytest.raises(RuntimeError, match="cannot be identical"):
         skiff.diag_embed(skiff.ones(2, 3), dim1=1, dim2=1)
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")  # torch's beta warning
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce_is_torchs(reduce, include_self):
+    r = np.random.default_rng(38)
+    x0, src, idx = r.normal(size=(3, 5)), r.normal(size=(4, 5)), [0, 2, 0, 1]
+    res = []
+    for lib in (torch, skiff):
+        x, s = lib.tensor(x0, requires_grad=True), lib.tensor(src, requires_grad=True)
+        y = x.clone().index_reduce_(0, lib.tensor(idx), s, reduce, include_self=include_self)
+        y2 = x.index_reduce(0, lib.tensor(idx), s, reduce, include_self=include_self)
+        ((y + y2) * lib.tensor(np.arange(1.0, 16).reshape(3, 5))).sum().backward()
+        res.append([y.detach().numpy(), x.grad.numpy(), s.grad.numpy()])
+    for u, v in zip(*res):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
