@@ -20,7 +20,7 @@ _METHOD_ALIASES = ("le", "greater", "greater_equal", "less", "less_equal", "not_
                    "lcm", "ldexp", "isposinf", "isneginf", "isreal", "is_signed", "igamma",
                    "igammac", "vdot", "addr", "addmv", "split_with_sizes", "qr",
                    "matrix_power", "is_inference", "fix_", "square_", "sinc_", "relu_",
-                   "sigmoid_", "xlogy_", "nan_to_num_", "hsplit", "vsplit")
+                   "sigmoid_", "xlogy_", "nan_to_num_", "hsplit", "vsplit", "index_reduce")
 # (torch's ATen ``embedding``, ``batch_norm``, ``instance_norm``, ``kl_div`` and the losses
 # take other argument orders or an integer reduction: not aliased)
 _FUNCTIONAL = {  # name -> the core module that defines it (skiff.nn is a layer above)
