@@ -143,13 +143,13 @@ def test_a_torch_loader_of_dict_items_trains_as_a_torch_loop():
 def test_a_torch_loader_of_items_of_other_keys_is_refused_naming_the_keys():
     class Pixels(_Items):
         def __getitem__(self, i):
-            return {"pixel_values": self.x[i], "labels": self.y[i]}
+            return {"pixels": self.x[i], "labels": self.y[i]}
 
     model, _ = _start()
     loader = torch.utils.data.DataLoader(Pixels(), batch_size=BATCH)
     with pytest.raises(TypeError, match=r"a dict batch needs an input key \(x, input, .*\) "
                                         r"and a target key \(y, .*\); got keys "
-                                        r"\['labels', 'pixel_values'\]"):
+                                        r"\['labels', 'pixels'\]"):
         skiff.Trainer(model, loss=_dict_loss).train(loader, epochs=1)
 
 

@@ -68,6 +68,6 @@ def test_a_factory_that_makes_no_scheduler_or_a_plateau_one_says_what_to_do():
     model = Sequential(Linear(8, 2))
     with pytest.raises(TypeError, match="must return an lr scheduler"):
         skiff.Trainer(model, schedule=lambda opt: 0.1).train(_data(), steps=1)
-    with pytest.raises(TypeError, match="on_validation_end"):
+    with pytest.raises(ValueError, match="give val_dataset= or val_split="):
         skiff.Trainer(model, schedule=skiff.optim.lr_scheduler.ReduceLROnPlateau).train(
             _data(), steps=1)
