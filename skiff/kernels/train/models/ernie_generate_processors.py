@@ -133,6 +133,7 @@ class ExtraProcessors:
         self.forced_bos = None if bos is None else int(bos)
         self.remove_invalid = bool(options.get("remove_invalid_values"))
         self.guidance = _guidance(options, model)
+        self._uncond = None  # the unconditional run's cache, mask, step and newest tokens
         self.cur_len = None  # the rows' width (prompt as held + new), set by early()
 
     def __bool__(self) -> bool:
@@ -177,15 +178,57 @@ class ExtraProcessors:
 
     def _guide(self, z: np.ndarray, rows, step: int, which=None) -> None:
         """transformers' ``UnbatchedClassifierFreeGuidanceLogitsProcessor`` on z, in place:
-        the unconditional prompt (each row's last prompt token, or the negative prompt with
-        its mask) and the ``step`` tokens generated so far, run whole (positions from 0)."""
+        ``u`` from the unconditional prompt (each row's last prompt token, or the negative
+        prompt with its mask) followed by the ``step`` tokens generated so far."""
+        scale = self.guidance[0]
+        z -= _logsumexp(z)
+        u = self._unconditional(rows, step, which)
+        u -= _logsumexp(u)
+        z[...] = scale * (z - u) + u
+
+    def _unconditional(self, rows, step: int, which) -> np.ndarray:
+        """The unconditional logits (rows, V), float64: the first step runs the prompt with
+        a cache over every row, each later step feeds each row's newest token (a finished
+        row, left out of ``rows``, a pad) as transformers does; a call out of that order
+        (not one step after the last) runs the sequence whole."""
         from ..core.tensor import no_grad
 
-        scale, model, neg, neg_mask = self.guidance
+        _, model, neg, neg_mask = self.guidance
+        state = self._uncond
+        every = which is None or list(which) == list(range(len(rows)))
+        with no_grad():
+            if step == 0 and every:
+                if neg is None:
+                    ids, mask = np.array([[r[-1]] for r in rows]), None
+                else:
+                    ids, mask = neg, neg_mask
+                out = model(ids, attention_mask=mask, use_cache=True)
+                self._uncond = {"cache": out.past_key_values, "mask": mask, "step": 0,
+                                "last": ids[:, -1].copy()}
+            elif state is not None and step == state["step"] + 1:
+                last = state["last"]
+                at = np.arange(len(rows)) if which is None else np.asarray(which)
+                last[at] = [r[-1] for r in rows]
+                mask = state["mask"]
+                if mask is not None:
+                    mask = state["mask"] = np.concatenate(
+                        [mask, np.ones((len(mask), 1), dtype=mask.dtype)], axis=1)
+                out = model(last[:, None], attention_mask=mask,
+                            past_key_values=state["cache"], use_cache=True)
+                state["step"] = step
+            else:
+                self._uncond = None
+                return self._unconditional_whole(rows, step, which)
+        u = np.asarray(out.logits.numpy(), dtype=np.float64)[:, -1]
+        return u if which is None else u[np.asarray(which)]
+
+    def _unconditional_whole(self, rows, step: int, which) -> np.ndarray:
+        from ..core.tensor import no_grad
+
+        _, model, neg, neg_mask = self.guidance
         if which is not None and neg is not None:
             pick = np.asarray(which, dtype=np.int64)
             neg, neg_mask = neg[pick], None if neg_mask is None else neg_mask[pick]
-        z -= _logsumexp(z)
         new = [list(r[len(r) - step:]) if step else [] for r in rows]
         if neg is None:
             ids = np.array([[r[len(r) - step - 1], *n] for r, n in zip(rows, new)])
@@ -197,10 +240,7 @@ class ExtraProcessors:
                 [neg_mask, np.ones((len(rows), step), dtype=neg_mask.dtype)], axis=1)
         with no_grad():
             out = model(ids, attention_mask=mask)
-        u = np.asarray(out.numpy() if hasattr(out, "numpy") else out.logits.numpy(),
-                       dtype=np.float64)[:, -1]
-        u -= _logsumexp(u)
-        z[...] = scale * (z - u) + u
+        return np.asarray(out.numpy(), dtype=np.float64)[:, -1]
 
     def middle(self, z: np.ndarray, rows) -> None:
         """After the no-repeat n-grams: the bad words."""

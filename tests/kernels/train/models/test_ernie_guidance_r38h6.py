@@ -2,9 +2,9 @@
 ``UnbatchedClassifierFreeGuidanceLogitsProcessor``, first of the processors: the scores
 log-softmaxed, then ``g (scores - u) + u`` with ``u`` the model's log-probabilities after an
 unconditional prompt (each row's last prompt token, or ``negative_prompt_ids`` with their
-mask) and the tokens generated so far. Tokens and scores against transformers 5 on a
-left-padded batch, dense and MoE; ``diversity_penalty`` without beam groups is accepted as
-transformers takes it (no effect)."""
+mask) and the tokens generated so far (one cached step each, as transformers). Tokens and
+scores against transformers 5 on a left-padded batch, dense and MoE; ``diversity_penalty``
+without beam groups is accepted as transformers takes it (no effect)."""
 
 from __future__ import annotations
 
@@ -68,3 +68,19 @@ def test_guidance_one_and_diversity_without_groups_change_nothing(pair):
     np.testing.assert_array_equal(model.generate(IDS, attention_mask=MASK, max_new_tokens=6,
                                                  num_beams=2, diversity_penalty=0.5),
                                   want.numpy())
+
+
+def test_guidance_with_a_row_that_ends_early(pair):
+    """A row ended by its eos leaves the batch (skiff's packed decoding): the unconditional
+    run keeps it in its cache, as transformers keeps it; the other rows' tokens equal."""
+    ref, model = pair
+    first = np.asarray(model.generate(IDS, attention_mask=MASK, max_new_tokens=8,
+                                      guidance_scale=2.0))
+    eos = int(first[0, IDS.shape[1] + 2])  # row 0 ends at its third new token
+    with torch.no_grad():
+        want = ref.generate(input_ids=torch.as_tensor(IDS), attention_mask=torch.as_tensor(
+            MASK), max_new_tokens=8, pad_token_id=0, eos_token_id=eos, guidance_scale=2.0)
+    got = model.generate(IDS, attention_mask=MASK, max_new_tokens=8, pad_token_id=0,
+                         eos_token_id=eos, guidance_scale=2.0)
+    assert (want[0, IDS.shape[1] + 3:] == 0).all()  # it did end early
+    np.testing.assert_array_equal(np.asarray(got), want.numpy())
