@@ -215,6 +215,12 @@ class Strategy:
         """Average scalar metrics over the data-parallel ranks (one device: as they are)."""
         return dict(values)
 
+    def agree_names(self, names) -> tuple[list, bool]:
+        """Every rank's ``names`` (a loss function's dict's keys this step) joined, sorted,
+        the same on every rank, and whether every rank had them all (one process: its own,
+        True)."""
+        return sorted(names), True
+
     def others_wait_in_backward(self) -> bool:
         """True where backward holds collectives of several ranks (the gradient all-reduce
         of data parallelism): a rank that raised before backward would leave them waiting."""

@@ -897,10 +897,17 @@ class Trainer(Inference, TrainerState):
         loss = loss_sum / len(micro) if scales is None else loss_sum
         values = {"loss": loss}
         if run.extras is not None:  # a loss function's {"mae": ...}: averaged as the loss
-            values.update({f"extra:{k}": v for k, v in run.take_extras().items()})
+            extras = run.take_extras()
+            names, everywhere = strategy.agree_names(extras)
+            values.update({f"extra:{k}": extras.get(k, 0.0) for k in names})
+            if not everywhere:  # a name some ranks lack: the mean over the ranks that have it
+                share = float(np.mean([1.0 if m[1] is None else m[1] for m in micro]))
+                values.update({f"share:{k}": share if k in extras else 0.0 for k in names})
         metrics = strategy.reduce_metrics(values)
         if run.extras is not None:
-            run.note_extras({k[6:]: v for k, v in metrics.items() if k.startswith("extra:")})
+            run.note_extras({k[6:]: v / metrics.get(f"share:{k[6:]}", 1.0)
+                             for k, v in metrics.items() if k.startswith("extra:")
+                             and metrics.get(f"share:{k[6:]}") != 0.0})
         return metrics["loss"], lr, grad_norm
 
     def _window(self, run: Run, fetched) -> tuple[list, list | None]:

@@ -25,6 +25,7 @@ rank all-gathers the parameters. Element-wise optimizers
 from __future__ import annotations
 
 import math
+import zlib
 
 import numpy as np
 
@@ -357,6 +358,20 @@ class DataParallel(Strategy):
 
     def others_wait_in_backward(self) -> bool:
         return self._stop_comm().size > 1
+
+    def agree_names(self, names) -> tuple[list, bool]:
+        """One small all-reduce (the max of a checksum of the names and of its negation: the
+        same on every rank only when the names are); where they differ (a loss dict with a
+        key some ranks' batches lack), every rank's names gathered and joined."""
+        names = sorted(names)
+        everyone = self._stop_comm()
+        if everyone.size == 1:
+            return names, True
+        mark = float(zlib.crc32("\0".join(names).encode()) & 0xFFFFF)
+        high, low = everyone.allreduce(np.array([mark, -mark]), "max")
+        if high == -low:
+            return names, True
+        return sorted({n for theirs in everyone.allgather_object(names) for n in theirs}), False
 
     def agree_finite(self, loss: float) -> str | None:
         """Each rank's loss checked on every rank (one small all-reduce): a bad batch on one
