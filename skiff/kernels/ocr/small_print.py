@@ -21,6 +21,10 @@ Round 37: a last-stage + neck delta trained on crops the pipeline cut itself, pu
 back (the weight chosen on held-out faces) read the set 0.8671 -> 0.8725 with no label worse
 but one hard-tier image worse; none ships (``/work/round37/h1/``: ``pages37.py``,
 ``wisepick.py``, ``finalize37.py``).
+Round 38: that delta ships (``small_print_r35.npz``, 2.8 MB) and ``reading.SMALL_PRINT`` is on,
+its readings kept by two more rules (:data:`.reading.SMALL_PRINT_FLUENT_DROP`; a reading it
+agrees with keeps its score): the set 0.8671 -> 0.8720 with no label worse and no hard-tier
+image worse (docs/ocr.md "Round 38, small degraded print").
 """
 
 from __future__ import annotations

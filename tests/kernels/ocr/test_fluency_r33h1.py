@@ -61,6 +61,7 @@ class _StandIn(reading.LineReading):
         self.by_rows, self.calls = by_rows, []
         self.words = True
         self.models = SimpleNamespace(rec_fallback=None, rec_height=48)
+        self._small_engine = None  # no adapted small-print recognizer (reading.SMALL_PRINT)
 
     def _recognize_once(self, crops, fallback):
         self.calls.append([(int(c[0, 0, 0]), c.shape[0]) for c in crops])
