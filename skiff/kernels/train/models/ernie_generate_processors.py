@@ -189,8 +189,7 @@ class ExtraProcessors:
     def _unconditional(self, rows, step: int, which) -> np.ndarray:
         """The unconditional logits (rows, V), float64: the first step runs the prompt with
         a cache over every row, each later step feeds each row's newest token (a finished
-        row, left out of ``rows``, a pad) as transformers does; a call out of that order
-        (not one step after the last) runs the sequence whole."""
+        row, left out of ``rows``, keeps its last one) as transformers does."""
         from ..core.tensor import no_grad
 
         _, model, neg, neg_mask = self.guidance
@@ -216,31 +215,11 @@ class ExtraProcessors:
                 out = model(last[:, None], attention_mask=mask,
                             past_key_values=state["cache"], use_cache=True)
                 state["step"] = step
-            else:
-                self._uncond = None
-                return self._unconditional_whole(rows, step, which)
+            else:  # every decoding that takes guidance calls it once per step, in order
+                raise RuntimeError(f"guidance_scale: step {step} came after step "
+                                   f"{None if state is None else state['step']}")
         u = np.asarray(out.logits.numpy(), dtype=np.float64)[:, -1]
         return u if which is None else u[np.asarray(which)]
-
-    def _unconditional_whole(self, rows, step: int, which) -> np.ndarray:
-        from ..core.tensor import no_grad
-
-        _, model, neg, neg_mask = self.guidance
-        if which is not None and neg is not None:
-            pick = np.asarray(which, dtype=np.int64)
-            neg, neg_mask = neg[pick], None if neg_mask is None else neg_mask[pick]
-        new = [list(r[len(r) - step:]) if step else [] for r in rows]
-        if neg is None:
-            ids = np.array([[r[len(r) - step - 1], *n] for r, n in zip(rows, new)])
-            mask = None
-        else:
-            ids = np.concatenate([neg, np.array(new, dtype=np.int64).reshape(len(rows), step)],
-                                 axis=1)
-            mask = None if neg_mask is None else np.concatenate(
-                [neg_mask, np.ones((len(rows), step), dtype=neg_mask.dtype)], axis=1)
-        with no_grad():
-            out = model(ids, attention_mask=mask)
-        return np.asarray(out.numpy(), dtype=np.float64)[:, -1]
 
     def middle(self, z: np.ndarray, rows) -> None:
         """After the no-repeat n-grams: the bad words."""
