@@ -321,15 +321,12 @@ def _follow_and_report(k, kind: str, job, opts: dict, values: dict, out=None) ->
     interrupted = _follow(job)
     failed = k.failures(job) if job.status == "done" else []
     if opts.get("json"):
-        doc = {"job": job.summary(), "result": job.result}
-        if failed:
-            doc["failed"] = failed
-        going_on = _resume_line(job)  # a stopped job that can go on: how (it said nothing)
-        if going_on:
-            doc["resume"] = going_on[1]
+        from skiff.jobs.render import job_document
+
+        doc, going_on = job_document(job, k)  # a stopped job that can go on: how
         print(json.dumps(doc, ensure_ascii=False, default=str), file=out, flush=True)
         if going_on:
-            print(f"skiff: {going_on[0]}", file=sys.stderr, flush=True)
+            print(f"skiff: {going_on}", file=sys.stderr, flush=True)
     else:
         text, alone = k.terminal_text(job, values) if job.status == "done" else (None, False)
         print(summary(job, k), file=sys.stderr if alone else sys.stdout)
@@ -491,7 +488,8 @@ def _run_tool(name: str, rest: list[str]) -> int:
                 from skiff.jobs.render import follow_logs
 
                 out = follow_logs(jobs_action("show", ns.job_id, metrics=False),
-                                  lambda text: print(text, flush=True), tail=ns.tail)
+                                  lambda text: print(text, flush=True), tail=ns.tail,
+                                  as_json=ns.json)  # --json: JSON lines, one each record
                 return FAILED if out.status == "done" and out.failures else _status_code(out)
             elif ns.action == "cancel" and ns.job_id and not ns.more_ids:
                 from skiff.jobs import cancel_job

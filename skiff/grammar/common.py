@@ -181,11 +181,6 @@ class _Parser(argparse.ArgumentParser):
             return ""
         flags = [f for f in self._option_string_actions if f.startswith("--")]
         for word in message.split(":", 1)[1].split():
-            if word == "--json" and str(self.prog).startswith("%"):  # the terminal's flag
-                return (f" (--json is for a terminal: python -m skiff {self.prog[1:]} ... "
-                        f"--json prints one JSON document; here the cell's value is the "
-                        f"job, -o NAME keeps it: job.summary(), and job.result once it ends, "
-                        f"--wait)")
             if word.split("=", 1)[0] in self.notebook_flags:
                 return (f" ({self.notebook_flags[word.split('=', 1)[0]]} is for notebooks "
                         "only)")

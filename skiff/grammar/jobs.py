@@ -86,7 +86,8 @@ def JOBS(p):
                         "resume: what it would run, start nothing")
     p.add_argument("-f", "--follow", action="store_true",
                    help="show: follow the job live until it ends (as attach); logs: print "
-                        "each new log line as the job writes it, until it ends")
+                        "each new log line as the job writes it, until it ends (with "
+                        "--json: one JSON line each record)")
     p.add_argument("-n", "--tail", type=nonneg_int, default=None, metavar="N",
                    help="logs: only the last N lines (with -f: then each new one); "
                         "list: the newest N jobs (as --limit)")
@@ -137,9 +138,6 @@ def action_options(ns: argparse.Namespace) -> dict:
         if ns.action not in ("show", "logs", "attach"):
             raise ValueError(f"--follow goes with show and logs (a job followed live until it "
                              f"ends); jobs {ns.action} does not follow")
-        if ns.action == "logs" and getattr(ns, "json", False):
-            raise ValueError("jobs logs --follow prints lines as they come, --json one "
-                             "document once: give one of them")
         if not ns.job_id or ns.more_ids:
             raise ValueError(f"jobs {ns.action} --follow follows one job: give its ID")
     return {"all": ns.all, "timeout": ns.timeout, "limit": ns.limit, "kind": ns.kind,

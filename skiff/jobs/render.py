@@ -17,7 +17,7 @@ import unicodedata
 __all__ = ["job_html", "jobs_table_html", "JobTable", "DeviceTable", "STATUS_COLORS",
            "fmt_bytes", "fmt_seconds", "describe", "esc", "plain", "summarise_logs",
            "ranks_html", "ranks_text", "job_ranks", "JobLogs", "log_records", "logs_text",
-           "logs_document"]
+           "logs_document", "job_document", "follow_logs"]
 
 STATUS_COLORS = {"queued": "#888", "running": "#1f77b4", "done": "#2ca02c", "failed": "#d62728",
                  "cancelled": "#ff7f0e", "damaged": "#8c564b"}
@@ -212,36 +212,74 @@ def output_lines(job) -> list[str]:
     return lines
 
 
-def follow_logs(job, write, *, poll_s: float = 1.0, stop=None, tail: int | None = None):
+def follow_logs(job, write, *, poll_s: float = 1.0, stop=None, tail: int | None = None,
+                as_json: bool = False):
     """``jobs logs ID --follow``: ``write`` each log line of ``job`` (as :func:`logs_text`
     prints it, control characters escaped), those written so far first, then each new one
     as the job writes it, until the job ends; then what its ranks printed. ``stop()`` true
     ends the following early. Returns the job. Ctrl-C (KeyboardInterrupt) stops the
     following, not the job. ``tail``: of the lines written so far, the last ``tail`` only
-    (``jobs logs ID -f -n 20``, as ``tail -f -n 20``)."""
+    (``jobs logs ID -f -n 20``, as ``tail -f -n 20``). ``as_json`` (``-f --json``): JSON
+    lines, one each record as ``jobs logs ID --json`` lists them under ``lines`` (``tail``
+    counts records), then ``{"rank": R, "output": TEXT}`` for what each rank printed, and
+    an end no log line holds as a record of level ``error`` (failed) or ``warning``."""
+    import json
+
     from .events import EventReader
+
+    def lines_of(rec: dict) -> list[str]:
+        return [json.dumps(rec, ensure_ascii=False)] if as_json else record_lines(rec)
 
     reader = EventReader(job.run_dir / "events.jsonl", metrics=False)  # each line read once
     first = True
     while True:
         final = job.refresh().final  # read before the records: the last ones are printed
-        lines = [line for rec in _records(reader.read()) for line in record_lines(rec)]
-        if first and tail is not None:
+        records = _records(reader.read())
+        if first and tail is not None and as_json:
+            records = records[len(records) - tail:] if tail else []
+        lines = [line for rec in records for line in lines_of(rec)]
+        if first and tail is not None and not as_json:
             lines = lines[len(lines) - tail:] if tail else []
         first = False
         for line in lines:
-            write(plain(line))
+            write(line if as_json else plain(line))
         if final or (stop is not None and stop()):
             break
         time.sleep(poll_s)
     if final:
-        for line in output_lines(job):
-            write(plain(line))
+        if as_json:
+            for rank, text in rank_outputs(job).items():
+                write(json.dumps({"rank": rank, "output": text}, ensure_ascii=False))
+        else:
+            for line in output_lines(job):
+                write(plain(line))
         inferred = job.refresh().inferred
         if inferred:  # its end is in no log line (its run folder removed, its owner gone):
             # `logs -f` ended with status 1 and nothing said
-            write(plain(f"{job.id} {job.status}: {inferred}"))
+            said = f"{job.id} {job.status}: {inferred}"
+            write(json.dumps({"t": None, "rank": None, "level": "error" if job.status ==
+                              "failed" else "warning", "message": said}, ensure_ascii=False)
+                  if as_json else plain(said))
     return job
+
+
+def job_document(job, kind, front: str = "cli") -> tuple[dict, str | None]:
+    """``python -m skiff KIND ... --json`` (and ``%KIND ... --json``) once the job ended:
+    ``{"job": job.summary(), "result": job.result[, "failed": [...]][, "resume": COMMAND]}``
+    (``failed``: what :meth:`Kind.failures` lists; ``resume``: the command that goes on with
+    a stopped job ``jobs resume`` would take), and the line that says how to go on from
+    ``front`` (None when it cannot)."""
+    from . import resume_command
+    from .going_on import resume_hint
+
+    doc = {"job": job.summary(), "result": job.result}
+    failed = kind.failures(job) if job.status == "done" else []
+    if failed:
+        doc["failed"] = failed
+    hint = resume_hint(job, front)
+    if hint:
+        doc["resume"] = resume_command(job.id)
+    return doc, hint
 
 
 def logs_text(job, tail: int | None = None) -> str:

@@ -68,7 +68,8 @@ class JobsMagics(Magics):
 
                 job = jobs_action("show", ns.job_id, front="magic", metrics=False)
                 try:
-                    follow_logs(job, lambda text: print(text, flush=True), tail=ns.tail)
+                    follow_logs(job, lambda text: print(text, flush=True), tail=ns.tail,
+                                as_json=ns.json)
                 except KeyboardInterrupt:
                     print(f"stopped following; job {job.id} goes on ({job.status}): "
                           f"%jobs cancel {job.id} stops it")

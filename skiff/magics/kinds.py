@@ -8,6 +8,8 @@ variables, and launches it (:func:`skiff.jobs.submit`); then stores it (``-o NAM
 
 from __future__ import annotations
 
+import sys
+
 from skiff.grammar.common import asks_for_help
 from skiff.jobs import submit
 from skiff.kinds import KINDS, Kind
@@ -26,13 +28,27 @@ def kind_magic(kind: Kind, *, doc: bool = True):
             print(kind.command.usage(prog=f"%{kind.name}"))
             return None
         with usage_errors():
-            dry = _without_dry_run(line)
+            as_json = _without_flag(line, "--json")  # the terminal's document, one grammar
+            line = line if as_json is None else as_json
+            dry = _without_flag(line, "--dry-run")
             if dry is not None:  # the plan and config, no run folder, no job
-                return _show_dry_run(kind, dry, cell, shell)
+                return _show_dry_run(kind, dry, cell, shell, as_json=as_json is not None)
             _keep_variables(kind, line, shell.user_ns)
             job, opts = submit(kind.name, line, cell=cell, user_ns=shell.user_ns,
                                prog=f"%{kind.name}")
+        if as_json is not None:  # waited for: the document needs its end
+            opts["wait"] = True
         job = finish_launch(shell, job, opts)
+        if as_json is not None:
+            import json
+
+            from skiff.jobs.render import job_document
+
+            doc, going_on = job_document(job, kind, front="magic")
+            print(json.dumps(doc, ensure_ascii=False, default=str), flush=True)
+            if going_on:
+                print(going_on, file=sys.stderr, flush=True)
+            return None
         if opts.get("wait"):
             # the terminal's stdout, where a flag asks for it (%ocr --out -: the text)
             text = kind.cell_text(job) if job.status == "done" else None
@@ -96,12 +112,12 @@ def _keep_variables(kind: Kind, line: str, user_ns: dict) -> None:
                          f"another name, e.g. -o {output}_job")
 
 
-def _without_dry_run(line: str) -> str | None:
-    """The line with its ``--dry-run`` word taken out, or None when it has none. Every kind's
+def _without_flag(line: str, flag: str) -> str | None:
+    """The line with its ``flag`` word taken out, or None when it has none. Every kind's
     magic takes ``--dry-run`` (in a terminal too), even where its grammar does not list it
-    (%ocr, %chat, %generate: they run on this machine only); the line shown and recorded is
-    the one that would start the job. A ``--dry-run`` inside a quoted text (a prompt) is
-    text, not the option."""
+    (%ocr, %chat, %generate: they run on this machine only), and ``--json`` (the terminal's
+    document, printed once the job ended); the line shown and recorded is the one that
+    would start the job. A flag inside a quoted text (a prompt) is text, not the option."""
     import re
 
     from skiff.grammar.common import split_line
@@ -110,10 +126,10 @@ def _without_dry_run(line: str) -> str | None:
         words = split_line(line)
     except ValueError:  # unbalanced quotes: the grammar says so
         return None
-    if "--dry-run" not in words:
+    if flag not in words:
         return None
     outside = []  # the matches outside quotes: the text before them splits cleanly
-    for m in re.finditer(r"\s*(?<!\S)--dry-run(?!\S)", line):
+    for m in re.finditer(rf"\s*(?<!\S){re.escape(flag)}(?!\S)", line):
         try:
             split_line(line[:m.start()])
         except ValueError:
@@ -126,13 +142,19 @@ def _without_dry_run(line: str) -> str | None:
     return line.strip()
 
 
-def _show_dry_run(kind: Kind, line: str, cell: str | None, shell):
-    """What the job would run, in the cell (``-o NAME``: stored)."""
+def _show_dry_run(kind: Kind, line: str, cell: str | None, shell, *, as_json: bool = False):
+    """What the job would run, in the cell (``-o NAME``: stored); ``as_json``: printed as
+    the terminal's ``--dry-run --json`` prints it."""
     from .dryrun import DryRun, dry_run_document
 
     doc = DryRun(dry_run_document(kind.name, line, cell, shell.user_ns, f"%{kind.name}"))
     if doc["options"].get("output"):
         shell.user_ns[doc["options"]["output"]] = doc
+    if as_json:
+        import json
+
+        print(json.dumps(dict(doc), ensure_ascii=False, default=str))
+        return None
     return doc
 
 

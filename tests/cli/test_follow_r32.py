@@ -80,12 +80,32 @@ def test_cli_show_follow_is_attach(tmp_path, monkeypatch, capsys):
     (["jobs", "list", "-f"], "--follow goes with show and logs"),
     (["jobs", "cancel", "X", "--follow"], "jobs cancel does not follow"),
     (["jobs", "logs", "-f"], "follows one job: give its ID"),
-    (["jobs", "logs", "X", "-f", "--json"], "give one of them"),
 ])
 def test_follow_where_it_means_nothing_is_one_clear_line(argv, says, capsys):
     assert main(argv) == USAGE
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and says in err[0], err
+
+
+def test_cli_logs_follow_json_is_one_json_line_each_record(tmp_path, monkeypatch, capsys):
+    """``jobs logs ID -f --json`` was refused ("give one of them"): JSON lines now, each
+    record as ``jobs logs ID --json`` lists it, printed as it comes (``-n 0``: none of the
+    records written so far, then each new one)."""
+    import json
+
+    from skiff.jobs.render import logs_document
+
+    job, gate = _held(tmp_path, fail_at=3)
+    wait_for(lambda: any("holding until" in r["message"] for r in logs_document(job)["lines"]),
+             30, "the hold's record")
+    before = len(logs_document(job)["lines"])
+    _gate_opened_while_following(monkeypatch, gate)
+    assert main(["jobs", "logs", job.id, "-f", "--json", "-n", "0"]) == FAILED
+    printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    lines = logs_document(job)["lines"]
+    assert before >= 1 and printed and printed == lines[before:]  # the hold's left out
+    assert printed[-1]["level"] == "error" and "failed on purpose at step 3" in \
+        printed[-1]["message"]
 
 
 def test_magic_logs_follow(tmp_path, monkeypatch, capsys):
