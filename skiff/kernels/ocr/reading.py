@@ -150,11 +150,12 @@ SMALL_PRINT_WIDE = 0.5
 # it replaces, it is at most SMALL_PRINT_FLUENT_DROP less fluent (beam.fluency, a mean over
 # pairs: comparable between readings of as many CJK characters, not between "81支付" and
 # "用卡支付"): the adapted model trades a real word for a worse one surely ("安全出门" at 0.51
-# -> "安全图门" at 0.69, fluency 0.63 -> 0.07; "注意安全" -> "注意双全"), and of its swaps
-# on round 37's runs those 0.43-0.76 less fluent were 5 worse, 1 better, 3 neither; the
-# right ones lost at most 0.06 ("请客登记" -> "访客登记"). A reading it agrees with keeps
-# the shipped model's score: a surer score for the same text made a denoised copy's wrong
-# line win over another copy's right one ("新封面包" 0.81 -> 0.93 against "新鲜面包" 0.82).
+# -> "安全图门" at 0.69, fluency 0.63 -> 0.07; "注意安全" -> "注意双全"): of its 95 swaps
+# on the set and hard tiers, the 8 this stops (0.46-0.76 less fluent) were 4 worse, 1
+# better, 3 neither; the right ones lost at most 0.06 ("请客登记" -> "访客登记"). A
+# reading it agrees with keeps the shipped model's score: a surer score for the same text
+# made a denoised copy's wrong line win over another copy's right one ("新封面包" 0.81 ->
+# 0.93 against "新鲜面包" 0.82).
 # Round 38: docs/ocr.md "Round 38, small degraded print"
 SMALL_PRINT_FLUENT_DROP = 0.3
 # small print only: a crop no taller than the recognizer's input (48 rows), which reading
