@@ -28,7 +28,7 @@ FLOOR = 0.74
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built():
     from skiff.kernels.ocr.models import MODEL_SETS
 
     try:
@@ -39,7 +39,13 @@ def built(tmp_path_factory):
         pytest.skip("ch recognizer or the delta not there")
     if small_print.delta_info()["base_sha256"] != small_print._sha256(src):
         pytest.skip("the installed ch recognizer is not the delta's base")
-    return src, small_print.apply_delta(src, tmp_path_factory.mktemp("sp") / "rec.onnx")
+    return src, small_print.small_print_model(src)  # as the pipeline builds it (cached)
+
+
+@pytest.fixture(scope="module")
+def sessions(built):
+    """onnxruntime sessions of the shipped recognizer and the adapted one."""
+    return tuple(ort.InferenceSession(str(p), providers=["CPUExecutionProvider"]) for p in built)
 
 
 def test_shipped_delta_is_small_float16_for_the_shipped_recognizer(built):
@@ -49,15 +55,14 @@ def test_shipped_delta_is_small_float16_for_the_shipped_recognizer(built):
         assert all(z[k].dtype == np.float16 for k in z.files if k != "__base_sha256__")
 
 
-def test_adapted_graph_skiff_import_equals_onnxruntime(built):
+def test_adapted_graph_skiff_import_equals_onnxruntime(built, sessions):
     from skiff.kernels.train.core.tensor import no_grad
     from skiff.kernels.train.onnx import OnnxModule
 
-    src, out = built
+    _, out = built
+    base, sess = sessions
     x = np.random.default_rng(1).uniform(-1, 1, (2, 3, 48, 200)).astype(np.float32)
-    sess = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
     theirs = sess.run(None, {sess.get_inputs()[0].name: x})[0]
-    base = ort.InferenceSession(str(src), providers=["CPUExecutionProvider"])
     with no_grad():
         mine = OnnxModule.load(out)(x).numpy()
     assert np.abs(mine - theirs).max() < 1e-4
@@ -96,17 +101,15 @@ def _crops(n):
     return out
 
 
-def test_adapted_model_reads_small_degraded_cjk_as_drawn(built):
+def test_adapted_model_reads_small_degraded_cjk_as_drawn(sessions):
     from skiff.kernels.ocr.models import read_alphabet
     from skiff.kernels.ocr.rec import ctc_decode
     from skiff.kernels.ocr.synth import char_accuracy
     from skiff.kernels.ocr_train.data import make_batch
 
-    src, out = built
     rows = _crops(24)
     acc = {}
-    for name, path in (("base", src), ("adapted", out)):
-        sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for name, sess in zip(("base", "adapted"), sessions, strict=True):
         alphabet = read_alphabet(sess)
         x = make_batch([crop for crop, _ in rows])
         texts = [t for t, _ in ctc_decode(sess.run(None, {sess.get_inputs()[0].name: x})[0],
