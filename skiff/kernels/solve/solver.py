@@ -1819,14 +1819,11 @@ class Solver:
             cycles=-(-(len(hist) - 1) // self.restart) if (self.method == "gmres"
                                                            and not self._legacy) else None,
             breakdown=breakdown, active=self._active_cells(field))
-        if (converged and math.isfinite(true_abs) and true_abs > 10 * tol
+        if (converged and attainable_failed(true_abs, tol)
                 and not (self.method == "minres" and self._scipy_rtol is not None)):
             # the recurrence passed the tolerance, the returned x does not: say so
             sol.converged = converged = False
-            sol.status = (f"attainable accuracy: the solver's residual passed the tolerance "
-                          f"{tol / bnorm:.1e} but the true |b - Ax|/|b| is "
-                          f"{true_abs / bnorm:.1e}; a tolerance near 1e-16 times the "
-                          f"condition number is as far as float64 goes")
+            sol.status = attainable_status(true_abs, tol, bnorm)
             if strict:
                 raise SolveError(f"{self.method} did not converge: {sol.status}")
         elif converged:
@@ -2301,6 +2298,18 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
         return sol
     finally:
         _LAST_SETUP_LOCK.release()
+
+
+def attainable_failed(true_abs: float, tol: float) -> bool:
+    """A converged recurrence whose returned x misses the tolerance by more than 10x."""
+    return math.isfinite(true_abs) and true_abs > 10 * tol
+
+
+def attainable_status(true_abs: float, tol: float, bnorm: float) -> str:
+    """The status of :func:`attainable_failed` (the serial and the distributed solver's)."""
+    return (f"attainable accuracy: the solver's residual passed the tolerance "
+            f"{tol / bnorm:.1e} but the true |b - Ax|/|b| is {true_abs / bnorm:.1e}; a "
+            f"tolerance near 1e-16 times the condition number is as far as float64 goes")
 
 
 # what a user asking for MPI ranks of skiff.solve writes (%solve's and the CLI's --np / --ranks)
