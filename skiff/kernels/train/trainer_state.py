@@ -63,8 +63,14 @@ class TrainerState:
         }
         if frozen:
             state["frozen"] = frozen_record(self.model, frozen)
-        if self.callbacks and st.name in WHOLE_MODEL:  # stateful callbacks (an EMA)
-            state["callbacks"] = self.callbacks.state_dict()
+        states = self.callbacks.state_dict() if self.callbacks else None
+        if states and st.name in WHOLE_MODEL:  # stateful callbacks (an EMA)
+            state["callbacks"] = states
+        elif states and st.name in PER_RANK_BEST:  # each rank's own (an EMA of its slices)
+            from .parallel.checkpoint import PerRank
+
+            state["callbacks"] = {key: PerRank(value) for key, value in states.items()}
+            state["callbacks_layout"] = self._split_layout()
         if early is not None:  # early stopping's count and best weights (tp, pp, ep: per rank)
             state["early"] = early.state_dict(step, whole=st.name in WHOLE_MODEL,
                                               per_rank=st.name in PER_RANK_BEST)
@@ -201,10 +207,28 @@ class TrainerState:
         afresh, said in the log."""
         if not self.callbacks:
             return
-        fresh = self.callbacks.load_state_dict(state.get("callbacks"))
+        saved, why = state.get("callbacks"), ""
+        kept_for, here = state.get("callbacks_layout"), self._split_layout()
+        if saved and kept_for != here:  # a split model's states are its ranks' own slices
+            saved, why = None, (f" (it kept them for {kept_for or 'the whole model'}, this "
+                                f"run is {here or 'the whole model on every rank'})")
+        # another world size gives each rank's state as None
+        saved = {key: value for key, value in (saved or {}).items() if value is not None}
+        fresh = self.callbacks.load_state_dict(saved)
         if fresh:
             self.reporter.log(f"the checkpoint holds no state of callback(s) "
-                              f"{', '.join(fresh)}: they start afresh", level="warning")
+                              f"{', '.join(fresh)}{why}: they start afresh", level="warning")
+
+    def _split_layout(self) -> str | None:
+        """The layout of a model split over the ranks (tp, pp, ep) whose ranks' callback
+        states are their own, as a checkpoint records it; None where every rank holds the
+        whole model."""
+        st = self.strategy
+        if st.name not in PER_RANK_BEST:
+            return None
+        choice = self.plan.get("choice") or {}
+        dims = ",".join(f"{d}={choice[d]}" for d in ("dp", "tp", "pp", "ep") if d in choice)
+        return f"{st.name} on {st.world_size} ranks" + (f" ({dims})" if dims else "")
 
     def _load_model_state(self, state) -> None:
         """The checkpoint's weights into the model: all of them, or (a run whose base was

@@ -146,6 +146,12 @@ class Comm:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} rank {self.rank}/{self.size}>"
 
+    def __deepcopy__(self, memo):
+        """Itself: a copy of a model whose layers hold their group (a tp layer's; what
+        ``AveragedModel(model)`` or ``copy.deepcopy(model)`` makes of a split model) talks to
+        the same ranks (a copy failed "cannot pickle 'module' object")."""
+        return self
+
     # --- collectives (overridden per engine) ------------------------------------------------
     def allreduce_(self, x, op: str = "sum"):
         """All-reduce ``x`` in place and return it."""
