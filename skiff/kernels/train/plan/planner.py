@@ -614,6 +614,7 @@ def _check_splittable(model, c: Choice, strategy_spec) -> None:
     can = set(_split_dims(model))
     if hasattr(model, "h") and hasattr(model, "wte"):  # skiff's GPT (also its MoE form)
         can |= {"tp", "pp"}
+        _check_moe_gpt(model, c, strategy_spec)
     wanted = [f"{d}={getattr(c, d)}" for d in ("tp", "pp") if getattr(c, d) > 1
               and d not in can]
     if wanted:
@@ -623,6 +624,26 @@ def _check_splittable(model, c: Choice, strategy_spec) -> None:
                          f"{type(model).__name__} is neither: use 'dp', 'zero1' or 'zero2' "
                          "(every rank holds the whole model; zero2 also shards its gradients "
                          "and optimizer state over the ranks) or 'auto'")
+
+
+def _check_moe_gpt(model, c: Choice, strategy_spec) -> None:
+    """tp or pp for skiff's GPT of experts (``gpt-moe``) fails naming what runs it: tp cut
+    its blocks' feed-forward as a dense one ("'_MoEMLP' object has no attribute 'c_fc'");
+    pp's stages route each micro-batch's tokens alone (an expert's capacity, so the tokens
+    it drops, are a micro-batch's) and leave out the experts' load-balancing loss: 20
+    steps' losses 0.8% off the one-process run's, silently (1.1% with ``aux_coef=0``)."""
+    if not getattr(model, "moe_layers", None):
+        return
+    use = ("use 'ep' (each rank holds some of the experts), 'dp', 'zero1', 'zero2' or "
+           "'auto'")
+    if c.tp > 1:
+        raise ValueError(f"strategy {strategy_spec!r} cuts every layer over tp={c.tp} "
+                         f"ranks, which skiff does not do for a GPT of experts: {use}")
+    if c.pp > 1:
+        raise ValueError(f"strategy {strategy_spec!r} runs the model in pp={c.pp} pipeline "
+                         "stages, which would route each micro-batch's tokens to the "
+                         "experts apart (their capacity a micro-batch's) and leave out the "
+                         f"experts' load-balancing loss: {use}")
 
 
 def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, devices=None,
