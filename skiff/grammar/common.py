@@ -32,7 +32,8 @@ __all__ = [
     "GrammarError", "USER_ERRORS", "user_message", "Command", "command", "device_option",
     "launch_options", "json_option", "cluster_options", "nonneg_int", "did_you_mean",
     "unknown_name", "notebook_only", "positive_int", "positive_float", "nonneg_float", "fraction",
-    "relative_tolerance", "bounded_int", "grid_shape", "byte_size", "split_line", "GIVEN",
+    "relative_tolerance", "bounded_int", "grid_shape", "byte_size", "split_line", "without_comment",
+    "GIVEN",
     "was_given", "dry_run_option", "missing_file", "MissingFile", "output_folder",
 ]
 
@@ -219,11 +220,34 @@ def split_path(words: list[str], *, most: int = 8) -> str:
     return ""
 
 
+def without_comment(line: str) -> str:
+    """``line`` without its comment: a ``#`` that starts a word outside quotes starts one,
+    as in a shell (IPython hands a line magic its comment: the README's ``%jobs  # every
+    job, newest first`` was "invalid choice: '#'")."""
+    quote, escaped, at_word_start = None, False, True
+    for i, ch in enumerate(line):
+        if escaped:
+            escaped, at_word_start = False, False
+        elif quote:
+            escaped = ch == "\\" and quote == '"'
+            quote = None if ch == quote else quote
+        elif ch == "\\":
+            escaped, at_word_start = True, False
+        elif ch in "'\"":
+            quote, at_word_start = ch, False
+        elif ch == "#" and at_word_start:
+            return line[:i].rstrip()
+        else:
+            at_word_start = ch.isspace()
+    return line
+
+
 def split_line(line: str | list[str]) -> list[str]:
+    """A magic line's words, as a shell splits them (a comment left out)."""
     if isinstance(line, (list, tuple)):
         return list(line)
     try:
-        return shlex.split(line or "")
+        return shlex.split(without_comment(line or ""))
     except ValueError as exc:
         raise GrammarError(f"cannot split the line: {exc}") from None
 

@@ -219,7 +219,11 @@ class Job:
 
     def _owner_alive(self, pid) -> bool:
         """The process that runs the job is alive (a reused pid of a process job, told by its
-        recorded start time, is not)."""
+        recorded start time, is not). A Slurm job's process is Slurm's, on other machines
+        (its script written, perhaps queued for hours): only its final event ends it here
+        (the script's writer exiting showed it "failed ... without a final event")."""
+        if self.meta.get("runner") == "slurm":
+            return True
         if not pid_alive(pid):
             return False
         if self.meta.get("runner") == "process":
@@ -552,6 +556,13 @@ class Job:
             from .holders import start_reaper
 
             start_reaper(self, grace)
+        elif self.meta.get("runner") == "slurm" and self.refresh().status == "queued":
+            # Slurm has not started it and nothing here runs it: its end is written here (a
+            # worker that starts later reads the cancel file and stops)
+            queued = read_json(self.run_dir / "slurm.json", {}).get("job_id")
+            self.emit("status", status="cancelled", message=(
+                f"cancelled before Slurm started it (scancel {queued} takes it off Slurm's "
+                f"queue)" if queued else "cancelled before it was submitted to Slurm"))
         return True
 
     # display -----------------------------------------------------------------------------

@@ -460,8 +460,11 @@ def _check_cluster_options(where: dict, given: set | None) -> None:
 
 def _command_line(kind, words, values: dict, cell: str | None, front: str) -> str:
     """The line a user would type again to start this job."""
-    if isinstance(words, str):  # a magic line as typed
-        return f"{'%%' if cell is not None else '%'}{kind.name} {words.strip()}".rstrip()
+    if isinstance(words, str):  # a magic line as typed, without its comment
+        from skiff.grammar.common import without_comment
+
+        line = without_comment(words).strip()
+        return f"{'%%' if cell is not None else '%'}{kind.name} {line}".rstrip()
     if words is not None:  # argv
         return f"python -m skiff {kind.name} {shlex.join(str(w) for w in words)}".rstrip()
     line = kind.command.render(values, style="cli" if front == "cli" else "magic")
