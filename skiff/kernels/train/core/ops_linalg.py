@@ -580,10 +580,18 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
         return a.amax(dim, keepdim)
     if ord == -math.inf:
         return a.amin(dim, keepdim)
-    if ord == 0.0:
-        return _const((a._data != 0).astype(a.dtype)).sum(dim, keepdim)
-    if ord < 0:
-        return (a ** ord).sum(dim, keepdim) ** (1.0 / ord)
+    if ord == 0.0:  # a count; requires grad with a zero gradient where x does (torch's)
+        count = _const((a._data != 0).astype(a.dtype)).sum(dim, keepdim)
+        return count + (a * 0).sum(dim, keepdim) if a.requires_grad else count
+    if ord < 1.0:  # |x|^p has an infinite slope at 0: torch's gradient is 0 there
+        from .tensor import where
+
+        zero = a._data == 0
+        safe = where(zero, 1.0, a) ** ord
+        powered = where(zero, np.inf if ord < 0 else 0.0, safe) if zero.any() else a ** ord
+        if ord < 0:
+            return powered.sum(dim, keepdim) ** (1.0 / ord)
+        return _root(powered.sum(dim, keepdim), ord)
     return _root((a ** ord).sum(dim, keepdim), ord)
 
 
@@ -791,16 +799,16 @@ def _root(s, p):
     plain root gives nan)."""
     from .tensor import where
     if getattr(s, "_batched", False):  # inside a batched vmap call (vmap_r30): always mask
-        pos = s > 0
-        safe = where(pos, s, 1.0)
-        return where(pos, safe.sqrt() if p == 2.0 else safe ** (1.0 / p), 0.0)
+        zero = s == 0
+        safe = where(zero, 1.0, s)
+        return where(zero, 0.0, safe.sqrt() if p == 2.0 else safe ** (1.0 / p))
     xp = xp_of(s._data)
-    pos = s._data > 0
-    if xp is np and bool(pos.all()):  # on a GPU the test is a host read: always mask there
+    zero = s._data == 0  # (a nan stays nan: a norm or std of nan is nan, as torch's)
+    if xp is np and not bool(zero.any()):  # on a GPU the test is a host read: always mask
         return s.sqrt() if p == 2.0 else s ** (1.0 / p)
-    safe = where(pos, s, xp.ones((), dtype=s.dtype))
+    safe = where(zero, xp.ones((), dtype=s.dtype), s)
     root = safe.sqrt() if p == 2.0 else safe ** (1.0 / p)
-    return where(pos, root, xp.zeros((), dtype=s.dtype))
+    return where(zero, xp.zeros((), dtype=s.dtype), root)
 
 
 def lstsq(A, B, rcond=None, *, driver=None):

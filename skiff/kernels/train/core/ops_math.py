@@ -125,15 +125,21 @@ class Pow(Function):
         a, b, out = self.saved
         na, nb = self.needs_input_grad
         ga = gb = None
-        if na:
+        xp = xp_of(a)
+        if na:  # torch's: 0 where the exponent is 0 (0 ** -1 made x ** 0 nan at 0)
             if np.isscalar(b):
-                ga = g * b * a ** (b - 1) if b != 2 else g * 2 * a
+                ga = g * 2 * a if b == 2 else (g * b * a ** (b - 1) if b != 0 else
+                                               xp.zeros_like(g * a))
             else:
-                ga = g * b * a ** (b - 1)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    ga = xp.where(b == 0, 0, g * b * a ** (b - 1))
             ga = unbroadcast(ga, self.sa)
-        if nb:
-            xp = xp_of(a)
-            gb = unbroadcast(g * out * xp.log(a), self.sb)
+        if nb:  # torch's: 0 where a == 0 and b >= 0 (not 0 * log 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gb = g * out * xp.log(a)
+                if not (np.iscomplexobj(a) or np.iscomplexobj(b)):
+                    gb = xp.where((a == 0) & (b >= 0), 0, gb)
+            gb = unbroadcast(gb, self.sb)
         return ga, gb
 
 

@@ -70,7 +70,9 @@ class _Atan2(Function):
     def backward(self, g):
         a, b = self.saved
         na, nb = self.needs_input_grad
-        d = g / (a * a + b * b)
+        den = a * a + b * b
+        with np.errstate(divide="ignore", invalid="ignore"):  # torch's: 0 at (0, 0), not nan
+            d = xp_of(g).where(den == 0, 0, g / den)
         return (unbroadcast(d * b, self.sa) if na else None,
                 unbroadcast(-d * a, self.sb) if nb else None)
 

@@ -208,11 +208,14 @@ def _no_freedom(self, dims, ddof, name, stacklevel=4):
 
 def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
         keepdims=None, ddof=None):
-    """torch's standard deviation: the square root of :func:`var` (``n - 1`` by default)."""
+    """torch's standard deviation: the square root of :func:`var` (``n - 1`` by default);
+    a constant slice has gradient 0, as torch's (sqrt's inf made it nan)."""
+    from .ops_linalg import _root
+
     keep = bool(keepdim if keepdims is None else keepdims)
     dims, k = _dims(dim, axis), _ddof(unbiased, correction, ddof)
     _no_freedom(self, dims, k, "std")
-    return M.Var.apply(self, axis=dims, keepdims=keep, ddof=k).sqrt()
+    return _root(M.Var.apply(self, axis=dims, keepdims=keep, ddof=k), 2.0)
 
 
 def maximum(self, other):
@@ -348,8 +351,8 @@ def _triangle(upper):
 
 
 def norm(self, p="fro", dim=None, keepdim=False):
-    """torch's vector norm (``p`` 2/"fro", 1, inf or any number) over ``dim`` (all: None);
-    a zero gradient where the norm is 0, as torch's (a plain root gives nan there)."""
+    """torch's vector norm (``p`` 2/"fro", 1, inf, 0, -inf or any number) over ``dim`` (all:
+    None); a zero gradient where the norm is 0, as torch's (a plain root gives nan there)."""
     from .ops_linalg import _root
 
     a = self.abs()
@@ -360,7 +363,9 @@ def norm(self, p="fro", dim=None, keepdim=False):
         return a.sum(dim, keepdim)
     if p in (math.inf, "inf"):
         return a.amax(dim, keepdim)
-    return _root((a ** float(p)).sum(dim, keepdim), float(p))
+    from .ops_linalg import vector_norm  # 0 (a count), p < 1, -inf (the least |x|), ...
+
+    return vector_norm(self, float(p), dim=dim, keepdim=keepdim)
 
 
 def amax(self, dim=None, keepdim=False):

@@ -100,3 +100,77 @@ def test_index_reduce_is_torchs(reduce, include_self):
         res.append([y.detach().numpy(), x.grad.numpy(), s.grad.numpy()])
     for u, v in zip(*res):
         np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+
+
+ZERO_CASES = {  # gradients at zeros, where skiff gave nan (or raised) and torch a number
+    "normalize_zero_row": lambda L, a, b: L.nn.functional.normalize(a, dim=1),
+    "normalize_p1_dim0": lambda L, a, b: L.nn.functional.normalize(a, p=1, dim=0),
+    "cosine_zero_row": lambda L, a, b: L.nn.functional.cosine_similarity(a, b, dim=1),
+    "cosine_broadcast": lambda L, a, b: L.nn.functional.cosine_similarity(a[:, None], b[None],
+                                                                          dim=-1),
+    "pow_0": lambda L, a, b: a ** 0,
+    "pow_tensor_exponent": lambda L, a, b: a.abs() ** b,
+    "vander_at_0": lambda L, a, b: a[:, :1] ** L.arange(4, dtype=L.float64),
+    "atan2_origin": lambda L, a, b: L.atan2(a, a * 0),
+    "std_constant_row": lambda L, a, b: (a * 0 + b[:, :1]).std(dim=1),
+    "norm_p0": lambda L, a, b: a.norm(p=0, dim=1),
+    "norm_p_half": lambda L, a, b: a.norm(p=0.5, dim=1),
+    "norm_p_minus1": lambda L, a, b: a.norm(p=-1, dim=1),
+    "norm_minus_inf": lambda L, a, b: a.norm(p=float("-inf"), dim=1),
+    "kl_log_target_grad": lambda L, a, b: L.nn.functional.kl_div(
+        a.log_softmax(1), b.log_softmax(1), reduction="batchmean", log_target=True),
+    "kl_target_grad": lambda L, a, b: L.nn.functional.kl_div(
+        a.log_softmax(1), b.softmax(1), reduction="sum"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_CASES))
+def test_gradients_at_zero_and_through_targets_are_torchs(name):
+    r = np.random.default_rng(38)
+    x, y = r.normal(size=(4, 5)), r.normal(size=(4, 5))
+    x[1] = 0.0
+    x[2, 3] = 0.0
+    res = []
+    for lib in (torch, skiff):
+        a, b = lib.tensor(x, requires_grad=True), lib.tensor(y, requires_grad=True)
+        out = ZERO_CASES[name](lib, a, b)
+        (out * lib.tensor(np.arange(1.0, out.numel() + 1).reshape(tuple(out.shape)))).sum()\
+            .backward()
+        res.append([out.detach().numpy()] + [t.grad.numpy() if t.grad is not None else
+                                             np.zeros((4, 5)) for t in (a, b)])
+    for u, v in zip(*res):
+        np.testing.assert_allclose(u, v, rtol=1e-10, atol=1e-12)
+
+
+def test_dist_p0_counts_as_torchs():
+    # skiff raised ZeroDivisionError (torch's own backward of it raises: values only)
+    x, y = np.array([[0.0, 1.5, -2.0]]), np.array([[0.0, 1.0, -2.0]])
+    assert float(skiff.dist(skiff.tensor(x), skiff.tensor(y), p=0)) == float(
+        torch.dist(torch.tensor(x), torch.tensor(y), p=0)) == 1.0
+
+
+def test_r_drop_symmetric_kl_trains_as_torchs():
+    # R-Drop / mutual learning: KL between two outputs that both require grad
+    r = np.random.default_rng(1)
+    xs, losses = r.normal(size=(2, 8, 6)), []
+    init = {}
+    for lib in (torch, skiff):
+        lib.manual_seed(0)
+        m = lib.nn.Sequential(lib.nn.Linear(6, 16), lib.nn.Tanh(), lib.nn.Linear(16, 4)).double()
+        if lib is torch:
+            init.update({k: v.detach().numpy().copy() for k, v in m.state_dict().items()})
+        else:
+            m.load_state_dict({k: skiff.tensor(v) for k, v in init.items()})
+        opt = lib.optim.SGD(m.parameters(), lr=0.5)
+        run = []
+        for _ in range(4):
+            p, q = m(lib.tensor(xs[0])).log_softmax(-1), m(lib.tensor(xs[1])).log_softmax(-1)
+            F = lib.nn.functional
+            loss = 0.5 * (F.kl_div(p, q, reduction="batchmean", log_target=True)
+                          + F.kl_div(q, p, reduction="batchmean", log_target=True))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            run.append(loss.item())
+        losses.append(run)
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-12)

@@ -165,7 +165,16 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 @float32_in_mixed
 def kl_div(input, target, reduction="mean", log_target=False):  # noqa: A002
     """KL(target || exp(input)) with ``input`` log-probabilities (torch's argument order);
-    ``batchmean`` divides the sum by the batch size."""
+    ``batchmean`` divides the sum by the batch size. A target that requires grad (R-Drop's
+    and mutual learning's symmetric KL of two outputs) is differentiated as torch's."""
+    if isinstance(target, Tensor) and target.requires_grad:
+        if log_target:
+            per = target.exp() * (target - input)
+        else:  # torch's xlogy(t, t) - t * input
+            per = target.xlogy(target) - target * input
+        if reduction == "batchmean":
+            return per.sum() * (1.0 / input.shape[0])
+        return _reduce(per, reduction)
     t = target._data if isinstance(target, Tensor) else input.xp.asarray(target)
     xp = input.xp
     if log_target:
@@ -223,18 +232,24 @@ def pad(x, pad, mode="constant", value=0.0):
 
 
 def normalize(x, p=2.0, dim=1, eps=1e-12):
-    if p != 2:
-        norm = (x.abs() ** p).sum(axis=dim, keepdims=True) ** (1.0 / p)
-    else:
-        norm = (x * x).sum(axis=dim, keepdims=True).sqrt()
-    return x / norm.clamp(min=eps)
+    """torch's: ``x / max(||x||_p, eps)``; an all-zero slice has gradient ``1 / eps`` (the
+    norm's own gradient is 0 there, as torch's; sqrt's inf made it nan)."""
+    from ...ops_linalg import vector_norm
+
+    return x / vector_norm(x, p, dim=dim, keepdim=True).clamp(min=eps)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    dot = (x1 * x2).sum(axis=dim)
-    n1 = (x1 * x1).sum(axis=dim).sqrt().clamp(min=eps)
-    n2 = (x2 * x2).sum(axis=dim).sqrt().clamp(min=eps)
-    return dot / (n1 * n2)
+    """torch's: ``sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps))`` over ``dim`` (the
+    operands broadcast first); a zero vector has a finite gradient, as torch's."""
+    from ...ops_linalg import vector_norm
+
+    if tuple(x1.shape) != tuple(x2.shape):
+        shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+        x1, x2 = x1.expand(*shape), x2.expand(*shape)
+    n1 = vector_norm(x1, 2, dim=dim, keepdim=True).clamp(min=eps)
+    n2 = vector_norm(x2, 2, dim=dim, keepdim=True).clamp(min=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(axis=dim)
 
 
 def adaptive_avg_pool2d(x, output_size):
