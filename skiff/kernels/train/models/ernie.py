@@ -650,11 +650,15 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         past = options.pop("past_key_values", None)
         if past is None and options.get("cache") is not None:
             past = options.pop("cache")  # transformers 5's newer name
+        if past is not None and beams is not None and int(beams) > 1:
+            # beams on a cache (transformers': expanded by the user with
+            # batch_repeat_interleave): the whole sequence run again, the same tokens (the
+            # cache is a speed-up; its rows need not match the beams)
+            past = None
         if past is not None:
             from .ernie_generate_states import STATE_OPTIONS
 
-            why = ("num_beams > 1" if beams is not None and int(beams) > 1 else
-                   "penalty_alpha" if options.get("penalty_alpha") else
+            why = ("penalty_alpha" if options.get("penalty_alpha") else
                    "use_cache=False" if not use_cache else
                    next((k for k in STATE_OPTIONS if options.get(k)), None))
             if why:

@@ -137,8 +137,6 @@ def test_clear_errors(pair):
         model(ids[:, 4:], past_key_values=copy.deepcopy(cache), attention_mask=mask[:, 4:])
     with pytest.raises(ValueError, match="longer than the cache"):
         model.generate(ids[:, :4], past_key_values=copy.deepcopy(cache), max_new_tokens=2)
-    with pytest.raises(ValueError, match="num_beams"):
-        model.generate(ids, past_key_values=copy.deepcopy(cache), num_beams=2)
     with pytest.raises(ValueError, match="labels"):
         model(ids[:, 4:], past_key_values=copy.deepcopy(cache), labels=ids[:, 4:])
     with pytest.raises(ValueError, match="rows"):
