@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from skiff.kernels.solve.flow.nose_job import keyword_why
+
 from .sweep import PARAMS, Samples
 
 __all__ = ["Surrogate", "Prediction", "design", "nose_volume"]
@@ -251,8 +253,11 @@ class Surrogate:
                     p = {k: v for k, v in p.items() if k != "re"}
                 unknown = set(p) - set(PARAMS)
                 if unknown:
-                    raise ValueError(f"unknown parameter {sorted(unknown)[0]!r}: the "
-                                     f"surrogate takes {', '.join(PARAMS)}")
+                    name = sorted(unknown)[0]
+                    why = keyword_why(name)   # a speed, a yaw angle: solve_nose's reason
+                    raise ValueError(f"unknown parameter {name!r}: the surrogate takes "
+                                     f"{', '.join(PARAMS)} (and re=, its sweep's "
+                                     f"{self.re:g})" + (f"; {why}" if why else ""))
                 missing = [k for k in PARAMS if k not in p]
                 if missing:
                     raise ValueError(f"missing parameter {missing[0]!r}")
