@@ -167,8 +167,14 @@ def launch_slurm(kind: str, config: dict | None = None, *, nodes: int, gpus_per_
     job = Job.create(kind, config, target=entry.entry, runner="slurm", np=np, device=device,
                      label=label, root=root,
                      slurm={"nodes": nodes, "gpus_per_node": gpus_per_node})
-    return _write_and_submit(job, nodes=nodes, gpus_per_node=gpus_per_node, submit=submit,
-                             dry_run=dry_run, **script_options)
+    try:
+        return _write_and_submit(job, nodes=nodes, gpus_per_node=gpus_per_node, submit=submit,
+                                 dry_run=dry_run, **script_options)
+    except SlurmError as exc:
+        if submit and shutil.which("sbatch") is not None:  # refused, never queued: failed
+            # (without sbatch the script waits to be submitted by hand: queued)
+            job.emit("status", status="failed", message=f"not submitted: {exc}")
+        raise
 
 
 def _write_and_submit(job, *, nodes: int, gpus_per_node: int, submit: bool, dry_run: bool,

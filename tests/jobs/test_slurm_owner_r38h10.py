@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from skiff.jobs import Job
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,3 +46,23 @@ def test_a_written_slurm_job_is_cancelled_and_removed(runs_dir):
     assert job.cancel() and job.refresh().status == "cancelled"
     assert "before it was submitted to Slurm" in job.error and (run_dir / "cancel").exists()
     assert main(["jobs", "rm", job.id]) == OK and not run_dir.exists()
+
+
+def test_a_script_sbatch_refuses_is_failed_and_one_without_sbatch_queued(tmp_path, monkeypatch,
+                                                                          runs_dir):
+    from skiff.jobs.slurm import SlurmError, launch_slurm
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no sbatch: the script is to be submitted
+    with pytest.raises(SlurmError, match="submit .* there yourself"):
+        launch_slurm("demo", {}, nodes=1, submit=True)
+    (job_dir,) = list(runs_dir.iterdir())
+    assert Job.load(job_dir, metrics=False).status == "queued"
+    sbatch = tmp_path / "sbatch"  # one that refuses every script
+    sbatch.write_text("#!/bin/sh\necho 'sbatch: error: invalid partition' >&2\nexit 1\n")
+    sbatch.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}/usr/bin:/bin")
+    with pytest.raises(SlurmError, match="invalid partition"):
+        launch_slurm("demo", {}, nodes=1, submit=True, mpi="none")
+    (refused,) = [p for p in runs_dir.iterdir() if p != job_dir]
+    job = Job.load(refused, metrics=False)
+    assert job.status == "failed" and "not submitted: sbatch refused" in job.error
