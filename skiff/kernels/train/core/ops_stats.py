@@ -96,7 +96,12 @@ def median(x, dim=None, keepdim=False):
         flat = x.reshape(-1)
         if flat.shape[0] == 0:
             raise ValueError("median of an empty tensor (torch returns nan; check the input)")
-        return _pick(flat, _middle(flat, 0), 0, False)[0].reshape(())
+        v = _pick(flat, _middle(flat, 0), 0, False)[0].reshape(())
+        if not flat.requires_grad or v.xp.isnan(v._data):
+            return v
+        # torch's: the gradient shared evenly by every entry equal to the median (a tie)
+        ties = flat.xp.asarray(flat._data == v._data, dtype=flat.dtype)
+        return v.detach() + ((flat - v.detach()) * ties).sum() / float(ties.sum())
     x1 = x.reshape(1) if x.ndim == 0 else x
     d = _dim(x1, dim)
     v, i = _pick(x1, _middle(x1, d), d, keepdim or x.ndim == 0)

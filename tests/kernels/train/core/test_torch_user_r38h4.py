@@ -174,3 +174,15 @@ def test_r_drop_symmetric_kl_trains_as_torchs():
             run.append(loss.item())
         losses.append(run)
     np.testing.assert_allclose(losses[1], losses[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("values", [[[1.0, 3.0, 3.0], [2.0, 2.0, 1.0]], [[0.1, 0.1, 0.1, 5.0]],
+                                    [[4.0, 1.0, 2.0]]])
+def test_median_of_all_shares_a_ties_gradient_as_torchs(values):
+    res = []
+    for lib in (torch, skiff):
+        t = lib.tensor(values, requires_grad=True)
+        m = t.median()
+        m.backward()
+        res.append((m.item(), t.grad.numpy().tolist()))
+    assert res[1] == res[0]
