@@ -379,8 +379,10 @@ def _slurm_submitted(job, opts: dict, out=None) -> int:
     if opts.get("wait") and sub["submitted"]:
         interrupted = _follow(job)
     if opts.get("json"):
-        print(json.dumps({"job": job.summary(), "submission": sub}, ensure_ascii=False,
-                         default=str), file=sys.stdout if out is None else out, flush=True)
+        from skiff.jobs.render import job_document
+
+        print(json.dumps(job_document(job, None)[0], ensure_ascii=False, default=str),
+              file=sys.stdout if out is None else out, flush=True)
     if not (opts.get("wait") and sub["submitted"]):
         return OK
     return _status_code(job, interrupted)

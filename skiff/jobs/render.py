@@ -268,10 +268,14 @@ def job_document(job, kind, front: str = "cli") -> tuple[dict, str | None]:
     ``{"job": job.summary(), "result": job.result[, "failed": [...]][, "resume": COMMAND]}``
     (``failed``: what :meth:`Kind.failures` lists; ``resume``: the command that goes on with
     a stopped job ``jobs resume`` would take), and the line that says how to go on from
-    ``front`` (None when it cannot)."""
+    ``front`` (None when it cannot). A ``--launcher slurm`` job: ``{"job", "submission"}``
+    (the script, whether it was queued, Slurm's job id)."""
     from . import resume_command
     from .going_on import resume_hint
 
+    submission = getattr(job, "submission", None)
+    if submission is not None:
+        return {"job": job.summary(), "submission": submission}, None
     doc = {"job": job.summary(), "result": job.result}
     failed = kind.failures(job) if job.status == "done" else []
     if failed:

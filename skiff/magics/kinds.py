@@ -36,8 +36,9 @@ def kind_magic(kind: Kind, *, doc: bool = True):
             _keep_variables(kind, line, shell.user_ns)
             job, opts = submit(kind.name, line, cell=cell, user_ns=shell.user_ns,
                                prog=f"%{kind.name}")
-        if as_json is not None:  # waited for: the document needs its end
-            opts["wait"] = True
+        if as_json is not None and getattr(job, "submission", None) is None:
+            opts["wait"] = True  # waited for: the document needs its end (a Slurm job's:
+            # its script and queue, with --wait its end too, as the terminal's)
         job = finish_launch(shell, job, opts)
         if as_json is not None:
             import json

@@ -74,3 +74,22 @@ def test_solve_dry_run_json_prints_the_terminals_dry_run(shell, capsys):
     code, cli = _doc(capsys, lambda: main(["solve", "poisson", "--grid", "16x16", "--json",
                                            "--dry-run"]))
     assert out is None and code == OK and magic["config"] == cli["config"]
+
+
+def test_json_with_slurm_prints_the_submission_without_waiting(shell, capsys, tmp_path,
+                                                                monkeypatch):
+    """``--launcher slurm --json``: the job queued on Slurm is not waited for (it may wait
+    for hours): the terminal's ``{"job", "submission"}``, at once, the job queued."""
+    import os
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text("#!/bin/sh\necho '4242;cluster'\n")
+    (bin_dir / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    words = "mlp --steps 5 --launcher slurm --nodes 2 --json"
+    _, magic = _doc(capsys, lambda: shell.run_line_magic("train", words + " -o slj"))
+    code, cli = _doc(capsys, lambda: main(["train", *words.split()]))
+    assert code == OK and set(magic) == set(cli) == {"job", "submission"}
+    assert magic["submission"]["submitted"] and magic["submission"]["slurm_job_id"] == "4242"
+    assert magic["job"]["status"] == "queued" == shell.user_ns["slj"].refresh().status
