@@ -45,9 +45,9 @@ class JobsMagics(Magics):
         [--timeout S] [--wait] [--dry-run] [-f] [-n N] [-o NAME]``. A list is newest first;
         ID may be a job's --name. ``rm``/``prune --dry-run`` lists what they would remove,
         ``resume --dry-run`` what it would run; ``show ID -f`` follows a job live (as
-        attach), ``logs ID -f`` prints each new log line until it ends, ``logs ID -n N`` the
-        last N lines only (with -f: first). Interrupting ``%jobs wait`` stops the waiting,
-        not the job."""
+        attach), ``logs ID -f`` prints each new log line until it ends (``--json``: a JSON
+        line each record), ``logs ID -n N`` the last N lines only (with -f: first).
+        Interrupting ``%jobs wait`` stops the waiting, not the job."""
         ns = parse_line(JOBS, line)
         if ns is None:  # --help
             return None
