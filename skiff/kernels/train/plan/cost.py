@@ -165,6 +165,11 @@ PRESETS: dict[str, ModelSpec] = {
 }
 
 
+# built-in models of %train that are not presets (``plan mlp`` was "unknown model 'mlp'"):
+# built (a few thousand parameters) and costed as live models
+LIVE_BUILTINS = ("mlp", "cnn")
+
+
 def model_spec(model, *, seq_len: int | None = None) -> ModelSpec:
     """A :class:`ModelSpec` for a preset name, a ModelSpec, or a live model.
 
@@ -176,8 +181,13 @@ def model_spec(model, *, seq_len: int | None = None) -> ModelSpec:
         spec = model
     elif isinstance(model, str):
         key = model.lower()
+        if key in LIVE_BUILTINS:  # %train's own small models: costed as built
+            from skiff.kernels.train.models import get
+
+            return model_spec(get(key), seq_len=seq_len)
         if key not in PRESETS:
-            raise ValueError(f"unknown model {model!r}: choose from {', '.join(PRESETS)}")
+            raise ValueError(f"unknown model {model!r}: choose from "
+                             f"{', '.join([*PRESETS, *LIVE_BUILTINS])}")
         spec = PRESETS[key]
     elif hasattr(getattr(model, "config", None), "num_attention_heads"):
         spec = _hf_spec(model)

@@ -1,0 +1,28 @@
+"""Round 38 (h11): ``skiff.plan("mlp")`` / ``plan("cnn")``, %train's own small models by
+name, are costed as the models built (they failed "unknown model 'mlp': choose from
+gpt-mini, ..." while ``plan(models.get("mlp"))`` worked). Oracle: the built model's
+parameter count from its arrays, and the plan of the live model itself."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import skiff
+from skiff.kernels.train import models
+from skiff.kernels.train.plan import model_spec
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "MLP"])
+def test_a_builtin_small_model_is_planned_by_name(name):
+    live = models.get(name.lower())
+    count = sum(int(np.asarray(v).size) for v in live.state_dict().values())
+    assert model_spec(name).n_params == count
+    by_name = skiff.plan(name, devices=2, device_memory="8GB", global_batch=64)
+    by_model = skiff.plan(live, devices=2, device_memory="8GB", global_batch=64)
+    assert by_name.choice == by_model.choice and by_name.choice.dp == 2
+
+
+def test_an_unknown_name_lists_them():
+    with pytest.raises(ValueError, match="unknown model 'mpl'.*gpt-mini.*mlp, cnn"):
+        model_spec("mpl")
