@@ -179,6 +179,18 @@ _TORCH_NAMES = (
     "autocast", "masked_scatter", "cfloat", "cdouble", "complex64", "complex128",
     "view_as_real", "view_as_complex", "complex", "angle", "is_complex", "real", "imag", "conj",
     "resolve_conj", "resolve_neg", "conj_physical", "is_conj", "is_neg",
+    # round 38 (torch_toplevel_r38)
+    "le", "greater", "greater_equal", "less", "less_equal", "not_equal", "multiply", "subtract",
+    "negative", "arctan2", "arcsin", "arctan", "gcd", "lcm", "ldexp", "isposinf", "isneginf",
+    "isreal", "is_signed", "igamma", "igammac", "vdot", "addr", "addmv", "split_with_sizes", "qr",
+    "matrix_power", "is_inference", "fix_", "square_", "sinc_", "relu_", "sigmoid_", "xlogy_",
+    "nan_to_num_", "index_reduce", "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d",
+    "layer_norm", "rms_norm", "group_norm", "prelu", "selu", "celu", "conv3d", "max_pool3d",
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "adaptive_avg_pool1d", "bilinear",
+    "alpha_dropout", "adaptive_max_pool1d", "channel_shuffle", "pixel_shuffle", "pixel_unshuffle",
+    "rrelu", "feature_alpha_dropout", "selu_", "celu_", "rrelu_", "frexp", "nextafter", "rsub",
+    "dsplit", "cholesky_solve", "cholesky_inverse", "chain_matmul", "is_same_size", "result_type",
+    "promote_types", "can_cast", "concat", "concatenate", "asarray",
 )
 
 # the names skiff/__init__.py finds past NAMES and __all__ (the core's ops_stats.__all__, a

@@ -313,6 +313,10 @@ __all__ = [
 ]
 
 from . import torch_autograd as autograd  # noqa: E402  (skiff.autograd: torch's names)
+
+# round 38: torch's top-level aliases and small functions (torch_toplevel_r38); the names
+# already here (hsplit, vsplit, pdist) stay as they are
+from . import torch_toplevel_r38 as _top38  # noqa: E402
 from .amp_torch import autocast  # noqa: E402,F401  (torch's)
 from .complex_r28 import (  # noqa: E402,F401,A004  (torch's names; `complex` after all code)
     angle,
@@ -334,3 +338,7 @@ from .complex_r28 import (  # noqa: E402,F401,A004  (torch's names; `complex` af
     view_as_real,
 )
 from .tensor_r28 import masked_scatter  # noqa: E402,F401
+
+_TOP38 = [_n for _n in _top38.__all__ if _n not in __all__]
+globals().update({_n: getattr(_top38, _n) for _n in _TOP38})
+__all__ += _TOP38
