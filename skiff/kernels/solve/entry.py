@@ -211,7 +211,9 @@ def solver_from_config(system, config: dict, *, distributed: bool = False):
                                  pre=config.get("pre", 2), post=config.get("post", 2),
                                  restart=config.get("restart", 30),
                                  device=config.get("device") or DEFAULT_DEVICE,
-                                 compatibility=config.get("compatibility"))
+                                 compatibility=config.get("compatibility"),
+                                 # the serial grid transfers' choice, split (round 38 h9)
+                                 interpolation=config.get("interpolation") or "auto")
     amg, options, smoother, interpolation = amg_config(config)
     return Solver(system, method=config.get("method", "cg"),
                   precond=config.get("precond", "auto"), cycle=config.get("cycle", "V"),
