@@ -45,6 +45,10 @@ def __getattr__(name: str):
         return importlib.import_module(f"skiff.{name}")
     if name.startswith("__"):
         raise AttributeError(f"module 'skiff' has no attribute {name!r}")
+    if name.startswith("_foreach_"):  # torch._foreach_mul_ & co (round 38)
+        from skiff.kernels.train.core import foreach_r38
+
+        return getattr(foreach_r38, name)
     from skiff import api
 
     if name not in api.NAMES and name not in api.__all__:  # __all__: the training core's names

@@ -30,3 +30,15 @@ def test_functional_names_at_the_top_level_equal_torch():
     assert str(skiff.result_type(skiff.tensor([1, 2]), 1.0)).endswith(
         str(torch.result_type(torch.tensor([1, 2]), 1.0)).split(".")[-1])
     assert "le" in dir(skiff) and "asarray" in dir(skiff)
+
+
+def test_foreach_list_ops_at_the_top_level_as_torch():
+    a = [np.arange(3, dtype=np.float32), np.ones(2, np.float32)]
+    ts = [skiff.tensor(v.copy()) for v in a]
+    tt = [torch.tensor(v.copy()) for v in a]
+    skiff._foreach_mul_(ts, 2.0)
+    torch._foreach_mul_(tt, 2.0)
+    for s, t in zip(ts, tt):
+        np.testing.assert_array_equal(s.numpy(), t.numpy())
+    with pytest.raises(AttributeError):
+        skiff._foreach_not_a_name  # noqa: B018
