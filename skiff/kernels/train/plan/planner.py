@@ -547,7 +547,9 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
         reasons.append(f"ZeRO-{c.zero} shards optimizer state"
                        + (" and gradients" if c.zero == 2 else "")
                        + f" over dp={c.dp}: {_gb(unsharded.peak_memory)} -> "
-                       f"{_gb(best.peak_memory)} per device")
+                       f"{_gb(best.peak_memory)} per device, {_sec(unsharded.step_time)} "
+                       f"-> {_sec(best.step_time)} a step (the same layout without ZeRO "
+                       "first: each rank updates only its shard of the weights)")
     if c.recompute:
         kept = estimate(spec, cluster, replace(c, recompute=False), **kw)
         reasons.append(f"recomputing activations saves {_gb(kept.memory['activations'])}"

@@ -26,3 +26,22 @@ def test_a_builtin_small_model_is_planned_by_name(name):
 def test_an_unknown_name_lists_them():
     with pytest.raises(ValueError, match="unknown model 'mpl'.*gpt-mini.*mlp, cnn"):
         model_spec("mpl")
+
+
+def test_a_zero_plan_says_what_zero_changes_in_memory_and_time():
+    """The ZeRO line gave only memory ("0.1 GB -> 0.1 GB per device" for gpt-mini on 2
+    ranks), so why ZeRO-2 beat plain dp was not said: its sharded optimizer step. The line
+    now has both step times, those of the layout without ZeRO costed on their own."""
+    from dataclasses import replace
+
+    from skiff.kernels.train.plan.cost import estimate
+    from skiff.kernels.train.plan.planner import _sec
+
+    p = skiff.plan("gpt-mini", devices=2, device_memory="80GB")
+    assert p.choice.zero == 2
+    line = next(r for r in p.reasons if r.startswith("ZeRO-2"))
+    plain = estimate(model_spec("gpt-mini"), p.cluster, replace(p.choice, zero=0),
+                     global_batch=p.global_batch, weight_bytes=p.weight_bytes)
+    assert plain.step_time > p.estimate.step_time
+    assert f"{_sec(plain.step_time)} -> {_sec(p.estimate.step_time)} a step" in line
+    assert "without ZeRO" in line
