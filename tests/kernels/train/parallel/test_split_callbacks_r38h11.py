@@ -1,8 +1,8 @@
 """Round 38 (h11) on 2 real ranks: a stateful callback (an EMA of the weights) on a model
-split over the ranks (tp, pp).
+split over the ranks (tp, pp, ep).
 
 Round 38 (h5) kept a callback's ``state_dict()`` in the checkpoint where every rank holds
-the whole model (dp, zero1, zero2); under tp and pp it was not kept, so a run cut at step 5
+the whole model (dp, zero1, zero2); under tp, pp and ep it was not kept, so a run cut at step 5
 and resumed ended with an EMA of 7 steps, not 12 (said in the log only). And the EMA could
 not be made on a tp model at all: ``AveragedModel(model)`` deep-copies the model, whose
 tensor-parallel layers hold their group's communicator: "cannot pickle 'module' object".
@@ -25,11 +25,11 @@ from .mpi_util import run_mpi
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
     folder = tmp_path_factory.mktemp("ema_split")
-    return run_mpi(2, "ema_split_r38h11_check.py", str(folder), "tp", "pp", timeout=240)
+    return run_mpi(2, "ema_split_r38h11_check.py", str(folder), "tp", "pp", "ep", timeout=300)
 
 
 @pytest.mark.mpi
-@pytest.mark.parametrize("strategy", ["tp", "pp"])
+@pytest.mark.parametrize("strategy", ["tp", "pp", "ep"])
 def test_a_split_models_ema_is_the_whole_runs_after_a_resume(ranks, strategy):
     for got in ranks:
         whole, resumed = got[strategy]["whole"], got[strategy]["resumed"]

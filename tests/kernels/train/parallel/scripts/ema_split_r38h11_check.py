@@ -1,5 +1,5 @@
 """Round 38 (h11): an EMA callback (``state_dict``/``load_state_dict``) under a model split
-over 2 ranks (tp, pp): a whole run and a run cut at step 5 and resumed from its sharded
+over 2 ranks (tp, pp, ep): a whole run and a run cut at step 5 and resumed from its sharded
 checkpoint; and a tp checkpoint resumed by dp (the slices are not dp's: the EMA starts
 afresh); the one-process run's EMA. Prints ``RESULT {...}`` per rank (the EMAs' weights and counts).
 usage: mpiexec -n 2 python ema_split_r38h11_check.py DIR STRATEGY..."""
@@ -14,6 +14,7 @@ import numpy as np
 import skiff
 from skiff.kernels.train.models.gpt import GPT, GPTConfig
 from skiff.kernels.train.parallel import world
+from skiff.kernels.train.parallel.moe import gpt_moe
 from skiff.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
 
 V, T = 16, 8
@@ -45,7 +46,11 @@ class EMA:
 
 def run(strategy, folder, steps, resume=False):
     skiff.seed(0)
-    model = GPT(GPTConfig(block_size=T, vocab_size=V, n_layer=2, n_head=2, n_embd=16))
+    if strategy == "ep":  # a GPT of experts: each rank holds 2 of the 4
+        model = gpt_moe(n_layer=2, n_embd=16, n_head=2, vocab_size=V, block_size=T,
+                        n_experts=4, top_k=2, expert_hidden=16)
+    else:
+        model = GPT(GPTConfig(block_size=T, vocab_size=V, n_layer=2, n_head=2, n_embd=16))
     ema = EMA()
     skiff.Trainer(model, strategy=strategy, optimizer="sgd", lr=0.1, batch_size=8, seed=0,
                   clip=None, schedule="constant", callbacks=[ema], checkpoint_dir=folder,
