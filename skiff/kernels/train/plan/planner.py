@@ -564,6 +564,15 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
     if c.ep > 1:
         reasons.append(f"ep={c.ep}: each rank holds {spec.n_experts // c.ep} of "
                        f"{spec.n_experts} experts")
+    split = [e for e in all_est if e.choice.ep > 1]
+    if c.ep == 1 and split:  # a model of experts left whole on every rank: why
+        e = min(split, key=lambda e: (e.peak_memory > usable, e.step_time))
+        reasons.append(f"experts not split over ranks: the fastest layout that splits them, "
+                       f"{e.choice.label()}, "
+                       + (f"needs {_gb(e.peak_memory)} per device, more than fits"
+                          if e.peak_memory > usable else
+                          f"is predicted {_sec(e.step_time)} a step (its tokens' all-to-all "
+                          f"{_sec(e.time['ep_comm'])})"))
     if best.time["dp_comm"] > 0:
         reasons.append(f"gradient all-reduce {_sec(best.time['dp_comm'])}, "
                        f"{_sec(best.time['dp_exposed'])} not hidden behind backward")

@@ -45,3 +45,20 @@ def test_a_zero_plan_says_what_zero_changes_in_memory_and_time():
     assert plain.step_time > p.estimate.step_time
     assert f"{_sec(plain.step_time)} -> {_sec(p.estimate.step_time)} a step" in line
     assert "without ZeRO" in line
+
+
+def test_a_moe_plan_that_keeps_the_experts_whole_says_why():
+    """A model of experts planned to zero2 gave no word on ep (the expert-parallel layouts
+    were searched, slower): the reason now names the fastest that splits them, its step
+    time and all-to-all time, costed again here on their own."""
+    from skiff.kernels.train.plan.cost import Choice, estimate
+    from skiff.kernels.train.plan.planner import _sec
+
+    p = skiff.plan("gpt-moe-tiny", devices=2, device_memory="8GB", global_batch=16)
+    assert p.choice.ep == 1
+    line = next(r for r in p.reasons if r.startswith("experts not split"))
+    ep = estimate(model_spec("gpt-moe-tiny"), p.cluster, Choice(2, 1, 1, 2, 1, 8, False),
+                  global_batch=16, weight_bytes=p.weight_bytes)
+    assert "ep=2" in line and ep.step_time > p.estimate.step_time
+    assert f"predicted {_sec(ep.step_time)} a step" in line
+    assert f"all-to-all {_sec(ep.time['ep_comm'])}" in line
