@@ -626,6 +626,11 @@ def _check_splittable(model, c: Choice, strategy_spec) -> None:
     if hasattr(model, "h") and hasattr(model, "wte"):  # skiff's GPT (also its MoE form)
         can |= {"tp", "pp"}
         _check_moe_gpt(model, c, strategy_spec)
+    if c.ep > 1 and "ep" not in can:  # what this model runs, not tp/pp it cannot take
+        ways = ", ".join(f"'{d}'" for d in ("dp", "zero1", "zero2", *sorted(can)))
+        raise ValueError(f"strategy {strategy_spec!r} splits experts over ep={c.ep} ranks, "
+                         f"but {type(model).__name__} has no mixture-of-experts layers: "
+                         f"use {ways} or 'auto'")
     wanted = [f"{d}={getattr(c, d)}" for d in ("tp", "pp") if getattr(c, d) > 1
               and d not in can]
     if wanted:

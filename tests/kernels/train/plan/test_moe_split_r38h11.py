@@ -39,3 +39,19 @@ def test_a_dense_gpt_still_splits(spec):
     model = GPT(GPTConfig(block_size=8, vocab_size=16, n_layer=2, n_head=2, n_embd=16))
     c = resolve(spec, model, world_size=2, global_batch=8).choice
     assert getattr(c, spec) == 2
+
+
+def test_ep_on_a_dense_model_names_only_what_it_runs():
+    """``strategy="ep"`` on a user's Sequential said "use dp, zero1, zero2, tp or pp", and
+    tp and pp are then refused for it; each model now hears only what splits it."""
+    from skiff import nn
+
+    seq = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 1))
+    with pytest.raises(ValueError, match="no mixture-of-experts") as err:
+        resolve("ep", seq, world_size=2, global_batch=8)
+    assert "'tp'" not in str(err.value) and "'zero2'" in str(err.value)
+    for spec in ("dp", "zero1", "zero2"):  # what it names runs
+        assert resolve(spec, seq, world_size=2, global_batch=8).choice.world == 2
+    gpt = GPT(GPTConfig(block_size=8, vocab_size=16, n_layer=2, n_head=2, n_embd=16))
+    with pytest.raises(ValueError, match="'pp', 'tp' or 'auto'"):
+        resolve("ep", gpt, world_size=2, global_batch=8)
