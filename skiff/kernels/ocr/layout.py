@@ -298,13 +298,19 @@ def _gutters(idx: list, x0: np.ndarray, x1: np.ndarray, gap: float) -> list[floa
 PROSE_WIDE = 6.0
 PROSE_SHORT = 4.5
 PROSE_MANY = 5
+# ... and when the median step between a side's lines is at most PROSE_STEP line heights:
+# prose is set a line after another (double-spaced ~1.8 box heights), a worksheet's sums or
+# a chat's bubbles stand further apart (a phone photo's sums 2.9-3.0, box heights grown by
+# the blur; the clean sheet's 3.01 read across by 0.3 px under the old three)
+PROSE_STEP = 2.5
 
 
 def _columns(block, x0, x1, gap, widths, heights, y, numbers=None) -> list[list[int]] | None:
     """The block's columns (left to right) when it is laid out as columns of prose: each
     side of a gutter at least two lines of prose (six times as wide as high, 4.5 times where
     each side holds at least five lines) set as prose
-    is, a line after another (the median step between them at most three line heights).
+    is, a line after another (the median step between them at most ``PROSE_STEP`` line
+    heights).
     A chat's bubbles, left and right by turns, a message a few lines apart, are one flow.
     A side whose lines are mostly amounts (``numbers``) is a table's column: no prose."""
     cuts = _gutters(block, x0, x1, gap)
@@ -322,7 +328,7 @@ def _columns(block, x0, x1, gap, widths, heights, y, numbers=None) -> list[list[
         if len(col) < 2 or np.median([widths[i] / max(heights[i], 1.0) for i in col]) < least:
             return None
         steps = np.diff(np.sort([y[i] for i in col]))
-        if np.median(steps) > 3 * np.median([heights[i] for i in col]):
+        if np.median(steps) > PROSE_STEP * np.median([heights[i] for i in col]):
             return None
     return cols
 
