@@ -70,6 +70,8 @@ GMRES_BASIS_BYTES = 1 << 30
 # 2.5 s on a 3-D 28^3 one (one thread), where the stalled GMRES had run its seconds already
 DIRECT_AFTER_STALL = 20_000
 SCIPY_RESTART = 20   # restart=None: SciPy's gmres default
+# 'auto' drops AMG for COCG where Re A has an eigenvalue below -this x its largest (Lanczos)
+COMPLEX_SHIFT_AMG = 0.02
 # what runs on complex vectors
 COMPLEX_METHODS = ("cg", "bicgstab", "gmres", "minres", "cocg", "direct")
 COMPLEX_PRECONDS = ("none", "jacobi", "amg", "user")   # on a complex matrix (real: any, by parts)
@@ -831,6 +833,9 @@ class Solver:
                 # too. 16 641 unknowns: 66 iterations 0.15 s, GMRES(30)+AMG 75 in 0.84 s
                 self.method = "cocg"
                 self.auto_note = "auto: the matrix is complex symmetric (A = A^T)"
+                if (precond == "auto" and self.precond_name == "amg" and not self.op.callable
+                        and not self.device.is_gpu):
+                    self._complex_shift_at_setup()
             self._check_method()
             if amg != "auto" and self.precond_name != "amg":
                 raise ValueError(f"amg={amg!r} chooses the algebraic multigrid of "
@@ -1168,6 +1173,29 @@ class Solver:
                           f"and indefinite ({seen}): AMG built on it is no positive "
                           f"definite preconditioner, and GMRES with it converges slowly or "
                           f"stalls")
+
+    def _complex_shift_at_setup(self) -> None:
+        """'auto' on a complex symmetric matrix (COCG's): where its real part is shifted far
+        below zero (most rows of Re A sum to a negative number and 30 Lanczos steps on Re A
+        see an eigenvalue below ``-COMPLEX_SHIFT_AMG`` times the largest: finite-difference
+        Helmholtz at k h >~ 0.45), COCG without a preconditioner. AMG built on such a matrix is no
+        approximate inverse: ``L - k^2 I + i d I`` at 150^2, k = 200, d = 500 ran COCG+AMG
+        to maxiter (20 000 iterations, 86 s, |r|/|b| = 1.02), COCG alone 3 661 in 1.6 s
+        (round 38 h9; the cases in docs/solve.md). A milder shift keeps AMG, several times
+        fewer iterations: round 28's absorbing Helmholtz (k h 0.24: 13 against 223), round
+        27's P1 one (k h 0.31, ratio 0.011: 66 against 442)."""
+        re = host_csr(self.op.A).real.tocsr()
+        rows = np.asarray(re.sum(axis=1)).ravel()
+        if np.mean(rows < -1e-8 * re.diagonal()) <= 0.5:
+            return   # no shift (a diffusion's rows sum to >= 0): AMG suits the real part
+        ritz = lanczos_ritz(matrix_operator(re, self.op.n, np))
+        if ritz is None or ritz[0] >= -COMPLEX_SHIFT_AMG * abs(ritz[-1]):
+            return
+        self.precond_name = "none"
+        self.auto_note = (f"auto: the matrix is complex symmetric (A = A^T), COCG without a "
+                          f"preconditioner, as its real part is far from positive definite "
+                          f"(Lanczos: lowest eigenvalue <= {ritz[0]:.3g}, largest >= "
+                          f"{ritz[-1]:.3g}): AMG built on it converges slowly or not at all")
 
     def _looks_spd(self) -> bool:
         """Symmetric, with a positive diagonal where the entries are known: CG's systems."""
