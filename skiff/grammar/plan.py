@@ -62,10 +62,11 @@ def COMMAND(p):
 def to_kwargs(values: dict) -> dict:
     """Keyword arguments of :func:`skiff.kernels.train.plan.plan` from parsed values."""
     from skiff.kernels.train.plan import PRESETS
+    from skiff.kernels.train.plan.cost import LIVE_BUILTINS  # %train's mlp, cnn: built
 
     model = values["model"]
-    if model.lower() not in PRESETS:
-        raise unknown_name("model", model, PRESETS)
+    if model.lower() not in PRESETS and model.lower() not in LIVE_BUILTINS:
+        raise unknown_name("model", model, [*PRESETS, *LIVE_BUILTINS])
     if values["devices"] % values["nodes"]:
         raise ValueError(f"--devices {values['devices']} must split evenly over "
                          f"--nodes {values['nodes']}")

@@ -443,7 +443,8 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
         Cluster shape: node count, inter-node and intra-node bytes/s, device flop/s, seconds
         per message of a collective (default 10 us, on devices and between CPU ranks).
     global_batch : int
-        Sequences per optimizer step (default: about a million tokens).
+        Sequences per optimizer step (default: about a million tokens; 32, the Trainer's
+        default batch, for a model of single samples such as an MLP or a CNN).
     weight_bytes : int
         2 for 16-bit training with fp32 master weights, 4 for fp32.
     grad_bytes : int or None
@@ -478,7 +479,9 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
     cluster = cluster_for(devices, world_size=world, memory=device_memory, nodes=nodes,
                           bandwidth=bandwidth, intra_bandwidth=intra_bandwidth, flops=flops,
                           latency=latency)
-    gb = global_batch or max(world, 2**20 // spec.seq_len)
+    # a sequence model: about a million tokens a step; a model of single samples (seq_len 1:
+    # an MLP, a CNN) the Trainer's default batch of 32 (a million was grad_accum=16384)
+    gb = global_batch or max(world, 32 if spec.seq_len == 1 else 2**20 // spec.seq_len)
     kw = {"global_batch": gb, "weight_bytes": weight_bytes, "optimizer": optimizer,
           "overlap": overlap, "grad_bytes": grad_bytes}
     usable = cluster.memory * cluster.usable
