@@ -1330,7 +1330,7 @@ class SolveKind(Kind):
                 _check_memory(config)   # the whole grid on one device
             return None
         problem = str(config.get("problem", ""))
-        one_rank = [k for k in (*AMG_KEYWORDS, "interpolation") if config.get(k) is not None]
+        one_rank = [k for k in AMG_KEYWORDS if config.get(k) is not None]
         if one_rank:   # the distributed solver reads none of them
             flags = ", ".join(_flag(k) for k in one_rank)
             raise ValueError(f"--np {ranks}: {flags} {'is' if len(one_rank) == 1 else 'are'} "

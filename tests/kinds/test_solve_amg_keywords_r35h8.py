@@ -107,8 +107,6 @@ def test_near_nullspace_file_and_notebook_variable(runs_dir, tmp_path, capsys):
     ("poisson --grid 16x16 --precond jacobi --interpolation linear",
      "--interpolation linear is geometric multigrid's, and --method cg --precond jacobi "
      "runs none: use --precond mg (or --method mg), or drop --interpolation"),
-    ("poisson --grid 16x16 --np 2 --interpolation constant",
-     "--np 2: --interpolation is read by the one-rank solver only"),
     ("{A} --interpolation linear", "--interpolation linear is geometric multigrid's, and a "
                                    "matrix is preconditioned by AMG"),
     ("{A} --amg sa --interpolation direct", "use --amg classical, or drop --interpolation"),
