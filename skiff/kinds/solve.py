@@ -980,12 +980,16 @@ def _warm_start_line(job) -> str | None:
 
 def _resume_unconverged(job, config: dict, again: str) -> dict:
     """``jobs resume`` of a solve that ran to its end without converging (its ``maxiter``,
-    a stagnation): one that wrote its solution (``--save FILE.npz``) goes on from it, as
-    ``--x0 FILE.npz`` would, for as many iterations again; one that kept nothing says how to
-    go on (it said "nothing to resume", and its command ran into the same limit again)."""
+    a stagnation) goes on from its last iterate (``RUN/partial.npz``, kept since round 38)
+    or its ``--save FILE.npz``, as ``--x0`` would, for as many iterations again; one that
+    kept nothing (a job of an older skiff) says how to go on (it said "nothing to resume",
+    and its command ran into the same limit again)."""
     result = getattr(job, "result", None) or {}
     if result.get("converged", True) is not False or result.get("columns") is not None:
         raise ValueError(f"job {job.id} ended done: nothing to resume{again}")
+    kept = Path(job.run_dir) / "partial.npz"   # its last iterate (round 38)
+    if kept.is_file():
+        return {**config, "x0": str(kept)}
     save = config.get("save")
     if save and str(save).lower().endswith(".npz"):
         meta = getattr(job, "meta", None) or {}

@@ -168,9 +168,23 @@ def solve_and_report(solver: Solver, b, config: dict, reporter: Reporter) -> Sol
         # a file, not an image to show: the job's view already charts the residual live
         reporter.artifact("convergence", _write_residuals(sol, out / "convergence.csv"),
                           kind="file")
+        if not sol.converged and sol.columns is None:   # jobs resume goes on from it
+            _keep_last_iterate(sol, run_dir / "partial.npz")
+            reporter.artifact("last iterate (not converged)", run_dir / "partial.npz",
+                              kind="file")
     if config.get("save"):
         reporter.artifact("solution", sol.save(config["save"]), kind="file")
     return sol
+
+
+def _keep_last_iterate(sol: Solution, path) -> None:
+    """An unconverged solve's last iterate as a stopped run's ``partial.npz`` (``x``, flat,
+    and its ``iterations``): ``jobs resume`` (or ``--x0 RUN/partial.npz``) goes on from it
+    without ``--save`` (round 38; a cancelled run keeps the same file)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, x=np.asarray(sol.x).ravel(), iterations=int(sol.iterations))
+    tmp.replace(path)
 
 
 def load_x0(path) -> np.ndarray:
