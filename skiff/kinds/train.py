@@ -838,11 +838,16 @@ def _check_drop(drop, data, target) -> str | None:
 
 def _eval(values: dict, model) -> dict:
     """``--eval FILE [--eval-every N]``: the held-out file read and checked now, before any
-    run folder (a bad row is one clear error); ``model`` None: a cell's or a notebook's."""
+    run folder (a bad row is one clear error); ``model`` None: a cell's or a notebook's.
+    ``--val-split F --eval-every N`` validates the held-out share every N steps (round 38)."""
     path, every = values.get("eval"), values.get("eval_every")
     if path is None:
+        if every is not None and values.get("val_split") is not None:
+            # the held-out share is validated every N steps (the Trainer's eval_every)
+            return {"eval": None, "eval_every": every}
         if every is not None:
-            raise ValueError("--eval-every needs --eval FILE (the held-out rows)")
+            raise ValueError("--eval-every needs --eval FILE (the held-out rows) or "
+                             "--val-split F (a share of the data held out)")
         return {"eval": None, "eval_every": None}
     if model is not None and model not in FROM_CHECKPOINT:
         raise ValueError(f"--eval FILE is for models loaded from a checkpoint "
