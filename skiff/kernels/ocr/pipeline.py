@@ -105,11 +105,6 @@ AHEAD_MB = 96.0
 # reads 18% of the columns again (a third of int8's saving) and 3 texts of 32 still differ
 # from float32's (4 with none), 0.98 35% (all the saving) and 2 (docs/ocr-int8-rec.md)
 HYBRID_LINE = 0.0
-# precision="hybrid": a row of an int8 recognizer batch whose posteriors have a near tie (the
-# two likeliest classes of a timestep under this apart) is read again by the float32
-# recognizer (0: never); the lines int8 reads otherwise than float32 have ties under ~0.09
-# (round 38, docs/ocr-int8-rec.md)
-HYBRID_MARGIN = 0.0
 
 
 
@@ -301,10 +296,6 @@ class OcrPipeline(DetectionPasses, LineReading):
         thread that wants another (:meth:`preload`)."""
         if which == "rec" and self._rec_int8:  # precision="hybrid", a clean image's crops
             which = "rec-int8"
-        return self._engine(which)
-
-    def _engine(self, which: str) -> OnnxEngine:
-        """:meth:`engine` ``which`` as named (``rec`` is the float32 recognizer)."""
         with self._lock:
             made = self._engines.get(which)
             if made is not None:
@@ -320,14 +311,11 @@ class OcrPipeline(DetectionPasses, LineReading):
                     # reads 1-3 crops in 1.0 / 3.0 ms where two take 1.9 / 4.8 (waking the
                     # second costs more than it gives); 0.53 -> 0.45 s over the mixed folder
                     threads = 1
-                made = OnnxEngine(
+                self._engines[which] = OnnxEngine(
                     self._model_file(which), self.device, threads=threads,
                     gate=self.gate,
                     bytes_per_element=ENGINE_BYTES.get(which.partition("-")[0], 0.0),
                     arena=which.startswith("rec"), graph_cache=True)
-                if which == "rec-int8" and HYBRID_MARGIN > 0:
-                    made = VerifiedEngine(made, self._engine("rec"), HYBRID_MARGIN)
-                self._engines[which] = made
             return self._engines[which]
 
     def preload(self) -> threading.Thread | None:
@@ -749,37 +737,6 @@ class UnreadScriptWarning(UserWarning):
     """A line whose print stands far wider than what was read: a script the model set's
     dictionary lacks (the default ``ch`` reads Chinese, Japanese kana, Latin and Greek;
     not Hangul, Cyrillic, Arabic, Hebrew, Thai or Devanagari)."""
-
-
-def near_ties(probs: np.ndarray, margin: float) -> np.ndarray:
-    """Rows of a ``(N, T, C)`` posterior batch with a timestep whose two likeliest classes
-    are under ``margin`` apart. A timestep whose best class is over ``(1 + margin) / 2``
-    has no such tie (the second is at most ``1 - best``), so only the others are sorted."""
-    best = probs.max(-1)
-    rows = []
-    for r in np.flatnonzero((best < (1 + margin) / 2).any(-1)):
-        cand = best[r] < (1 + margin) / 2
-        second = np.partition(probs[r][cand], -2, axis=-1)[:, -2]
-        if (best[r][cand] - second < margin).any():
-            rows.append(r)
-    return np.asarray(rows, dtype=np.intp)
-
-
-class VerifiedEngine:
-    """An int8 recognizer (``fast``) whose rows with a near tie (:func:`near_ties`) are
-    read again by the float32 one (``exact``): a near tie is where int8's rounding flips
-    a class that float32 reads (``precision="hybrid"``, ``HYBRID_MARGIN``)."""
-
-    def __init__(self, fast: OnnxEngine, exact: OnnxEngine, margin: float):
-        self.fast, self.exact, self.margin = fast, exact, float(margin)
-        self.provider = fast.provider
-
-    def __call__(self, batch) -> np.ndarray:
-        probs = self.fast(batch)
-        rows = near_ties(probs, self.margin)
-        if rows.size:
-            probs[rows] = self.exact(np.asarray(batch)[rows])
-        return probs
 
 
 def script_warning(label, text: str, wide: float, model: str) -> str:
