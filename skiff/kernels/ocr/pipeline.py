@@ -53,6 +53,8 @@ from .marks import (
     empty_brackets,
     en_dashes,
     footnote_marks,
+    full_width_colons,
+    lone_dashes,
     page_number_spaces,
     tick_marks,
 )
@@ -72,7 +74,7 @@ from .rec import (
 )
 from .result import OcrResult, TextLine
 from .script_mix import greek_warning, unread_ink, user_stacklevel
-from .spacing import cell_spaces, digit_spaces, letter_spaces, one_width
+from .spacing import _cjk_char, cell_spaces, digit_spaces, letter_spaces, one_width
 from .turn_bound import settle_unturnable
 
 __all__ = ["OcrPipeline"]
@@ -648,6 +650,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         lines, boxes, flips, standing, unread_script = [], [], [], [], []
         kept = [k for k in mine if texts[k][0] and texts[k][1] >= self.min_score]
         unread = len(mine) - len(kept)  # found, but read as nothing or under min_score
+        cjk_page = any(_cjk_char(c) for k in kept for c in texts[k][0])  # full-width colons
         for k in kept:
             text, score = texts[k]
             if is_speck(crops[k], text) or is_shape_line(text) or is_rule_line(text) or \
@@ -661,6 +664,7 @@ class OcrPipeline(DetectionPasses, LineReading):
             text = empty_brackets(text, crops[k])   # monospaced "f( )" -> "f()"
             text = footnote_marks(text, crops[k])   # "notes1" of a raised "1" -> "notes¹"
             text = en_dashes(text, crops[k])   # "8:00 - 18:30" of an en dash's wide ink -> "–"
+            text = full_width_colons(text, crops[k], cjk_page)   # a CJK form's "Tel：021"
             box = it.boxes[owners[k][1]][0]
             if could_be_box(text):
                 text = box_marks(text, crops[k], _around(it.bgr, box))
@@ -696,6 +700,10 @@ class OcrPipeline(DetectionPasses, LineReading):
         # a mark read twice across two overlapping boxes of a row ("birth: : 14.03")
         for line, t in zip(lines, overlap_repeats(rows, boxes, [line.text for line in lines]),
                            strict=True):
+            line.text = t
+        # a timetable cell's lone "–" read "一" (CJK one) on a page of no CJK print
+        for line, t in zip(lines, lone_dashes(rows, boxes, [line.text for line in lines],
+                                              it.bgr), strict=True):
             line.text = t
         # a dot leader's first dot read onto its name ("Croissant. 2.80")
         for line, t in zip(lines, leader_stubs(rows, boxes, [line.text for line in lines],
