@@ -172,9 +172,12 @@ def test_train_plan_button_shows_the_planner_table():
     plan_html = form.children[-2].value
     assert "skiff-plan" in form.children[-2]._dom_classes
     assert "dp" in plan_html and "⚠" not in plan_html
-    form.set(model="mlp")
+    form.set(model="mlp")   # %train's built-in models are planned as built (round 38)
     form.plan()
-    assert "unknown model 'mlp'" in form.children[-2].value
+    assert "Plan for MLP" in form.children[-2].value
+    form.set(model="mlpp")
+    form.plan()
+    assert "unknown model 'mlpp'" in form.children[-2].value
 
 
 def test_ocr_form_checks_paths_and_takes_uploads(tmp_path):

@@ -199,10 +199,11 @@ concatenate = concat
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     """torch's ``asarray``: a tensor sharing ``obj``'s memory where it can (``copy=True``
-    copies)."""
-    from .functions import as_tensor
-
-    t = as_tensor(obj, dtype=dtype, device=device)
+    copies; ``functions.as_tensor``'s rule, written here: functions imports this module)."""
+    t = obj
+    if not (isinstance(obj, Tensor) and dtype is None and device is None):
+        keep = dtype is None and hasattr(obj, "dtype") and hasattr(obj, "shape")
+        t = Tensor(obj, dtype=obj.dtype if keep else dtype, device=device)
     if copy:
         t = t.clone().detach()
     return t.requires_grad_(True) if requires_grad else t

@@ -106,7 +106,10 @@ def test_one_step_trains_every_active_adapter_as_peft(setup):
         pm.base_model.set_adapter(name)
         model.set_adapter(name)
         before = {"b": b_before, "c": c_before}.get(name)
-        after = _same(pm, model, tokens=False, atol=1e-4)  # a step of 0.1 x float32 noise
+        # after a step of lr 0.1 the logits carry 0.1 x the gradients' float32 noise (torch's
+        # own against float64: up to 4.6e-5 x max|g|, round 38): 1.2e-4 seen on |logits| ~3
+        # (CI, dense-gqa-tied); 3e-4 stays 30x under the step's own move (> 1e-2, below)
+        after = _same(pm, model, tokens=False, atol=3e-4)
         assert before is None or np.abs(after - before).max() > 1e-2
 
 
