@@ -163,3 +163,22 @@ def saved_adapter(folder, out, targets, r, seed, **kw):
             p._data = p._data + rng.normal(0, 0.3, p.shape).astype(np.float32)
     skiff.models.save_adapter(m, out)
     return out
+
+
+def peft_pair(folder, paths):
+    """peft's model and skiff's of the checkpoint in ``folder``, each with the adapters of
+    ``paths`` (``{"default": dir, name: dir, ...}``) loaded under their names; ``default``
+    active in both."""
+    import peft
+
+    from skiff.kernels.train.models import from_pretrained
+
+    base = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
+    pm = peft.PeftModel.from_pretrained(base, paths["default"]).eval()
+    model = from_pretrained(folder)
+    model.load_adapter(paths["default"])
+    for name, path in paths.items():
+        if name != "default":
+            pm.load_adapter(path, adapter_name=name)
+            model.load_adapter(path, adapter_name=name)
+    return pm, model

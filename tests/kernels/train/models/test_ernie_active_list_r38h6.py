@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 
 import skiff
-from skiff.kernels.train.models import from_pretrained
 
-from .ernie_reference import make_checkpoint, torch, transformers
+from .ernie_reference import make_checkpoint, peft_pair, torch, transformers
 from .ernie_reference import saved_adapter as _adapter
 
 peft = pytest.importorskip("peft")
@@ -37,15 +36,7 @@ def setup(request, tmp_path_factory):
 
 
 def _pair(setup):
-    folder, paths = setup
-    base = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
-    pm = peft.PeftModel.from_pretrained(base, paths["default"]).eval()
-    model = from_pretrained(folder)
-    model.load_adapter(paths["default"])
-    for name in ("b", "c"):
-        pm.load_adapter(paths[name], adapter_name=name)
-        model.load_adapter(paths[name], adapter_name=name)
-    return pm, model
+    return peft_pair(*setup)
 
 
 def _same(pm, model, tokens=True, atol=5e-5):

@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 import skiff
-from skiff.kernels.train.models import from_pretrained
 
-from .ernie_reference import make_checkpoint, torch, transformers
+from .ernie_reference import make_checkpoint, peft_pair, torch
 from .ernie_reference import saved_adapter as _adapter
 
 peft = pytest.importorskip("peft")
@@ -31,13 +30,7 @@ def test_cat_of_ones_gives_peft_list_of_active_adapters(shape, tmp_path):
                  "b": _adapter(folder, tmp_path / "b", ["q_proj", "o_proj"], 2, 1,
                                use_rslora=True),
                  "c": _adapter(folder, tmp_path / "c", ["q_proj", "k_proj"], 3, 2)}
-    base = transformers.AutoModelForCausalLM.from_pretrained(folder).eval()
-    pm = peft.PeftModel.from_pretrained(base, paths["default"]).eval()
-    model = from_pretrained(folder)
-    model.load_adapter(paths["default"])
-    for name in ("b", "c"):
-        pm.load_adapter(paths[name], adapter_name=name)
-        model.load_adapter(paths[name], adapter_name=name)
+    pm, model = peft_pair(folder, paths)
     # the combination takes its first adapter's settings, as peft's: b (rsLoRA) first would
     # scale the sum by sqrt(r) in both, so b is not first
     for names in (["default", "b"], ["c", "b", "default"]):
