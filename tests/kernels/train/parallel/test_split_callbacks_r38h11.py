@@ -16,6 +16,9 @@ dp on the same world starts the EMA afresh (the slices are not dp's): 7 averaged
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -25,7 +28,8 @@ from .mpi_util import run_mpi
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
     folder = tmp_path_factory.mktemp("ema_split")
-    return run_mpi(2, "ema_split_r38h11_check.py", str(folder), "tp", "pp", "ep", timeout=300)
+    lines = run_mpi(2, "ema_split_r38h11_check.py", str(folder), "tp", "pp", "ep", timeout=300)
+    return [json.loads(Path(line["file"]).read_text()) for line in lines]
 
 
 @pytest.mark.mpi

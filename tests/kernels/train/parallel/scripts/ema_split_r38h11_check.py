@@ -1,7 +1,8 @@
 """Round 38 (h11): an EMA callback (``state_dict``/``load_state_dict``) under a model split
 over 2 ranks (tp, pp, ep): a whole run and a run cut at step 5 and resumed from its sharded
 checkpoint; and a tp checkpoint resumed by dp (the slices are not dp's: the EMA starts
-afresh); the one-process run's EMA. Prints ``RESULT {...}`` per rank (the EMAs' weights and counts).
+afresh); the one-process run's EMA. Writes ``DIR/result-RANK.json`` per rank (the EMAs'
+weights and counts) and prints ``RESULT {"rank", "file"}``.
 usage: mpiexec -n 2 python ema_split_r38h11_check.py DIR STRATEGY..."""
 
 import json
@@ -72,4 +73,9 @@ def main(folder, *strategies):
 
 
 if __name__ == "__main__":
-    print("RESULT " + json.dumps(main(*sys.argv[1:])), flush=True)
+    # the EMAs' weights run to ~450 KB a rank: written to a file each, the RESULT line names
+    # it (two ranks' long lines interleave in mpiexec's forwarded stdout: CI saw one cut)
+    result = main(*sys.argv[1:])
+    path = Path(sys.argv[1]) / f"result-{result['rank']}.json"
+    path.write_text(json.dumps(result))
+    print("RESULT " + json.dumps({"rank": result["rank"], "file": str(path)}), flush=True)
