@@ -191,6 +191,8 @@ _TORCH_NAMES = (
     "rrelu", "feature_alpha_dropout", "selu_", "celu_", "rrelu_", "frexp", "nextafter", "rsub",
     "dsplit", "cholesky_solve", "cholesky_inverse", "chain_matmul", "is_same_size", "result_type",
     "promote_types", "can_cast", "concat", "concatenate", "asarray",
+    # round 39 (linalg_r39.TOPLEVEL)
+    "lu", "lu_solve", "lu_unpack",
 )
 
 # the names skiff/__init__.py finds past NAMES and __all__ (the core's ops_stats.__all__, a

@@ -9,8 +9,9 @@
 ``ContinuousBernoulli``, ``RelaxedBernoulli``, ``RelaxedOneHotCategorical``,
 ``LogisticNormal`` (``StickBreakingTransform``), and (round 38) ``LKJCholesky``, ``Wishart``,
 ``InverseGamma``, ``GeneralizedPareto``, ``OneHotCategoricalStraightThrough``, the
-remaining transforms, ``constraints``, ``biject_to`` and ``transform_to``; the public names of
-:mod:`skiff.kernels.train.core.distributions` and its ``_r29``-``_r38`` modules."""
+remaining transforms, ``constraints``, ``biject_to`` and ``transform_to``, and (round 39)
+``CatTransform``, ``StackTransform``, ``ExponentialFamily``; the public names of
+:mod:`skiff.kernels.train.core.distributions` and its ``_r29``-``_r39`` modules."""
 
 from skiff.kernels.train.core.constraints_r38 import (  # noqa: F401
     biject_to,
@@ -95,6 +96,11 @@ from skiff.kernels.train.core.distributions_r38 import (  # noqa: F401
     Wishart,
     identity_transform,
 )
+from skiff.kernels.train.core.distributions_r39 import (  # noqa: F401
+    CatTransform,
+    ExponentialFamily,
+    StackTransform,
+)
 
 _install_validation()  # torch's validate_args (on by default) for the families above
 
@@ -113,4 +119,4 @@ __all__ = ["Distribution", "Normal", "Categorical", "Bernoulli", "Uniform", "Ind
            "SoftmaxTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
            "CorrCholeskyTransform", "ReshapeTransform", "IndependentTransform",
            "CumulativeDistributionTransform", "identity_transform", "constraints", "biject_to",
-           "transform_to"]
+           "transform_to", "CatTransform", "StackTransform", "ExponentialFamily"]

@@ -87,6 +87,51 @@ def independent(base_constraint, reinterpreted_batch_ndims):
                 reinterpreted_batch_ndims=n)
 
 
+def _cat_checks(cseq, dim, lengths, a, stack):
+    """The element checks of each slice, put back together as ``torch.cat``/``stack``."""
+    a = np.asarray(a)
+    dim = dim % a.ndim
+    if stack:
+        parts = [np.asarray(c.ok(np.take(a, i, axis=dim))) for i, c in enumerate(cseq)]
+        return np.stack(parts, dim)
+    parts, start = [], 0
+    for c, n in zip(cseq, lengths):
+        parts.append(np.asarray(c.ok(np.take(a, range(start, start + n), axis=dim))))
+        start += n
+    return np.concatenate(parts, dim)
+
+
+def cat(cseq, dim=0, lengths=None):
+    """torch's ``constraints.cat``: ``cseq[i]`` on the i-th slice of ``lengths[i]`` entries
+    along ``dim`` (``biject_to`` of it is a ``CatTransform``)."""
+    cseq = list(cseq)
+    lengths = [1] * len(cseq) if lengths is None else list(lengths)
+    if len(lengths) != len(cseq):
+        raise AssertionError(f"lengths ({len(lengths)}) must match cseq ({len(cseq)})")
+    return _tag(Constraint(f"_Cat({cseq!r}, dim={dim})",
+                           lambda a: _cat_checks(cseq, dim, lengths, a, False)),
+                "cat", max(getattr(c, "event_dim", 0) for c in cseq), cseq=cseq, dim=dim,
+                lengths=lengths)
+
+
+def stack(cseq, dim=0):
+    """torch's ``constraints.stack``: ``cseq[i]`` on ``x.select(dim, i)``."""
+    cseq = list(cseq)
+    return _tag(Constraint(f"_Stack({cseq!r}, dim={dim})",
+                           lambda a: _cat_checks(cseq, dim, None, a, True)),
+                "stack", max(getattr(c, "event_dim", 0) for c in cseq), cseq=cseq, dim=dim)
+
+
+def _dependent_check(a):
+    raise ValueError("Cannot determine validity of dependent constraint")
+
+
+def is_dependent(constraint):
+    """torch's ``constraints.is_dependent``: the placeholder of a support that depends on
+    other values (``constraints.dependent``)."""
+    return getattr(constraint, "kind", None) == "dependent"
+
+
 _tag(_v.real, "real")
 _tag(_v.positive, "greater_than", lower_bound=0.0)
 _tag(_v.nonnegative, "greater_than", lower_bound=0.0)
@@ -108,7 +153,9 @@ constraints = SimpleNamespace(
     positive_definite=_d38.positive_definite, corr_cholesky=_d38.corr_cholesky,
     greater_than=greater_than, greater_than_eq=greater_than_eq, less_than=less_than,
     interval=interval, half_open_interval=half_open_interval,
-    integer_interval=integer_interval, independent=independent)
+    integer_interval=integer_interval, independent=independent, cat=cat, stack=stack,
+    dependent=_tag(Constraint("Dependent()", _dependent_check), "dependent"),
+    is_dependent=is_dependent)
 
 
 def _unsupported(c):
@@ -137,6 +184,15 @@ def _to(constraint, bijective):
         return _d38.LowerCholeskyTransform()
     if kind == "positive_definite" and not bijective:
         return _d38.PositiveDefiniteTransform()
+    if kind == "cat":
+        from .distributions_r39 import CatTransform
+
+        return CatTransform([_to(c, bijective) for c in constraint.cseq], constraint.dim,
+                            constraint.lengths)
+    if kind == "stack":
+        from .distributions_r39 import StackTransform
+
+        return StackTransform([_to(c, bijective) for c in constraint.cseq], constraint.dim)
     if kind == "independent":
         return _d38.IndependentTransform(_to(constraint.base_constraint, bijective),
                                          constraint.reinterpreted_batch_ndims)

@@ -590,7 +590,10 @@ class ContinuousBernoulli(Distribution):
 
     def log_prob(self, value):
         v, z = _t(value, self.logits), self.logits
-        return -(z.clamp(min=0) - z * v + (-z.abs()).exp().log1p()) + self._log_norm()
+        # -BCE with logits; max(z, 0) as the mean of both clamps, so that at z = 0 (a
+        # zero-initialized decoder) the gradient is torch's v - 1/2 (clamp's alone: v - 1)
+        relu = (z.clamp(min=0) + z - z.clamp(max=0)) / 2
+        return -(relu - z * v + (-z.abs()).exp().log1p()) + self._log_norm()
 
     def cdf(self, value):
         v = _t(value, self.probs)

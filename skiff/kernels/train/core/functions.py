@@ -342,3 +342,9 @@ from .tensor_r28 import masked_scatter  # noqa: E402,F401
 _TOP38 = [_n for _n in _top38.__all__ if _n not in __all__]
 globals().update({_n: getattr(_top38, _n) for _n in _TOP38})
 __all__ += _TOP38
+
+# round 39: torch.lu (deprecated), torch.lu_solve(b, LU, pivots) (deprecated), torch.lu_unpack
+from .linalg_r39 import TOPLEVEL as _TOP39  # noqa: E402
+
+globals().update(_TOP39)
+__all__ += list(_TOP39)

@@ -376,9 +376,13 @@ def _values_only(name, a):
 def solve(A, B, *, left=True):
     """``X`` with ``A @ X = B`` (``B`` of shape ``(..., n)`` or ``(..., n, k)``)."""
     A, B = _float(_as_tensor(A)), _float(_as_tensor(B))
-    if not left:
-        raise NotImplementedError("linalg.solve(left=False): solve A.mT X.mT = B.mT instead")
     _square("solve", A)
+    if not left:  # X A = B  <=>  A^T X^T = B^T (torch's left=False)
+        if B.ndim < 2:
+            raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is "
+                               "not supported for left=False. In this case linalg.solve is "
+                               "equivalent to B / A.squeeze(-1)")
+        return _Solve.apply(A.swapaxes(-1, -2), B.swapaxes(-1, -2)).swapaxes(-1, -2)
     vec = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     return _Solve.apply(A, B, vec=vec)
 

@@ -233,6 +233,8 @@ class Optimizer:
             defaults = {**lr, **defaults}
         else:
             defaults = {"lr": lr, **defaults}
+        if "lr" in defaults:
+            defaults["lr"] = _lr_number(defaults["lr"])
         if hasattr(params, "requires_grad"):  # torch refuses one tensor as the params
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             f"Tensors or dicts, but got {type(params).__name__}")
@@ -247,6 +249,8 @@ class Optimizer:
             ps = g["params"]  # a group's params may be one tensor (torch's)
             group = {**self.defaults, **g,
                      "params": [ps] if hasattr(ps, "requires_grad") else list(ps)}
+            if "lr" in group:
+                group["lr"] = _lr_number(group["lr"])
             for p in group["params"]:
                 # a frozen tensor (requires_grad=False) is kept and skipped while it has no
                 # gradient, as torch's optimizers do; a tensor computed from others is refused
@@ -279,7 +283,10 @@ class Optimizer:
         seen = {id(p) for p in self._params()}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
-        self.param_groups.append({**self.defaults, **param_group, "params": params})
+        group = {**self.defaults, **param_group, "params": params}
+        if "lr" in group:
+            group["lr"] = _lr_number(group["lr"])
+        self.param_groups.append(group)
 
     @staticmethod
     def _closure(closure):
@@ -402,7 +409,19 @@ class StepCount(int):
         return (int, (int(self),))
 
 
+def _lr_number(value):
+    """torch's ``lr=torch.tensor(1e-3)`` (one element): its float, which the updates and the
+    schedules use (skiff keeps the number in ``param_groups``, where torch keeps the tensor)."""
+    if hasattr(value, "requires_grad") and hasattr(value, "shape"):
+        if int(np.prod(value.shape)) != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        return float(value.detach().reshape(-1)[0].item())
+    return value
+
+
 def _check_hyper(name, value, low=0.0, high=None):
+    if name == "lr":
+        value = _lr_number(value)
     if not isinstance(value, (int, float)) or value < low or (high is not None and value >= high):
         rng = f"[{low}, {high})" if high is not None else f">= {low}"
         raise ValueError(f"{name} must be a number {rng}, got {value!r}")

@@ -15,13 +15,16 @@ IMG = R.random((2, 1, 12, 12))
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("shape", [(2, 1, 12, 12), (2, 1, 5, 9), (2, 1, 3, 4, 5)])
 def test_affine_grid_rounds_as_torchs(shape, align):
-    """torch's bmm rounds ``x t0 + y t1 + t2`` as plain multiply-adds: the grid is bit-equal
-    (BLAS's fused multiply-adds put ~10% of the points an ulp away)."""
+    """torch's bmm rounds ``x t0 + y t1 + t2`` as plain multiply-adds on some CPUs and fused on
+    others (an Intel AVX-512 Xeon): the grid is torch's within an ulp of its values, not bit-equal
+    everywhere (bit equality held on the AMD EPYC of round 37 only)."""
     k = len(shape) - 2
     theta = R.normal(size=(2, k, k + 1))
     t = torch.nn.functional.affine_grid(torch.tensor(theta), shape, align_corners=align)
     s = skiff.nn.functional.affine_grid(skiff.tensor(theta), shape, align_corners=align)
-    assert np.array_equal(s.numpy(), t.numpy())
+    t = t.numpy()
+    ulp = np.spacing(np.abs(t).max())
+    np.testing.assert_allclose(s.numpy(), t, rtol=0, atol=2 * ulp)
 
 
 @pytest.mark.parametrize("align", [False, True])

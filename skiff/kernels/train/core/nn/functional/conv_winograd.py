@@ -389,9 +389,11 @@ def winograd_conv3x3(xcn, w, bias, pt, pl, ho, wo):
     return y
 
 
-def winograd_backward(xt, w, g, geom, needs):
+def winograd_backward(xt, w, g, geom, needs, padded=True):
     """Gradients (input, weight, bias) of :func:`winograd_conv3x3` as the forward's exact
-    transpose: ``xt`` the padded channels-first input, ``g`` (N, Co, Ho, Wo), ``geom``
+    transpose: ``xt`` the padded channels-first input (``padded=False``: the input itself,
+    channels-first, any strides; its tiles are read with the padding as zeros, round 39),
+    ``g`` (N, Co, Ho, Wo), ``geom``
     :class:`.conv.Conv2dFn`'s 12 numbers, ``needs`` the three flags. Weight and input
     gradients are 16 GEMMs each, in image chunks (:func:`image_chunks`)."""
     n, c, h, wd, _, _, _, _, ph, pw, ho, wo = geom
@@ -412,7 +414,8 @@ def winograd_backward(xt, w, g, geom, needs):
     for lo, hi in chunks:  # per image chunk, the tiles stay in cache between the steps
         dm = winograd_out_t(gcn[:, lo:hi], th, tw)  # (16, Co, T)
         if nw:
-            v = winograd_in(xt[:, lo:hi], 0, 0, th, tw)  # rebuilt, not kept
+            v = winograd_in(xt[:, lo:hi], 0 if padded else ph, 0 if padded else pw, th,
+                            tw)  # rebuilt, not kept
             du += mm(dm, v.transpose(0, 2, 1))
         if nx:
             part = winograd_in_t(mm(u.transpose(0, 2, 1), dm), hi - lo, h, wd, ph, pw,
