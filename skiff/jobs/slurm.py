@@ -155,6 +155,13 @@ def launch_slurm(kind: str, config: dict | None = None, *, nodes: int, gpus_per_
     """Create a run folder for ``kind`` and write (and optionally submit) its sbatch script.
 
     Returns ``{"run_dir", "script", "submitted", "slurm_job_id", "output"}``.
+
+    ``dry_run``: nothing in the runs root (``root``): the run folder and its script are made
+    in a temporary folder (``run_dir``; the script runs there as it would, ``bash SCRIPT``
+    under an allocation), checked with ``sbatch --test-only`` where sbatch exists (its
+    answer in ``output``, ``""`` where it does not), never queued; ``"dry_run": True``. It
+    left a ``queued`` job in the runs root that no one would run, in every listing (and,
+    without sbatch, raised after making it), where ``--launcher slurm --dry-run`` leaves none.
     """
     from skiff.kinds import get
 
@@ -164,6 +171,9 @@ def launch_slurm(kind: str, config: dict | None = None, *, nodes: int, gpus_per_
     device, _ = entry.launch_device(config.get("device"), ranks=np, gpus=gpus_per_node)
     if "device" in config:
         config["device"] = device
+    if dry_run:
+        return _dry_run_folder(kind, config, entry, np=np, device=device, label=label,
+                               nodes=nodes, gpus_per_node=gpus_per_node, **script_options)
     job = Job.create(kind, config, target=entry.entry, runner="slurm", np=np, device=device,
                      label=label, root=root,
                      slurm={"nodes": nodes, "gpus_per_node": gpus_per_node})
@@ -175,6 +185,29 @@ def launch_slurm(kind: str, config: dict | None = None, *, nodes: int, gpus_per_
             # (without sbatch the script waits to be submitted by hand: queued)
             job.emit("status", status="failed", message=f"not submitted: {exc}")
         raise
+
+
+def _dry_run_folder(kind: str, config: dict, entry, *, np: int, device, label, nodes: int,
+                    gpus_per_node: int, **script_options) -> dict:
+    """:func:`launch_slurm`'s dry run: the job and its script in a temporary runs root."""
+    folder = Path(tempfile.mkdtemp(prefix="skiff-dry-run-"))
+    try:
+        job = Job.create(kind, config, target=entry.entry, runner="slurm", np=np,
+                         device=device, label=label, root=folder,
+                         slurm={"nodes": nodes, "gpus_per_node": gpus_per_node})
+        sbatch = shutil.which("sbatch")
+        if sbatch is not None:  # where srun exists, the plugin must be one this site offers
+            check_mpi_plugin(script_options.get("mpi", DEFAULT_MPI))
+        out = _write_and_submit(job, nodes=nodes, gpus_per_node=gpus_per_node, submit=False,
+                                dry_run=sbatch is not None, **script_options)
+    except SlurmError:  # sbatch refused the script: it stays where the message says
+        if not (Path(job.run_dir) / "job.sbatch").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return {**out, "dry_run": True}
 
 
 def _write_and_submit(job, *, nodes: int, gpus_per_node: int, submit: bool, dry_run: bool,

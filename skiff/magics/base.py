@@ -11,7 +11,7 @@ from skiff.grammar import USER_ERRORS, Command, GrammarError, user_message
 from skiff.grammar.common import asks_for_help
 from skiff.jobs import Job, follow
 
-__all__ = ["parse_line", "finish_launch", "wait_quietly", "usage_errors"]
+__all__ = ["parse_line", "finish_launch", "wait_quietly", "usage_errors", "grammar_doc"]
 
 
 def parse_line(cmd: Command, line: str) -> argparse.Namespace | None:
@@ -24,6 +24,19 @@ def parse_line(cmd: Command, line: str) -> argparse.Namespace | None:
         return cmd.parse(line, prog=f"%{cmd.name}")
     except GrammarError as exc:
         raise UsageError(str(exc)) from None
+
+
+def grammar_doc(cmd: Command, notes: str = ""):
+    """Decorator: the magic's ``__doc__`` (``%jobs?``) is its grammar's usage, the one
+    ``%jobs --help`` prints, then ``notes``: a hand-written list of its options had fallen
+    behind the grammar (``%jobs?`` never named --json)."""
+
+    def wrap(fn):
+        fn.__doc__ = cmd.usage(prog=f"%{cmd.name}") + (f"\n{notes.strip()}\n" if notes
+                                                        else "")
+        return fn
+
+    return wrap
 
 
 class usage_errors:

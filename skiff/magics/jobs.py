@@ -11,7 +11,7 @@ from skiff.grammar.jobs import DEVICES, JOBS, action_options, removed_document, 
 from skiff.jobs import cancel_job, ended_note, jobs_action
 from skiff.jobs.render import DeviceTable, JobTable, logs_document
 
-from .base import parse_line, usage_errors, wait_quietly
+from .base import grammar_doc, parse_line, usage_errors, wait_quietly
 
 __all__ = ["JobsMagics"]
 
@@ -35,19 +35,19 @@ def _shown_logs(job, logs):
     return JobLogs(last_lines(logs, NOTEBOOK_LOG_LINES))
 
 
+# what %jobs? says after the usage
+JOBS_NOTES = """A list is newest first; ID may be a job's --name or a variable holding a job.
+rm/prune --dry-run lists what they would remove, resume --dry-run what it would run;
+show ID -f follows a job live (as attach), logs ID -f prints each new log line until it
+ends (--json: a JSON line each record), logs ID -n N the last N lines only (with -f:
+first). Interrupting %jobs wait stops the waiting, not the job."""
+
+
 @magics_class
 class JobsMagics(Magics):
     @line_magic
+    @grammar_doc(JOBS, JOBS_NOTES)
     def jobs(self, line=""):
-        """List, show, wait for, cancel, resume, reattach to, trust or remove jobs, or print a
-        job's log: ``%jobs [list|show|logs|wait|cancel|resume|attach|trust|rm|prune] [ID ...]
-        [--limit N | --all] [--kind K] [--status S] [--older-than AGE] [--keep N]
-        [--timeout S] [--wait] [--dry-run] [-f] [-n N] [-o NAME]``. A list is newest first;
-        ID may be a job's --name. ``rm``/``prune --dry-run`` lists what they would remove,
-        ``resume --dry-run`` what it would run; ``show ID -f`` follows a job live (as
-        attach), ``logs ID -f`` prints each new log line until it ends (``--json``: a JSON
-        line each record), ``logs ID -n N`` the last N lines only (with -f: first).
-        Interrupting ``%jobs wait`` stops the waiting, not the job."""
         ns = parse_line(JOBS, line)
         if ns is None:  # --help
             return None
@@ -75,6 +75,9 @@ class JobsMagics(Magics):
                           f"%jobs cancel {job.id} stops it")
                 return None
             if ns.action == "wait":
+                if not ns.job_id or ns.more_ids:  # said as the terminal says it: it was
+                    # "jobs show needs a job ID", and `%jobs wait a b` waited for a alone
+                    jobs_action("wait", ns.job_id, more_ids=ns.more_ids)  # raises
                 job = jobs_action("show", ns.job_id)
                 try:
                     if ns.timeout is None:
@@ -139,8 +142,8 @@ class JobsMagics(Magics):
         return out
 
     @line_magic
+    @grammar_doc(DEVICES)
     def devices(self, line=""):
-        """List the CPU and every GPU: ``%devices [--json]``."""
         ns = parse_line(DEVICES, line)
         if ns is None:
             return None
@@ -167,9 +170,9 @@ def _name_variables(ns, user_ns: dict) -> None:
             return word
         if not value.run_dir.is_dir():   # it said "no job 'ID'" of the job the variable holds
             raise ValueError(f"{word} holds job {value.id}, whose run folder {value.run_dir} "
-                             "is gone (removed or moved): nothing of it is left to "
-                             f"{ns.action}" + (f"; it ended {value.status}: {value.error}"
-                                               if value.error else ""))
+                             "is gone (removed or moved): nothing of it is left for "
+                             f"%jobs {ns.action}" + (f"; it ended {value.status}: "
+                                                    f"{value.error}" if value.error else ""))
         try:
             found = find_run_dir(word)
         except KeyError:  # no such job, or an ambiguous prefix: the variable's

@@ -16,7 +16,7 @@ from skiff.kinds import KINDS, Kind
 
 from .base import finish_launch, usage_errors
 
-__all__ = ["kind_magic", "register_kind_magics"]
+__all__ = ["kind_magic", "register_kind_magics", "magic_parser", "magic_usage", "FRONT_FLAGS"]
 
 
 def kind_magic(kind: Kind, *, doc: bool = True):
@@ -25,7 +25,7 @@ def kind_magic(kind: Kind, *, doc: bool = True):
 
     def magic(line: str = "", cell: str | None = None, *, shell=None):
         if asks_for_help(line):  # anywhere on the line: %train mlp --steps 5 --help
-            print(kind.command.usage(prog=f"%{kind.name}"))
+            print(magic_usage(kind))
             return None
         with usage_errors():
             as_json = _without_flag(line, "--json")  # the terminal's document, one grammar
@@ -67,8 +67,46 @@ def kind_magic(kind: Kind, *, doc: bool = True):
 
     magic.__name__ = kind.name
     if doc:  # the usage holds the description: ``%train?`` showed it twice
-        magic.__doc__ = kind.command.usage(prog=f"%{kind.name}")
+        magic.__doc__ = magic_usage(kind)
     return magic
+
+
+# the words every kind's magic takes beyond its grammar (taken out of the line before it is
+# parsed, :func:`_without_flag`), with what they do in a notebook
+FRONT_FLAGS = {
+    "--json": "wait for the job and print the JSON document python -m skiff prints for it "
+              "(the cell's value is None; -o NAME still keeps the job)",
+    "--dry-run": "check the job and show what it would run (its plan, config and command), "
+                 "starting nothing and making no run folder",
+}
+SLURM_WORDS = {"--dry-run": " (with --launcher slurm: the sbatch script, checked by sbatch "
+                             "--test-only where it exists)",
+               "--json": "; with --launcher slurm: its script and queue, at once (with --wait "
+                         "its end too)"}
+
+
+def magic_parser(kind: Kind):
+    """The kind's grammar as its magic reads it: every option the grammar has, plus the
+    words every magic takes (:data:`FRONT_FLAGS`), so that ``%solve?`` and ``%solve --help``
+    name each word the magic takes (``--json`` was taken and never shown)."""
+    parser = kind.command.parser(prog=f"%{kind.name}")
+    group = None
+    for flag, text in FRONT_FLAGS.items():
+        if "--launcher" in parser._option_string_actions:
+            text += SLURM_WORDS[flag]
+        action = parser._option_string_actions.get(flag)
+        if action is not None:
+            action.help = text  # the grammar's own words are a terminal's
+            continue
+        if group is None:
+            group = parser.add_argument_group("every magic also takes")
+        group.add_argument(flag, action="store_true", help=text)
+    return parser
+
+
+def magic_usage(kind: Kind) -> str:
+    """``%KIND?`` and ``%KIND --help``: :func:`magic_parser`'s help."""
+    return magic_parser(kind).format_help()
 
 
 def _keep_variables(kind: Kind, line: str, user_ns: dict) -> None:
@@ -186,4 +224,4 @@ class _KindMagic:
 
     @property
     def __doc__(self) -> str:  # type: ignore[override]
-        return self.kind.command.usage(prog=f"%{self.kind.name}")
+        return magic_usage(self.kind)

@@ -6,22 +6,21 @@ from IPython.core.magic import Magics, line_magic, magics_class
 
 from skiff.grammar.plan import COMMAND, run, to_kwargs
 
-from .base import parse_line, usage_errors
+from .base import grammar_doc, parse_line, usage_errors
 
 __all__ = ["PlanMagics"]
+
+
+# what %plan? says after the usage
+PLAN_NOTES = """MODEL may be a model in the notebook (costed from its parameters and config).
+%plan 70b --devices 64 --device-memory 80GB --nodes 8 -o p stores the plan in p."""
 
 
 @magics_class
 class PlanMagics(Magics):
     @line_magic
+    @grammar_doc(COMMAND, PLAN_NOTES)
     def plan(self, line: str = ""):
-        """Plan how to train a model on a cluster; shows the best layouts with memory and time.
-
-        MODEL is a preset name or a model in the notebook (costed from its parameters and its
-        config).
-
-        ``%plan 70b --devices 64 --device-memory 80GB --nodes 8 -o p`` stores the plan in p.
-        """
         ns = parse_line(COMMAND, line)
         if ns is None:  # --help
             return None

@@ -10,23 +10,21 @@ from IPython.core.magic import Magics, line_magic, magics_class
 
 from skiff.grammar.predict import COMMAND, cli
 
-from .base import parse_line, usage_errors
+from .base import grammar_doc, parse_line, usage_errors
 
 __all__ = ["PredictMagics"]
+
+
+# what %predict? says after the usage
+PREDICT_NOTES = """JOB may also be a variable holding the training job; the table shows each row or
+image with its prediction, and the score when the truth is there."""
 
 
 @magics_class
 class PredictMagics(Magics):
     @line_magic
+    @grammar_doc(COMMAND, PREDICT_NOTES)
     def predict(self, line: str = ""):
-        """Predict with a model trained on a table file or a folder of images.
-
-        ``%predict JOB new.csv`` (or ``new_photos/``, several images or folders) shows each
-        row or image with its prediction as a table, the score when the truth is there
-        (the target column, the class folders); JOB is the training job's id, its --name,
-        its run folder or a job variable. ``--out FILE`` writes the CSV there, ``--json``
-        prints the terminal's document, ``-o NAME`` stores the table.
-        """
         ns = parse_line(COMMAND, line)
         if ns is None:  # --help
             return None

@@ -1,4 +1,5 @@
-"""Browser tests: one JupyterLab server and one headless Chromium per test module."""
+"""Browser tests: one JupyterLab server per test session (each module gets it in a fresh
+server's state: :meth:`LabServer.reset`), one headless Chromium per test module."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import os
 
 import pytest
 
-from .lab import CHROMIUM, LabPage, LabServer, launch_browser
+from .lab import CHROMIUM, LabPage, LabServer, launch_browser, shared
 
 
 def _skip_reason() -> str | None:
@@ -20,13 +21,13 @@ def _skip_reason() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory):
+def lab(request, tmp_path_factory):
     reason = _skip_reason()
     if reason:
         pytest.skip(reason)
-    server = LabServer(tmp_path_factory.mktemp("lab")).start()
+    server = shared("lab", request, lambda: LabServer(tmp_path_factory.mktemp("lab")).start())
     yield server
-    server.stop()
+    server.close_kernels()  # idle kernels of this module's notebooks: not for the session
 
 
 @pytest.fixture(scope="module")

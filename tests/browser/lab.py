@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -74,6 +75,47 @@ def stop_process(proc: subprocess.Popen, timeout: float = 10.0) -> None:
             continue
 
 
+def clear_runs(runs: Path, timeout: float = 60.0) -> None:
+    """Every run folder under ``runs`` removed, each job still going cancelled first and
+    waited for (a module's jobs end with it; this is a guard, not the way they end)."""
+    from skiff.jobs import list_jobs
+
+    if not runs.is_dir():
+        return
+    going = [j for j in list_jobs(runs, metrics=False)
+             if hasattr(j, "cancel") and not j.refresh().final]
+    for job in going:
+        job.cancel()
+    deadline = time.monotonic() + timeout
+    while any(not j.refresh().final for j in going) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for folder in runs.iterdir():
+        if folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+        else:
+            folder.unlink(missing_ok=True)
+
+
+_SHARED: dict[str, object] = {}
+
+
+def shared(key: str, request, start):
+    """One server per test session (per xdist worker), ``start()`` made when first asked
+    for and stopped when pytest ends; later modules get it ``reset()`` to a fresh one's
+    state. Starting a Jupyter server per module was ~96 s of the 312 s ``tests/browser``
+    and ``tests/lab`` took at load 17-20 (round 38)."""
+    server = _SHARED.get(key)
+    if server is not None and server.proc is not None and server.proc.poll() is None:
+        server.reset()
+        return server
+    if server is not None:
+        server.stop()
+    server = start()
+    _SHARED[key] = server
+    request.config.add_cleanup(server.stop)
+    return server
+
+
 class LabServer:
     """``jupyter lab`` from the venv on 127.0.0.1 with a token, serving a temp copy of
     ``notebooks/``, with the lab's own IPython profile (skiff loaded) as in ``make lab``."""
@@ -124,6 +166,43 @@ class LabServer:
     def stop(self) -> None:
         if self.proc is not None:
             stop_process(self.proc)
+
+    def api(self, method: str, path: str):
+        """JSON of ``method /PATH`` on the server (its REST API), None when it has none."""
+        req = urllib.request.Request(f"{self.url}/{path}", method=method,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            body = resp.read()
+        return json.loads(body) if body else None
+
+    def close_kernels(self, timeout: float = 60.0) -> None:
+        """Shut down every session and kernel (the notebooks' kernels of a module's pages
+        kept running after the pages closed)."""
+        for session in self.api("GET", "api/sessions"):
+            self.api("DELETE", f"api/sessions/{session['id']}")
+        deadline = time.monotonic() + timeout
+        while True:
+            kernels = self.api("GET", "api/kernels")
+            if not kernels:
+                return
+            for kernel in kernels:
+                try:
+                    self.api("DELETE", f"api/kernels/{kernel['id']}")
+                except urllib.error.HTTPError as exc:  # gone meanwhile
+                    if exc.code != 404:
+                        raise
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"kernels still running after {timeout} s: {kernels}")
+            time.sleep(0.2)
+
+    def reset(self) -> None:
+        """A fresh server's state for the next test module, without starting one (11-19 s
+        at load 17-20, seven times): no session or kernel, no run folder (the modules count
+        the jobs of the runs root), no saved workspace (a reload without ``?reset`` brings
+        back the last page's layout). The notebooks the modules wrote stay (each its own)."""
+        self.close_kernels()
+        clear_runs(self.runs)
+        shutil.rmtree(self.workdir / "workspaces", ignore_errors=True)
 
     def notebook_url(self, name: str) -> str:
         # reset: open only this notebook, not the tabs a previous page left in the workspace

@@ -13,7 +13,15 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.browser.lab import ROOT, VENV_BIN, free_port, stop_process, wait_http
+from tests.browser.lab import (
+    ROOT,
+    VENV_BIN,
+    clear_runs,
+    free_port,
+    shared,
+    stop_process,
+    wait_http,
+)
 
 
 class ApiServer:
@@ -55,6 +63,10 @@ class ApiServer:
         if self.proc is not None:
             stop_process(self.proc)
 
+    def reset(self) -> None:
+        """A fresh server's state for the next module: no run folder (its key stays)."""
+        clear_runs(self.runs)
+
     def call(self, method: str, path: str, *, token: bool = True) -> tuple[int, dict]:
         """(HTTP status, JSON body) of ``method /skiff/api/<path>``."""
         req = urllib.request.Request(f"{self.url}/skiff/api/{path}", method=method,
@@ -87,6 +99,13 @@ class ApiServer:
                 raise AssertionError(f"{what}: not seen within {timeout} s; jobs: "
                                      f"{self.get('jobs')['jobs']}")
             time.sleep(0.2)
+
+
+def shared_api_server(request, tmp_path_factory) -> ApiServer:
+    """The session's API server (one per xdist worker; a module gets it with no run
+    folder): it was started for each module, 8-11 s at load 17-20."""
+    return shared("api", request,
+                  lambda: ApiServer(tmp_path_factory.mktemp("lab-api")).start())
 
 
 def start_cli_job(server: ApiServer, *args: str, log: Path) -> subprocess.Popen:

@@ -16,16 +16,14 @@ from skiff.jobs import launch
 from skiff.jobs.store import pid_alive
 from skiff.lab.payload import JobCache, events_since, job_detail, progress_label, thin
 
-from .server import ApiServer, start_cli_job, stop_cli_job
+from .server import shared_api_server, start_cli_job, stop_cli_job
 
 pytestmark = pytest.mark.slow  # a Jupyter server starts (a few seconds)
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    srv = ApiServer(tmp_path_factory.mktemp("lab-api")).start()
-    yield srv
-    srv.stop()
+def server(request, tmp_path_factory):
+    return shared_api_server(request, tmp_path_factory)
 
 
 @pytest.fixture

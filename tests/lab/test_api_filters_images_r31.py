@@ -14,16 +14,14 @@ from PIL import Image
 
 from skiff.jobs import launch
 
-from .server import ApiServer
+from .server import shared_api_server
 
 pytestmark = pytest.mark.slow  # a Jupyter server starts (a few seconds)
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory):
-    srv = ApiServer(tmp_path_factory.mktemp("lab-api-r31")).start()
-    yield srv
-    srv.stop()
+def api(request, tmp_path_factory):
+    return shared_api_server(request, tmp_path_factory)
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

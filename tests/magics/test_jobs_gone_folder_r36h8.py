@@ -29,7 +29,7 @@ def test_a_variable_whose_folder_is_gone_says_so(shell, runs_dir, capsys, action
     shutil.rmtree(job.run_dir)
     with pytest.raises(UsageError, match=rf"gone holds job {job.id}, whose run folder "
                                          rf".*{job.id} is gone \(removed or moved\): nothing "
-                                         rf"of it is left to {action}"):
+                                         rf"of it is left for %jobs {action}"):
         shell.run_line_magic("jobs", f"{action} gone")
     capsys.readouterr()
     assert main(["jobs", "show", job.id]) == 2

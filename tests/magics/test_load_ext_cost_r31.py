@@ -40,7 +40,8 @@ def test_load_ext_imports_no_kernel_and_help_is_the_grammar_usage():
 from skiff.kinds import KINDS
 names = [n for n, k in KINDS.items() if k.command is not None]
 out['names'] = names
-out['docs_ok'] = {n: shell.find_magic(n).__doc__ == KINDS[n].command.usage(prog='%' + n)
+from skiff.magics.kinds import magic_usage
+out['docs_ok'] = {n: shell.find_magic(n).__doc__ == magic_usage(KINDS[n])
                   for n in names}
 out['starts'] = {n: shell.find_magic(n).__doc__.startswith('usage: %' + n) for n in names}
 """)

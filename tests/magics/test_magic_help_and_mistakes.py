@@ -27,7 +27,10 @@ def shell():
 ])
 def test_help_anywhere_on_the_line_prints_the_usage(shell, capsys, runs_dir, magic, line, cmd):
     assert shell.run_line_magic(magic, line) is None
-    assert capsys.readouterr().out.strip() == cmd.usage(prog=f"%{magic}").strip()
+    from skiff.magics.kinds import magic_usage
+
+    usage = magic_usage(KINDS[magic]) if magic in KINDS else cmd.usage(prog=f"%{magic}")
+    assert capsys.readouterr().out.strip() == usage.strip()
     assert not runs_dir.exists() or not any(runs_dir.iterdir())
 
 
