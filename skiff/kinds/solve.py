@@ -85,6 +85,9 @@ def _amg_interpolations() -> tuple:
 STRENGTHS = ("symmetric", "evolution", "classical")
 # AMG's options a pyamg user writes as keywords (round 35): in the config only when given
 AMG_KEYWORDS = ("strength", "max_coarse", "near_nullspace")
+# what a matrix refused with --np can do instead (round 39: the row split of parallel/rows.py)
+ROW_SPLIT = ("a script run as mpirun -n 2 python script.py splits a sparse matrix by rows: "
+             "skiff.kernels.solve.parallel.row_solve(A, b, method='cg', comm=MPI.COMM_WORLD)")
 # the highest Reynolds number a cylinder run takes (the nose's limit is its own, MAX_RE)
 CYLINDER_MAX_RE = 1000.0
 SPEC_KEYS = ("domain", "coefficient", "boundaries", "source", "body", "velocity", "solver")
@@ -1342,7 +1345,7 @@ class SolveKind(Kind):
         if problem not in PROBLEMS and _matrix_file(problem):   # (one process may read it)
             raise ValueError(f"a matrix file ({problem!r}) is solved on one rank only (a "
                              "distributed solve takes the built-in grid problems and "
-                             "%%solve specs); drop --np / --launcher")
+                             f"%%solve specs; {ROW_SPLIT}); drop --np / --launcher")
         if config.get("maxiter") == 0:   # the distributed solver iterates at least once
             raise ValueError(f"--np {ranks}: --maxiter 0 (x0 back, no iteration) is the "
                              f"one-rank solver's; drop --np, or give --maxiter 1 or more")
@@ -1492,7 +1495,8 @@ class SolveKind(Kind):
                 raise ValueError(
                     f"{name!r} is a notebook {type(user_ns[name]).__name__}: a user's matrix "
                     "or GridProblem is solved on one rank only (a distributed solve takes "
-                    "the built-in grid problems and %%solve specs); drop --np / --launcher")
+                    f"the built-in grid problems and %%solve specs; {ROW_SPLIT}); drop --np "
+                    "/ --launcher")
             return _objects_request(values, user_ns)
         if name is not None and name not in user_ns and _missing_matrix_file(name):
             raise missing_file(name, "matrix file", ": ")
@@ -1500,7 +1504,7 @@ class SolveKind(Kind):
             if where not in ("thread", "process"):   # several ranks: check_launch says so
                 raise ValueError(f"a matrix file ({name!r}) is solved on one rank only (a "
                                  "distributed solve takes the built-in grid problems and "
-                                 "%%solve specs); drop --np / --launcher")
+                                 f"%%solve specs; {ROW_SPLIT}); drop --np / --launcher")
             return _file_request(values)
         if values.get("b") is not None and name is not None and name not in PROBLEMS:
             # %solve Anope b: a mistyped variable, not a built-in problem given a B

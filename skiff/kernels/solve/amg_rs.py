@@ -1069,6 +1069,7 @@ class RugeStuben(SmoothedAggregation):
         A = A.astype(np.float64)
         A.sum_duplicates()
         A.sort_indices()
+        self._finest = A   # the user's matrix, for solve()'s residuals (pyamg's ml.solve)
         self.xp = xp
         self.degree = int(degree)
         self.theta = float(theta)

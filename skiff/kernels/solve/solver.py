@@ -714,7 +714,9 @@ class Solver:
     def __init__(self, system, *, method="auto", precond="auto", cycle="V", smoother="rbgs",
                  pre=2, post=2, restart=30, device=DEFAULT_DEVICE, compatibility=None, n=None,
                  interpolation="auto", near_nullspace=None, amg="auto", amg_options=None,
-                 M=None):
+                 M=None, **unknown):
+        if unknown:   # a solve's keywords, MPI ranks, pyamg's: one line naming where they go
+            raise TypeError(_solver_keywords_refusal(system, unknown))
         if M is not None:   # SciPy's name for a preconditioner of your own, as solve()'s
             if precond not in (None, "auto"):
                 raise TypeError("Solver() got both M= (SciPy's name) and precond=: give one")
@@ -1642,7 +1644,8 @@ class Solver:
         return [self.solve(B[:, j], **kwargs) for j in range(B.shape[1])]
 
     def solve(self, b=None, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None, callback=None,
-              reporter=None, strict=False, callback_type=None, stop="residual") -> Solution:
+              reporter=None, strict=False, callback_type=None, stop="residual",
+              **unknown) -> Solution:
         """Solve ``A x = b`` (``b`` defaults to the problem's right-hand side). A matrix
         system's ``b`` of shape ``(n, k)`` (several load cases; dense or sparse) solves each
         column with this setup and returns one Solution whose ``x`` is ``(n, k)``, as
@@ -1674,6 +1677,8 @@ class Solver:
         error with estimates of ``|A|`` and ``cond(A)``; ``atol`` unused), so its iteration
         count and x are SciPy's; the true residual may then be above ``rtol |b|``.
         """
+        if unknown:   # pyamg's ml.solve(b, tol=, accel=), MPI ranks: one line each
+            raise TypeError(_solve_keywords_refusal(unknown))
         cols = self._columns(b)
         if cols is not None:   # (n, k): SciPy's spsolve(A, B) shape, one setup for all
             return self._solve_columns(cols, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter,
@@ -2284,7 +2289,8 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
     if "accel" in options:
         raise TypeError("solve() takes no accel= keyword: pyamg's accel='cg' is method='cg' "
                         "here, with precond='amg' (skiff's smoothed-aggregation AMG)")
-    known = set(inspect.signature(Solver).parameters) | {"strict", "stop"}
+    known = {name for name, p in inspect.signature(Solver).parameters.items()
+             if p.kind is not p.VAR_KEYWORD} | {"strict", "stop"}
     unknown = sorted(set(options) - known)
     if unknown:
         extra = sorted(known - {"strict", "stop", "system", "method", "precond", "device"})
@@ -2357,6 +2363,73 @@ def _ranks_refusal(system, word, value) -> str:
             f"only. MPI ranks are a job's, for the built-in grid problems and %%solve specs: "
             f"python -m skiff solve poisson --grid 300x300 --np {n} (or %solve poisson --grid "
             f"300x300 --np {n} in a notebook); drop {word}= here")
+
+
+# a solve's keywords (Solver.solve's, SciPy's and pyamg's names of them) given to Solver()
+_SOLVE_KEYWORDS = ("rtol", "atol", "tol", "maxiter", "x0", "callback", "callback_type",
+                   "reporter", "strict", "stop", "accel", "b")
+
+
+def _solver_keywords_refusal(system, unknown: dict) -> str:
+    """The one line for ``Solver(A, np=2)`` (round 39: Python's bare "unexpected keyword
+    argument 'np'"), ``Solver(A, rtol=...)`` and any other keyword it does not take."""
+    word = next(iter(unknown))
+    ranks = [k for k in _RANK_KEYWORDS if k in unknown]
+    if ranks:
+        word, value = ranks[0], unknown[ranks[0]]
+        n = value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 2
+        if isinstance(system, GridProblem):
+            where = (f"a script run as mpirun -n {n} python script.py builds "
+                     f"skiff.kernels.solve.parallel.DistributedSolver(problem) (the ranks of "
+                     f"MPI's world; 7-point / 5-point stencils, cg, gmres, bicgstab, minres), "
+                     f"or a job: python -m skiff solve poisson --grid 300x300 --np {n}")
+        else:
+            what = "an assembled matrix" if hasattr(system, "shape") else "an operator"
+            where = (f"{what} is solved on one rank here; a script run as mpirun -n {n} "
+                     f"python script.py splits a sparse matrix by rows with "
+                     f"skiff.kernels.solve.parallel.row_solve(A, b, method='cg', "
+                     f"comm=MPI.COMM_WORLD) (CG or BiCGStab with Jacobi); the jobs' --np "
+                     f"takes the built-in grid problems: python -m skiff solve poisson "
+                     f"--grid 300x300 --np {n}")
+        return (f"Solver() takes no {word}= keyword: it solves in this process, on one rank; "
+                f"{where}; drop {word}= here")
+    if word == "accel":
+        return ("Solver() takes no accel= keyword: pyamg's accel='cg' is "
+                "Solver(A, method='cg', precond='amg') here (pyamg's "
+                "ml.solve(b, tol=, accel=) is SmoothedAggregation(A).solve(b, tol=, accel=))")
+    if word in _SOLVE_KEYWORDS:
+        name = "rtol" if word == "tol" else word
+        return (f"Solver() takes no {word}= keyword: it is the solve's, "
+                f"Solver(A).solve(b, {name}=...) (Solver() sets up: method, precond and the "
+                f"multigrid options)")
+    known = [k for k in inspect.signature(Solver).parameters if k not in ("system", "unknown")]
+    return (f"Solver() got unexpected keyword argument(s) {', '.join(sorted(unknown))}; it "
+            f"takes {', '.join(known)}")
+
+
+def _solve_keywords_refusal(unknown: dict) -> str:
+    """The one line for ``Solver(A).solve(b, tol=..., accel='cg')`` (a pyamg user's
+    ``ml.solve``), ``np=`` and other keywords :meth:`Solver.solve` does not take."""
+    if "tol" in unknown:
+        tol = unknown["tol"]
+        return (f"Solver.solve() takes rtol= (relative to |b|) and atol=, not tol=: "
+                f"rtol={tol!r} is what pyamg's ml.solve(b, tol={tol!r}) and scipy's "
+                f"tol={tol!r} asked")
+    if "accel" in unknown:
+        return ("Solver.solve() takes no accel= keyword: the Krylov method is set up with "
+                "the Solver: Solver(A, method='cg', precond='amg') is pyamg's accel='cg'")
+    ranks = [k for k in _RANK_KEYWORDS if k in unknown]
+    if ranks:
+        return (f"Solver.solve() takes no {ranks[0]}= keyword: a Solver solves in this "
+                f"process, on one rank; MPI ranks are a job's: python -m skiff solve poisson "
+                f"--grid 300x300 --np 2")
+    if "M" in unknown or "precond" in unknown or "method" in unknown:
+        word = next(k for k in ("M", "precond", "method") if k in unknown)
+        return (f"Solver.solve() takes no {word}= keyword: it is the setup's, "
+                f"Solver(A, {word}=...).solve(b)")
+    return (f"Solver.solve() got unexpected keyword argument(s) "
+            f"{', '.join(sorted(unknown))}; it takes b, x0, rtol, atol, maxiter, callback, "
+            f"callback_type, reporter, strict, stop")
 
 
 # the last skiff.solve's matrix, options, Solver and a copy of the matrix's arrays (one

@@ -9,9 +9,13 @@
 | ``multigrid.py`` | the serial multigrid cycle over the blocks, coarse levels gathered |
 | ``krylov.py`` | the serial Krylov loops' operator on a block: global sums |
 | ``solver.py`` | ``DistributedSolver``: set up, solve, gather the field to rank 0 |
+| ``rows.py`` | a user's sparse matrix by blocks of rows: the halo from its column pattern, |
+|  | ``row_solve`` (CG / BiCGStab with Jacobi over the ranks) |
 """
 
 from .decompose import Decomposition, plan, process_grid
+from .rows import row_solve
 from .solver import DistributedSolver, check_distributed
 
-__all__ = ["Decomposition", "DistributedSolver", "check_distributed", "plan", "process_grid"]
+__all__ = ["Decomposition", "DistributedSolver", "check_distributed", "plan", "process_grid",
+           "row_solve"]

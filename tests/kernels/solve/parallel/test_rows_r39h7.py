@@ -1,0 +1,173 @@
+"""Round 39 (h7): a user's sparse matrix split over ranks by rows (``parallel/rows.py``):
+the halo from the column pattern, the product, CG / BiCGStab with Jacobi, against SciPy's
+``spsolve`` and products. Ranks are threads here with an in-process stand-in for mpi4py's
+calls the solver makes (``alltoall``, ``Alltoallv``, ``Allreduce``, ``Allgatherv``); the
+MPI run of the same code: ``scripts/rows_mpi.py`` (slow)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from skiff.kernels.solve.parallel.rows import RowPlan, row_ranges, row_solve
+
+pytest.importorskip("mpi4py")
+
+
+def _matrix(n=24, convect=0.0, seed=0):
+    """A 2-D Laplacian (plus upwind convection) with its unknowns shuffled: each row block
+    reads columns of every other block."""
+    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
+    A = sp.kronsum(T, T) + convect * sp.kron(sp.eye(n), sp.diags([-1.0, 1.0], [-1, 0],
+                                                                  shape=(n, n)))
+    perm = np.random.default_rng(seed).permutation(n * n)
+    return sp.csr_matrix(A)[perm][:, perm].tocsr()
+
+
+class _Threads:
+    """mpi4py's calls row_solve makes, for ranks that are threads of this process."""
+
+    def __init__(self, size):
+        self.size = size
+        self.box: list = [None] * size
+        self.barrier = threading.Barrier(size)
+
+    def rank(self, r):
+        return _Rank(self, r)
+
+
+class _Rank:
+    def __init__(self, world, r):
+        self.w, self.r = world, r
+
+    def Get_rank(self):
+        return self.r
+
+    def Get_size(self):
+        return self.w.size
+
+    def _share(self, item):
+        self.w.barrier.wait()
+        self.w.box[self.r] = item
+        self.w.barrier.wait()
+        got = list(self.w.box)
+        self.w.barrier.wait()
+        return got
+
+    def alltoall(self, items):
+        return [theirs[self.r] for theirs in self._share(list(items))]
+
+    def Alltoallv(self, send, recv):
+        buf, counts, displs, _ = send
+        got = self._share([buf[d:d + c].copy() for c, d in zip(counts, displs)])
+        out, rcounts, rdispls, _ = recv
+        for q in range(self.w.size):
+            out[rdispls[q]:rdispls[q] + rcounts[q]] = got[q][self.r]
+
+    def Allreduce(self, send, recv, op=None):
+        recv[...] = np.sum(self._share(send.copy()), axis=0)
+
+    def Allgatherv(self, send, recv):
+        out, counts, displs, _ = recv
+        for q, part in enumerate(self._share(send.copy())):
+            out[displs[q]:displs[q] + counts[q]] = part
+
+
+def _on_threads(size, fn):
+    world, out, errors = _Threads(size), [None] * size, []
+
+    def run(r):
+        try:
+            out[r] = fn(world.rank(r))
+        except Exception as exc:   # surfaced below
+            errors.append(exc)
+            world.barrier.abort()
+
+    threads = [threading.Thread(target=run, args=(r,)) for r in range(size)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    if errors:
+        raise errors[0]
+    return out
+
+
+def test_plan_product_is_scipys():
+    A = _matrix(12, convect=3.0)
+    n = A.shape[0]
+    ranges = row_ranges(n, 3)
+    plans = [RowPlan.build(A[lo:hi], lo, hi, ranges) for lo, hi in ranges]
+    for me, plan in enumerate(plans):   # what each rank asks of me
+        plan.sends = [p.ghosts[me] - plan.lo for p in plans]
+    x = np.random.default_rng(1).standard_normal(n)
+    y = []
+    for me, plan in enumerate(plans):
+        own = x[plan.lo:plan.hi]
+        ghost = np.concatenate([x[p.lo:p.hi][p.sends[me]] for p in plans])
+        assert np.array_equal(ghost, x[np.concatenate(plan.ghosts)])
+        y.append(plan.product(own, ghost))
+    assert np.allclose(np.concatenate(y), A @ x, rtol=0, atol=1e-12)
+    # the halo is the column pattern's: every other block is read (shuffled unknowns)
+    assert all(p.ghosts[q].size > 0 for i, p in enumerate(plans) for q in range(3) if q != i)
+    assert not any(p.ghosts[i].size for i, p in enumerate(plans))
+
+
+@pytest.mark.parametrize("method,convect", [("cg", 0.0), ("bicgstab", 4.0)])
+def test_row_solve_over_ranks_is_spsolves(method, convect):
+    A = _matrix(20, convect=convect)
+    b = np.random.default_rng(2).standard_normal(A.shape[0])
+    ref = spla.spsolve(A.tocsc(), b)
+    one, info1 = row_solve(A, b, method=method, rtol=1e-10)
+    assert info1 == 0 and np.linalg.norm(one - ref) <= 1e-7 * np.linalg.norm(ref)
+    results = _on_threads(3, lambda comm: row_solve(A, b, method=method, rtol=1e-10,
+                                                     comm=comm))
+    for x, info in results:
+        assert info == 0
+        assert np.linalg.norm(x - ref) <= 1e-7 * np.linalg.norm(ref)
+        assert np.array_equal(x, results[0][0])   # the same x on every rank
+    if method == "cg":   # the one-rank iterations: the same Krylov space, so x agrees
+        assert np.linalg.norm(results[0][0] - one) <= 1e-8 * np.linalg.norm(ref)
+
+
+def test_row_solve_refusals():
+    A = _matrix(6)
+    with pytest.raises(ValueError, match="'cg' or 'bicgstab'"):
+        row_solve(A, np.ones(36), method="gmres")
+    with pytest.raises(ValueError, match="b has 5 values"):
+        row_solve(A, np.ones(5))
+    with pytest.raises(ValueError, match="zero on the diagonal"):
+        row_solve(sp.csr_matrix(np.array([[0.0, 1.0], [1.0, 0.0]])), np.ones(2))
+
+
+@pytest.mark.mpi
+@pytest.mark.slow
+def test_row_solve_on_two_mpi_ranks(tmp_path):
+    """The same on 2 MPI ranks (mpiexec next to this Python): each rank writes its x."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    if not mpiexec.exists():
+        pytest.skip("no mpiexec next to this Python")
+    here = Path(__file__).parent
+    root = here.parents[3]
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               NUMBA_NUM_THREADS="1", PYTHONPATH=str(root))
+    proc = subprocess.run(["timeout", "-s", "KILL", "120", str(mpiexec), "-n", "2",
+                           sys.executable, str(here / "scripts" / "rows_mpi.py"),
+                           str(tmp_path)], capture_output=True, text=True, env=env, cwd=root)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    A = _matrix(20, convect=4.0)
+    b = np.random.default_rng(2).standard_normal(A.shape[0])
+    ref = spla.spsolve(A.tocsc(), b)
+    for rank in (0, 1):
+        got = np.load(tmp_path / f"rank{rank}.npz")
+        assert int(got["size"]) == 2 and int(got["info"]) == 0
+        assert np.linalg.norm(got["x"] - ref) <= 1e-7 * np.linalg.norm(ref)
