@@ -134,7 +134,7 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
         if on_text is not None:
             think, answer = split_thinking(_decode(tok, new, eos, stop_strings, ids),
                                            inside=inside)
-            on_text(think, answer, len(new))
+            on_text(_visible(tok, think), _visible(tok, answer), len(new))
 
     start = time.perf_counter()
     out = model.generate(ids[None], max_new_tokens, do_sample=do_sample,
@@ -152,10 +152,23 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
     else:
         why = "length"
     think, answer = split_thinking(text, inside=inside)
-    return ChatReply(text=answer, thinking=think, raw=raw, tokens=len(gen),
+    return ChatReply(text=_visible(tok, answer), thinking=_visible(tok, think), raw=raw,
+                     tokens=len(gen),
                      prompt_tokens=int(len(ids)), seconds=round(seconds, 4),
                      tokens_per_s=round(len(gen) / seconds, 2) if seconds > 0 else 0.0,
                      stop=why, model=str(getattr(model, "source_folder", "") or ""))
+
+
+def _visible(tok, text: str) -> str:
+    """``text`` without the tokenizer's special tokens (a template's end-of-turn marker the
+    model wrote before its eos, ...), as transformers' chat pipeline decodes an answer
+    (``skip_special_tokens=True``); the thinking tags were split off before. ``raw`` keeps
+    them."""
+    for special in sorted(getattr(tok, "all_special_tokens", None) or (), key=len,
+                          reverse=True):
+        if special and special not in ("<think>", "</think>"):
+            text = text.replace(special, "")
+    return text
 
 
 def _decode(tok, ids, eos: set, stop_strings, prompt=()) -> str:

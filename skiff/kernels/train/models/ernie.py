@@ -652,9 +652,9 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
             past = options.pop("cache")  # transformers 5's newer name
         if past is not None and beams is not None and int(beams) > 1:
             # beams on a cache (transformers': expanded by the user with
-            # batch_repeat_interleave): the whole sequence run again, the same tokens (the
-            # cache is a speed-up; its rows need not match the beams)
-            past = None
+            # batch_repeat_interleave, skiff takes it unexpanded too): only the columns
+            # after the cache are run (ernie_beam_cache.prefill_past)
+            options["past_key_values"], past = past, None
         if past is not None:
             from .ernie_generate_states import STATE_OPTIONS
 

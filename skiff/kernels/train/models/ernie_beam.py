@@ -60,7 +60,7 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
                 no_repeat_ngram_size=None, min_new_tokens: int = 0,
                 return_dict_in_generate: bool = False, output_scores: bool = False,
                 output_logits: bool = False, warp=None, draw=None, processors=None,
-                hooks=None):
+                hooks=None, past=None):
     """Beam search over each row of ``input_ids`` (B, T) (host ints; ``rows``: each row's
     (start, end) of real tokens when padded, or the real columns (an int array: a mask
     with holes), None: all real). ``eos``: the ids that finish
@@ -77,7 +77,9 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
     ``renormalize_logits``), each at its place in transformers' order. ``hooks``: the
     user's ``logits_processor`` (on each step's log-probabilities after the processors,
     before the warpers) and ``stopping_criteria`` (on each candidate's sequence: a hit
-    finishes it as an eos does), ``ernie_generate_hooks.UserHooks``."""
+    finishes it as an eos does), ``ernie_generate_hooks.UserHooks``. ``past``: a cache of
+    the prompts' first columns (a second chat turn): only the columns after it are run
+    (``ernie_beam_cache.prefill_past``)."""
     opt = BeamOptions(num_beams, length_penalty, early_stopping, num_return_sequences)
     ids = np.asarray(input_ids, dtype=np.int64)
     B, T = ids.shape
@@ -112,12 +114,21 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
     hopeful = np.ones((B, 1), dtype=bool)  # transformers' early-stop heuristic unsatisfied
     kept_scores, kept_logits = [], []
 
-    cache = PackedKVCache(len(model.model.layers), lengths, int(lengths.max()) + max_new)
-    cu = np.concatenate([[0], np.cumsum(lengths)])
-    positions = np.concatenate([np.arange(n) for n in lengths])
-    logits = model.forward_packed(np.concatenate(prompts), cu, positions, cache=cache,
-                                  last_only=True)
-    logits = np.repeat(_host(logits._data), nb, axis=0)  # (B * nb, V)
+    capacity = int(lengths.max()) + max_new
+    start = None
+    if past is not None:
+        from .ernie_beam_cache import prefill_past
+
+        start = prefill_past(model, past, ids, spans, capacity, nb)
+    if start is None:
+        cache = PackedKVCache(len(model.model.layers), lengths, capacity)
+        cu = np.concatenate([[0], np.cumsum(lengths)])
+        positions = np.concatenate([np.arange(n) for n in lengths])
+        logits = _host(model.forward_packed(np.concatenate(prompts), cu, positions,
+                                            cache=cache, last_only=True)._data)
+    else:
+        logits, cache = start
+    logits = np.repeat(logits, nb, axis=0)  # (B * nb, V)
     _reorder(cache, np.repeat(np.arange(B), nb))
     cur = T
     while True:
@@ -327,6 +338,7 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
         raise ValueError("`streamer` cannot be used with beam search (yet!). Make sure that "
                          "`num_beams` is set to 1.")
     del use_cache  # beams always use the cache
+    past = options.pop("past_key_values", None)  # a second turn's cache: read (round 39)
     from ..core.tensor import no_grad
     from .ernie_generate_options import new_token_counts, resolve_options
 
@@ -377,7 +389,17 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
     eos = [] if eos is None else np.atleast_1d(eos).tolist()
     pad = model._generation_value("pad_token_id", named["pad_token_id"])
     penalty = model._sampling(False, None, None, None, named["repetition_penalty"])[4]
-    procs = ExtraProcessors({k: extra[k] for k in OPTIONS}, eos=eos, max_new=max_new)
+    if extra.get("guidance_scale") not in (None, 1, 1.0) \
+            and extra.get("negative_prompt_ids") is not None:
+        # transformers' unconditional run keeps the negative prompt's B rows beside the
+        # B * num_beams beams and fails on the sizes ("Sizes of tensors must match")
+        raise ValueError("negative_prompt_ids with beam search (num_beams > 1) is not "
+                         "supported (transformers fails on it too): guidance_scale alone "
+                         "guides each beam on its own tokens, or leave num_beams out")
+    # guidance_scale: the unconditional run over the B * num_beams rows, each fed its
+    # newest token, its cache rows never reordered with the beams (transformers' own)
+    procs = ExtraProcessors({k: extra[k] for k in OPTIONS}, eos=eos, max_new=max_new,
+                            model=model)
     from .ernie_generate_hooks import UserHooks
 
     hooks = UserHooks(logits_processor, stopping_criteria, pad=pad)
@@ -410,6 +432,6 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
                 no_repeat_ngram_size=extra["no_repeat_ngram_size"], min_new_tokens=min_new,
                 return_dict_in_generate=extra["return_dict_in_generate"],
                 output_scores=extra["output_scores"], output_logits=extra["output_logits"],
-                warp=warp, draw=draw, processors=procs, hooks=hooks)
+                warp=warp, draw=draw, processors=procs, hooks=hooks, past=past)
     finally:
         model.train(was_training)

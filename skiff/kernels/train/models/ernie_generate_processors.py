@@ -333,8 +333,8 @@ def _guidance(options: dict, model):
     if scale is None or float(scale) == 1.0:
         return None
     if model is None:
-        raise ValueError(f"guidance_scale={scale!r} is run by greedy decoding or sampling "
-                         "here; leave num_beams (and assistant_model) out with it")
+        raise ValueError(f"guidance_scale={scale!r} is run by greedy decoding, sampling and "
+                         "beam search here; leave assistant_model out with it")
 
     def host(x):
         x = x.detach().cpu().numpy() if hasattr(x, "detach") else x

@@ -79,11 +79,13 @@ class LoRALinear(nn.Module):
                                  "set lora_dropout=0")
             self.lora_magnitude_vector = nn.Parameter(self._row_norms(), dtype=dtype)
 
-    def _row_norms(self):
-        """``||W + s B A||`` per output row (an array on the weight's device, no graph)."""
+    def _row_norms(self, part=None):
+        """``||W + s B A||`` per output row (an array on the weight's device, no graph);
+        ``part``: another active adapter's pair on this layer (its own B A and s)."""
+        part = self if part is None else part
         xp = self.weight.xp
-        w = self.weight._data.astype(np.float32) + self.scaling * (
-            self.lora_B.weight._data.astype(np.float32) @ self.lora_A.weight._data.astype(
+        w = self.weight._data.astype(np.float32) + part.scaling * (
+            part.lora_B.weight._data.astype(np.float32) @ part.lora_A.weight._data.astype(
                 np.float32))
         return xp.sqrt((w * w).sum(axis=1)).astype(self.weight.dtype)
 
@@ -93,9 +95,12 @@ class LoRALinear(nn.Module):
     def forward(self, x):
         if self.disabled:
             return F.linear(x, self.weight, self.bias)
+        extras = list((self.also or {}).values())
+        if extras and any(p.lora_magnitude_vector is not None for p in (self, *extras)):
+            return self._forward_in_turn(x, extras)
         h = self.dropout(x) if self.dropout is not None else x
         lora = self.lora_B(self.lora_A(h)) * self.scaling
-        for extra in (self.also or {}).values():
+        for extra in extras:
             lora = lora + extra(x)
         if self.lora_magnitude_vector is None:
             return F.linear(x, self.weight, self.bias) + lora
@@ -105,17 +110,41 @@ class LoRALinear(nn.Module):
         y = (F.linear(x, self.weight) + lora) * scale
         return y + self.bias if self.bias is not None else y
 
+    def _forward_in_turn(self, x, extras):
+        """Several active adapters with DoRA among them (round 39), as peft's layer runs
+        them: each adapter in the list's order on the result so far, a plain one adding its
+        ``s B A x``, a DoRA one scaling the result so far (its bias aside) and its own update
+        by ``m / ||W + s B A||`` (its own pair's norm, held constant)."""
+        from ..core.tensor import Tensor
+
+        y = F.linear(x, self.weight)
+        for part in (self, *extras):
+            h = part.dropout(x) if part.dropout is not None else x
+            lora = part.lora_B(part.lora_A(h)) * part.scaling
+            if part.lora_magnitude_vector is None:
+                y = y + lora
+            else:
+                y = (y + lora) * (part.lora_magnitude_vector / Tensor(self._row_norms(part)))
+        return y + self.bias if self.bias is not None else y
+
     def delta(self) -> np.ndarray:
         """The change of the weight (out, in) as a host array: ``scale * B A``; with DoRA
         ``m (W + s B A) / ||W + s B A|| - W``."""
-        d = (self.lora_B.weight.numpy() @ self.lora_A.weight.numpy()) * self.scaling
-        d = d + sum(extra.delta() for extra in (self.also or {}).values())
-        if self.lora_magnitude_vector is None:
-            return d
+        extras = list((self.also or {}).values())
+        if all(p.lora_magnitude_vector is None for p in (self, *extras)):
+            return (self.lora_B.weight.numpy() @ self.lora_A.weight.numpy()) * self.scaling \
+                + sum(extra.delta() for extra in extras)
+        # each adapter in turn, as peft's merge folds them (a DoRA one's norm of W + its own
+        # s B A, as the forward takes it)
         w = self.weight.numpy().astype(np.float32)
-        factor = self.lora_magnitude_vector.numpy().astype(np.float32) / np.sqrt(
-            ((w + d) ** 2).sum(axis=1))
-        return factor[:, None] * (w + d) - w
+        cur = w
+        for part in (self, *extras):
+            d = (part.lora_B.weight.numpy() @ part.lora_A.weight.numpy()) * part.scaling
+            cur = cur + d
+            if part.lora_magnitude_vector is not None:
+                cur = cur * (part.lora_magnitude_vector.numpy().astype(np.float32) / np.sqrt(
+                    ((w + d) ** 2).sum(axis=1)))[:, None]
+        return cur - w
 
     def extra_repr(self) -> str:
         return f"{self.in_features}, {self.out_features}, r={self.r}, alpha={self.alpha}"
@@ -166,6 +195,8 @@ class LoRAExtra(nn.Module):
         self.lora_A, self.lora_B = layer.lora_A, layer.lora_B
         self.scaling = layer.scaling
         self.dropout = getattr(layer, "dropout", None)
+        # a DoRA adapter's magnitude (the same Parameter): the layer runs the list in turn
+        self.lora_magnitude_vector = getattr(layer, "lora_magnitude_vector", None)
 
     def forward(self, x):
         h = self.dropout(x) if self.dropout is not None else x

@@ -195,9 +195,6 @@ def attach_also(model, names) -> None:
     placed = reg.setdefault("placed", [])
     for name in names:
         config, layers = reg["parked"][name]
-        if config.get("use_dora") or model.lora_config.get("use_dora"):
-            raise ValueError("set_adapter with several adapters: DoRA adapters (use_dora) are "
-                             "not summed here; set one adapter")
         modules = dict(model.named_modules())
         for lname, m in layers.items():
             owner, _, attr = lname.rpartition(".")
@@ -316,10 +313,11 @@ def _layer_factors(model, name: str) -> dict:
     set_active(model, name)
     out = {}
     for layer, m in _adapter_layers(model):
-        if not isinstance(m, LoRALinear) or m.lora_magnitude_vector is not None:
-            raise ValueError(f"add_weighted_adapter: adapter {name!r} has DoRA or expert "
-                             "adapters, which skiff does not combine (peft refuses the experts "
-                             "too)")
+        if not isinstance(m, LoRALinear):
+            raise ValueError(f"add_weighted_adapter: adapter {name!r} has expert adapters, "
+                             "which skiff does not combine (peft refuses them too)")
+        # a DoRA adapter's magnitude is not mixed (peft mixes its A and B alone; the new
+        # adapter, DoRA when the first is, starts from its own magnitude ||W||)
         out[layer] = (m.lora_A.weight.numpy().astype(np.float32),
                       m.lora_B.weight.numpy().astype(np.float32), m.scaling)
     return out

@@ -146,10 +146,12 @@ def random_ids(vocab, shape, seed=1):
     return np.random.default_rng(seed).integers(3, vocab, shape)
 
 
-def saved_adapter(folder, out, targets, r, seed, **kw):
+def saved_adapter(folder, out, targets, r, seed, moved=("lora_B",), **kw):
     """A LoRA adapter on the checkpoint in ``folder`` (rank ``r``, alpha 2r, on
-    ``targets``) with its B matrices moved off zero by a seeded draw, saved in peft's layout
-    to ``out`` (returned): adapters whose outputs differ, for peft to load beside skiff."""
+    ``targets``) with its B matrices (the parameters named with any of ``moved``: a DoRA
+    adapter's ``lora_magnitude_vector`` too) moved off their init by a seeded draw, saved in
+    peft's layout to ``out`` (returned): adapters whose outputs differ, for peft to load
+    beside skiff."""
     import numpy as np
 
     import skiff
@@ -159,7 +161,7 @@ def saved_adapter(folder, out, targets, r, seed, **kw):
     skiff.models.apply_lora(m, r=r, alpha=2 * r, target_modules=targets, **kw)
     rng = np.random.default_rng(seed)
     for n, p in m.named_parameters():
-        if "lora_B" in n:
+        if any(k in n for k in moved):
             p._data = p._data + rng.normal(0, 0.3, p.shape).astype(np.float32)
     skiff.models.save_adapter(m, out)
     return out

@@ -39,6 +39,13 @@ def _pair(setup):
     return peft_pair(*setup)
 
 
+@pytest.fixture(scope="module")
+def shared(setup):
+    """One peft / skiff pair for the tests that only switch adapters (each sets its own
+    list first; round 39: built once, not per list)."""
+    return _pair(setup)
+
+
 def _same(pm, model, tokens=True, atol=5e-5):
     with torch.no_grad():
         want = pm(torch.tensor(IDS)).logits.numpy()
@@ -52,8 +59,8 @@ def _same(pm, model, tokens=True, atol=5e-5):
 
 
 @pytest.mark.parametrize("names", [["default", "b"], ["b", "c", "default"], ["default", "b", "c"]])
-def test_a_list_of_active_adapters_as_peft(setup, names):
-    pm, model = _pair(setup)
+def test_a_list_of_active_adapters_as_peft(shared, names):
+    pm, model = shared
     pm.base_model.set_adapter(names)
     model.set_adapter(names)
     assert model.active_adapter == names[0]  # PeftModel's stays "default", its LoraModel's:
