@@ -40,8 +40,11 @@ def COMMAND(p):
     p.add_argument("--devices", "--np", dest="devices", type=positive_int, default=8,
                    metavar="N", help="how many devices (GPUs, or CPU ranks; --np N as "
                                      "%%train takes it)")
-    p.add_argument("--device-memory", type=byte_size, default=byte_size("80GB"),
-                   metavar="SIZE", help="memory per device, e.g. 80GB")
+    p.add_argument("--device-memory", type=byte_size, default=None,
+                   metavar="SIZE", help="memory per device, e.g. 80GB (default: this "
+                                        "machine's GPU's; without one, 80GB for a preset, "
+                                        "and for mlp, cnn or a notebook's model this "
+                                        "machine's memory shared by the ranks)")
     p.add_argument("--nodes", type=positive_int, default=1, metavar="K",
                    help="machines the devices are spread over (evenly)")
     p.add_argument("--bandwidth", type=_bandwidth, default=None, metavar="BW",

@@ -708,6 +708,14 @@ class DataLoader:
         self.epoch = int(state["epoch"])
         self.position = int(state["position"])
         self.seed = int(state.get("seed", self.seed))
+        saved = int(state.get("batch_size") or self.batch_size)
+        if saved != self.batch_size:  # another batch size: go on after the rows it had seen
+            # (the position counts batches: 4 of 8 rows resumed at batch 4 of 4 rows read
+            # rows 16-31 twice that epoch); a batch the new size cuts is read whole again
+            sampling = self._sampling()
+            items = len(self.dataset) if sampling is None else sampling[1]
+            rows = self.position * saved
+            self.position = len(self) if rows >= items else rows // self.batch_size
 
 
 def default_collate(items):

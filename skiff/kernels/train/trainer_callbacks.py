@@ -134,10 +134,22 @@ class Callbacks:
         """A checkpoint's states into the callbacks of the same place and class; the keys of
         the stateful callbacks the checkpoint has no state for (they start afresh)."""
         states = states or {}
+        mine = self._stateful()
+        # a state kept for the one callback of a class at another place (a printer or a
+        # lambda added before the EMA, or taken out) is still that callback's, as
+        # Lightning's state_key (the class's name) finds it; it started afresh, round 39
+        by_class: dict[str, list] = {}
+        for key in states:
+            if key not in mine:
+                by_class.setdefault(key.split(":", 1)[-1], []).append(key)
+        classes = [key.split(":", 1)[-1] for key in mine]
         fresh = []
-        for key, cb in self._stateful().items():
+        for key, cb in mine.items():
+            name = key.split(":", 1)[-1]
             if key in states:
                 cb.load_state_dict(states[key])
+            elif len(by_class.get(name, ())) == 1 and classes.count(name) == 1:
+                cb.load_state_dict(states[by_class[name][0]])
             else:
                 fresh.append(key)
         return fresh

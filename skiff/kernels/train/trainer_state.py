@@ -10,6 +10,7 @@ loads."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -63,6 +64,10 @@ class TrainerState:
         }
         if frozen:
             state["frozen"] = frozen_record(self.model, frozen)
+        # what a resume checks it goes on with (round 39): AdamW's moments loaded into SGD
+        # trained on silently; another batch size or accumulation was not said
+        state["settings"] = {"optimizer": type(self.optimizer).__name__,
+                             "grad_accum": int(getattr(self, "grad_accum", 1))}
         states = self.callbacks.state_dict() if self.callbacks else None
         if states and st.name in WHOLE_MODEL:  # stateful callbacks (an EMA)
             state["callbacks"] = states
@@ -180,7 +185,40 @@ class TrainerState:
             f"the lrs of a {planned[1]}-step run (lr {sched.get_last_lr()[0]:.3g} at step "
             f"{step + 1})", level="info")
 
+    def _check_settings(self, state, loader) -> None:
+        """A resume with another optimizer is refused (its state is not this optimizer's:
+        AdamW's moments went into SGD, which trained on with AdamW's lr and weight decay,
+        silently); another batch size or gradient accumulation is said (transformers warns
+        of another batch size too): the epoch goes on after the rows it had seen."""
+        saved = state.get("settings") or {}
+        name, here = saved.get("optimizer"), type(self.optimizer).__name__
+        if name and name != here:
+            raise ValueError(
+                f"the checkpoint in {self.checkpoint_dir} holds {name}'s optimizer state "
+                f"and this run's optimizer is {here}: resume with {name}, or "
+                f"start a run of {here} in another checkpoint_dir from the checkpoint's "
+                "weights (model.load_state_dict of its 'model')")
+        changes = []
+        old_batch = (state.get("data") or {}).get("batch_size")
+        if old_batch and int(old_batch) != int(loader.batch_size):
+            changes.append(f"batch_size {loader.batch_size} (the checkpoint's run had "
+                           f"{old_batch})")
+        old_accum = saved.get("grad_accum")
+        here_accum = int(getattr(self, "grad_accum", 1))
+        if old_accum and int(old_accum) != here_accum:
+            changes.append(f"grad_accum {here_accum} (the checkpoint's run had {old_accum})")
+        if changes:
+            said = (f"resumed with {' and '.join(changes)}: the epoch goes on after the "
+                    "rows it had seen, and the steps from here are not the uninterrupted "
+                    "run's")
+            self.reporter.log(said, level="warning")
+            from skiff.kernels.backend.report import NullReporter
+
+            if type(self.reporter) is NullReporter and getattr(self.reporter, "rank", 0) == 0:
+                warnings.warn(said, UserWarning, stacklevel=2)
+
     def _restore(self, state, loader):
+        self._check_settings(state, loader)
         self._load_model_state(state)
         self.strategy.load_optimizer_state_dict(self.optimizer, state["optimizer"])
         if self.scheduler is not None and state.get("scheduler") is not None:
@@ -216,8 +254,14 @@ class TrainerState:
         saved = {key: value for key, value in (saved or {}).items() if value is not None}
         fresh = self.callbacks.load_state_dict(saved)
         if fresh:
-            self.reporter.log(f"the checkpoint holds no state of callback(s) "
-                              f"{', '.join(fresh)}{why}: they start afresh", level="warning")
+            said = (f"the checkpoint holds no state of callback(s) {', '.join(fresh)}{why}: "
+                    "they start afresh")
+            self.reporter.log(said, level="warning")
+            from skiff.kernels.backend.report import NullReporter
+
+            # a script's resume=True: nowhere else to say it (its EMA restarted silently)
+            if type(self.reporter) is NullReporter and getattr(self.reporter, "rank", 0) == 0:
+                warnings.warn(said, UserWarning, stacklevel=2)
 
     def _split_layout(self) -> str | None:
         """The layout of a model split over the ranks (tp, pp, ep) whose ranks' callback

@@ -331,6 +331,44 @@ def cluster_for(devices=None, *, world_size: int = 1, memory: int | None = None,
                        latency=CPU_LATENCY if latency is None else latency)
 
 
+# what a plan of a preset (an LLM's size, planned for GPUs) assumes on a machine without a
+# GPU when no device memory is given: an 80 GB GPU (A100/H100), as the command line does
+PRESET_MEMORY = 80 * 10**9
+
+
+def _a_preset(model) -> bool:
+    """Whether ``model`` names a preset or is a spec (a size planned for GPUs), not a model
+    here (a live one, or %train's mlp / cnn, which train on this machine)."""
+    from .cost import LIVE_BUILTINS
+
+    if isinstance(model, str):
+        return model.lower() not in LIVE_BUILTINS
+    return isinstance(model, ModelSpec)
+
+
+def _this_host(world: int, preset: bool = False):
+    """``(devices, device_memory, note)`` for a plan of ``world`` devices given no memory:
+    as many of this machine's GPU (its memory each); on a machine without one, a live model
+    on ``world`` CPU ranks sharing its memory and cores, as ``%train --np N`` runs them, and
+    a preset on 80 GB GPUs; the note says which, for the plan's reasons."""
+    from skiff.kernels.backend import resolve_device
+
+    dev = resolve_device("auto")
+    if dev.is_gpu:
+        return world, int(dev.total_memory), (
+            f"device memory not given: {world} x this machine's {dev.model} "
+            f"({_gb(dev.total_memory)} each); give device_memory= for another cluster")
+    if preset:
+        return world, PRESET_MEMORY, (
+            f"device memory not given: {_gb(PRESET_MEMORY)} per device assumed (an "
+            "A100's or H100's; this machine has no GPU); give device_memory= for another")
+    each = max(1, dev.total_memory // max(1, world))
+    return None, None, (
+        f"device memory not given: {world} CPU rank{'s' if world > 1 else ''} on this "
+        f"machine, its {_gb(dev.total_memory)} shared ({_gb(each)} each) and its cores at "
+        "the flop/s measured here; give device_memory= (and flops=) to plan for GPUs")
+
+
 # --- strategies by name ---------------------------------------------------------------------
 def parse_strategy(spec: str, world_size: int) -> Choice | None:
     """The :class:`Choice` an explicit strategy names (None for ``"auto"``).
@@ -476,6 +514,11 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
         device_memory = byte_size(device_memory)
     world = devices.devices if isinstance(devices, ClusterSpec) else (
         devices if isinstance(devices, int) else len(devices))
+    host_note = None
+    if isinstance(devices, int) and device_memory is None:
+        # no memory given for a count of devices: this machine's (it was "a hypothetical
+        # cluster of 2 devices needs device memory", where the CLI assumes 80 GB)
+        devices, device_memory, host_note = _this_host(world, _a_preset(model))
     cluster = cluster_for(devices, world_size=world, memory=device_memory, nodes=nodes,
                           bandwidth=bandwidth, intra_bandwidth=intra_bandwidth, flops=flops,
                           latency=latency)
@@ -522,7 +565,7 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
         raise ValueError(
             f"{spec.name} ({_count(spec.n_params)} params) does not fit on {world} x "
             f"{_gb(cluster.memory)}: the leanest layout ({least.choice.label()}) "
-            + _does_not_fit(least, cluster))
+            + _does_not_fit(least, cluster) + (f" ({host_note})" if host_note else ""))
     # equal times (outside a pipeline the micro-batch changes no cost the model prices):
     # the fewest micro-batches, not the least memory (gpt2-124m on 8 x 80 GB was micro=1,
     # 8 accumulation steps of one sequence on a device 2 GB full)
@@ -579,6 +622,8 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
     if best.time["dp_comm"] > 0:
         reasons.append(f"gradient all-reduce {_sec(best.time['dp_comm'])}, "
                        f"{_sec(best.time['dp_exposed'])} not hidden behind backward")
+    if host_note:
+        reasons.insert(0, host_note)
     return Plan(spec, cluster, c, best, reasons, fits[:top], explicit=False, spec="auto",
                 searched=len(all_est), fitting=len(fits), global_batch=gb,
                 weight_bytes=weight_bytes, grad_bytes=grad_bytes)

@@ -55,17 +55,23 @@ def _torch_loop(start, ranks, per_rank=True):
     return losses
 
 
-def test_a_padding_collate_on_two_dp_ranks_is_ddps():
-    for got in run_mpi(2, SCRIPT, "collate", "dp", timeout=150):
+@pytest.fixture(scope="module")
+def both():
+    """The collate run (dp) and the lr_find runs (auto) in one launch (round 39: two)."""
+    return run_mpi(2, SCRIPT, "both", timeout=200)
+
+
+def test_a_padding_collate_on_two_dp_ranks_is_ddps(both):
+    for got in (r["collate"] for r in both):
         np.testing.assert_allclose(got["losses"], _torch_loop(got["start"], 2), atol=1e-6)
         whole = _torch_loop(got["start"], 2, per_rank=False)  # another run: told apart
         assert np.abs(np.array(got["losses"]) - whole).max() > 1e-2
 
 
-def test_lr_find_on_two_ranks_is_rank_0s():
+def test_lr_find_on_two_ranks_is_rank_0s(both):
     one = check.lr_find("single")
     assert one["suggestion"] is not None and one["weights_kept"]
-    got = run_mpi(2, SCRIPT, "lr_find", "auto", timeout=150)
+    got = [r["lr_find"] for r in both]
     for rank in got:
         assert rank["good"]["weights_kept"]
         for key in ("lr", "loss", "raw_loss"):

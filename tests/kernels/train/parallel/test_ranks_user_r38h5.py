@@ -65,10 +65,19 @@ def test_one_process_records_the_batchs_mae():
     _check(check.main("single"))
 
 
+CASES = [("dp", "1"), ("zero2", "2")]
+
+
+@pytest.fixture(scope="module")
+def mae_ranks():
+    """Both cases in one launch (round 39: a launch each)."""
+    return run_mpi(2, SCRIPT, *(f"{s}:{a}" for s, a in CASES), timeout=200)
+
+
 @pytest.mark.mpi
-@pytest.mark.parametrize("strategy,grad_accum", [("dp", "1"), ("zero2", "2")])
-def test_two_ranks_record_the_whole_batchs_mae(strategy, grad_accum):
-    ranks = run_mpi(2, SCRIPT, strategy, grad_accum, timeout=150)
+@pytest.mark.parametrize("strategy,grad_accum", CASES)
+def test_two_ranks_record_the_whole_batchs_mae(mae_ranks, strategy, grad_accum):
+    ranks = [r["cases"][f"{strategy}:{grad_accum}"] for r in mae_ranks]
     for got in ranks:
         _check(got, int(grad_accum))
     # the ranks' halves differ: a rank's own value is not the batch's

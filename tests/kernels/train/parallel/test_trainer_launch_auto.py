@@ -18,23 +18,63 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from .mpi_util import HERE, ROOT, mpiexec, run_mpi
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
+T = torch.nn
+sys.path.insert(0, str(HERE / "scripts"))
+import launch_auto_check as check  # noqa: E402
+
+
+def _torch_model(kind):
+    if kind == "mlp":
+        return T.Sequential(T.Linear(3, 16), T.ReLU(), T.Linear(16, 1))
+    return T.Sequential(T.Conv2d(1, 4, 3), T.ReLU(), T.MaxPool2d(2), T.Flatten(),
+                        T.Linear(36, 3))
+
+
+def _torch(kind, init, x, y, starts, batch):
+    """torch on the whole batch: float64 AdamW from the same first weights, one step of
+    ``batch`` rows per start row in ``starts``; (losses, trained weights)."""
+    model = _torch_model(kind).double()
+    model.load_state_dict({k: torch.tensor(np.asarray(v, np.float64)) for k, v in init.items()})
+    opt = torch.optim.AdamW(model.parameters(), lr=check.LR, weight_decay=0.01)
+    xt, yt = torch.tensor(x, dtype=torch.float64), torch.tensor(y)
+    losses = []
+    for s in starts:
+        out, yb = model(xt[s:s + batch]), yt[s:s + batch]
+        loss = (T.functional.mse_loss(out, yb.double()) if yb.dtype.is_floating_point
+                else T.functional.cross_entropy(out, yb))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, {k: v.detach().numpy() for k, v in model.state_dict().items()}
+
+
+def _rel(got, want) -> float:
+    return max(abs(a - b) / abs(b) for a, b in zip(got, want))
 
 
 def _check(results, kinds=("mlp", "cnn")):
     assert [r["rank"] for r in results] == [0, 1]
-    for res in results:
-        for kind in kinds:
+    for kind, n, batch in check.RUNS:
+        if kind not in kinds:
+            continue
+        x, y = check.data(kind, n)
+        starts = list(range(0, n, batch)) * check.EPOCHS
+        for res in results:
             got = res[kind]
-            assert got["world"] == 2, got  # was 1: each rank trained alone
-            assert got["strategy"] != "single", got
-            assert got["steps"] == got["torch_steps"], got
-            assert got["loss"] < 1e-5, got
-            assert got["weights"] < 1e-5, got
+            want, want_w = _torch(kind, got["init"], x, y, starts, batch)
+            assert got["world"] == 2, got["world"]  # was 1: each rank trained alone
+            assert got["strategy"] != "single", got["strategy"]
+            assert len(got["losses"]) == len(want), (len(got["losses"]), len(want))
+            assert _rel(got["losses"], want) < 1e-5, (got["losses"], want)
+            assert max(float(np.abs(np.asarray(got["weights"][k]) - w).max())
+                       for k, w in want_w.items()) < 1e-5
 
 
 @pytest.mark.mpi
@@ -45,10 +85,13 @@ def test_auto_under_mpiexec_trains_over_the_ranks_as_torch_on_the_whole_batch():
     # (each rank printed every line)
     assert [r["verbose_lines"] for r in results] == [2, 0]
     # train() called twice under ZeRO keeps the moments (afresh: 5e-4 off torch)
+    x, y = check.data("mlp", 40)
     for res in results:
         got = res["twice"]
-        assert got["strategy"] in ("zero1", "zero2") and got["steps"] == 12, got
-        assert got["loss"] < 1e-5, got
+        assert got["strategy"] in ("zero1", "zero2") and len(got["losses"]) == 12, got
+        # 5 steps, then 7 from the start: one torch optimizer through both
+        want, _ = _torch("mlp", got["init"], x, y, [0, 8, 16, 24, 32] * 2 + [0, 8], 8)
+        assert _rel(got["losses"], want) < 1e-5, (got["losses"], want)
 
 
 @pytest.mark.mpi

@@ -41,11 +41,17 @@ def _steps_no_rank_took_the_branch(grad_accum):
     return skipped
 
 
+@pytest.fixture(scope="module")
+def results():
+    """One launch for both tests: the script runs every case (round 39: each test launched
+    it, the same run twice)."""
+    return run_mpi(2, "zero_unreached_r29b_check.py", timeout=150)
+
+
 @pytest.mark.mpi
-def test_zero_skips_unreached_parameters_as_torch():
+def test_zero_skips_unreached_parameters_as_torch(results):
     # the case must test the step counts: some step (not the last) leaves the branch out
     assert [s for s in _steps_no_rank_took_the_branch(1) if s < check.STEPS - 1]
-    results = run_mpi(2, "zero_unreached_r29b_check.py", timeout=150)
     for case in ("zero1", "zero1_small", "zero2", "zero2_small", "zero2_accum"):
         accum = 2 if case.endswith("accum") else 1
         losses, weights = _torch_ddp_by_hand(accum)
@@ -58,7 +64,7 @@ def test_zero_skips_unreached_parameters_as_torch():
 
 
 @pytest.mark.mpi
-def test_zero_bf16_masters_of_an_unreached_layer_stay_as_torch():
+def test_zero_bf16_masters_of_an_unreached_layer_stay_as_torch(results):
     """bf16-mixed ZeRO-2 steps the float32 masters through mixed precision's own step: the
     never-used layer's masters must stay its float32 initial weights, as torch's autocast
     (float32 parameters, grad None: not stepped, not decayed) keeps them; a decayed one is
@@ -67,7 +73,6 @@ def test_zero_bf16_masters_of_an_unreached_layer_stay_as_torch():
 
     skiff.seed(0)
     first = check.Branchy().state_dict()
-    results = run_mpi(2, "zero_unreached_r29b_check.py", timeout=150)
     for r in results:
         for name in ("extra.weight", "extra.bias"):
             want = torch.tensor(np.asarray(first[name], np.float32)).numpy().reshape(-1)

@@ -1,6 +1,7 @@
 """Round 37: a DataLoader's padding ``collate_fn`` under dp, and ``trainer.lr_find`` on every
 rank; prints ``RESULT {...}`` per rank.
-usage: [mpiexec -n 2] python collate_lr_find_r37h5_check.py collate|lr_find STRATEGY"""
+usage: [mpiexec -n 2] python collate_lr_find_r37h5_check.py collate|lr_find STRATEGY
+       mpiexec -n 2 python collate_lr_find_r37h5_check.py both (collate dp, lr_find auto)"""
 
 import json
 import sys
@@ -77,9 +78,17 @@ def lr_find(strategy, bad=False):
     return {**found, "weights_kept": same}
 
 
-if __name__ == "__main__":
-    what, strategy = sys.argv[1], sys.argv[2]
+def run(what, strategy) -> dict:
     out = collate(strategy) if what == "collate" else \
         {"good": lr_find(strategy), "bad": lr_find(strategy, bad=True)}
     out["rank"] = world().rank if strategy != "single" else 0
+    return out
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "both":  # one launch: collate under dp, then lr_find under auto
+        out = {"collate": run("collate", "dp"), "lr_find": run("lr_find", "auto")}
+        out["rank"] = out["collate"]["rank"]
+    else:
+        out = run(sys.argv[1], sys.argv[2])
     print("RESULT " + json.dumps(out), flush=True)

@@ -1,6 +1,7 @@
 """Round 38: a loss function's dict's other values (``{"loss": ..., "mae": ...}``) on 1 or 2
 ranks; prints ``RESULT {...}`` per rank (step losses, the history's mae, a callback's mae).
-usage: [mpiexec -n 2] python loss_extras_r38h5_check.py STRATEGY [GRAD_ACCUM]"""
+usage: [mpiexec -n 2] python loss_extras_r38h5_check.py STRATEGY [GRAD_ACCUM]
+       mpiexec -n 2 python loss_extras_r38h5_check.py STRATEGY:GRAD_ACCUM ... (one launch)"""
 
 import json
 import sys
@@ -44,4 +45,9 @@ def main(strategy, grad_accum="1"):
 
 
 if __name__ == "__main__":
-    print("RESULT " + json.dumps(main(*sys.argv[1:])), flush=True)
+    if any(":" in a for a in sys.argv[1:]):  # several cases in one launch: STRATEGY:ACCUM ...
+        cases = {a: main(*a.split(":")) for a in sys.argv[1:]}
+        out = {"rank": world().rank, "cases": cases}
+    else:
+        out = main(*sys.argv[1:])
+    print("RESULT " + json.dumps(out), flush=True)

@@ -1,8 +1,11 @@
 """Peak memory of one training step under DP, ZeRO-1 and ZeRO-2 on every rank.
 
-usage: zero_mem.py WIDTH LAYERS BUCKET_MB
+usage: zero_mem.py WIDTH LAYERS BUCKET_MB (LAYERS: a count, or counts "8,24", each a model
+of its own in this one launch, reported under "by_layers")
 tracemalloc counts numpy's allocations; the peak is taken over forward, backward, the
-gradient reduction and the optimizer step, above what the rank held before the step.
+gradient reduction and the optimizer step, above what the rank held before the step. A small
+untraced step first loads the kernels and modules a step uses (under tracemalloc, loading
+numba's cached AdamW kernel took ~10 s of a rank's ~12).
 """
 
 import json
@@ -58,16 +61,24 @@ def step_peak(strategy, width, layers, rank):
     return {"grads": grads, "step": step}
 
 
-def main():
-    width, layers, bucket_mb = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
-    comm = world()
-    tracemalloc.start()
+def peaks(comm, width, layers, bucket_mb) -> dict:
     out = {"rank": comm.rank, "size": comm.size, "grad_bytes": width * width * layers * 4,
            "bucket_bytes": int(bucket_mb * 2**20)}
     for kind, strategy in (("dp", DataParallel(comm, bucket_mb=bucket_mb)),
                            ("zero1", ZeRO(1, comm, bucket_mb=bucket_mb)),
                            ("zero2", ZeRO(2, comm, bucket_mb=bucket_mb))):
         out[kind] = step_peak(strategy, width, layers, comm.rank)
+    return out
+
+
+def main():
+    width, bucket_mb = int(sys.argv[1]), float(sys.argv[3])
+    counts = [int(n) for n in sys.argv[2].split(",")]
+    comm = world()
+    peaks(comm, 8, 1, bucket_mb)  # untraced: what a step loads, loaded before tracing
+    tracemalloc.start()
+    runs = {n: peaks(comm, width, n, bucket_mb) for n in counts}
+    out = runs[counts[0]] if len(counts) == 1 else {"rank": comm.rank, "by_layers": runs}
     print("RESULT " + json.dumps(out), flush=True)
 
 
