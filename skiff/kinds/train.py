@@ -732,14 +732,52 @@ ARRAY_DATA = ("blobs", "shapes")
 
 def _compile_cell(source: str) -> None:
     """A ``%%train`` cell that is not Python is said now, naming its line, before any run
-    folder (the job used to start and fail)."""
+    folder (the job used to start and fail); so is one that never binds ``model`` or
+    ``dataset`` (round 39: the job started, failed at once and left its folder)."""
+    import ast
+
     try:
-        compile(source, "<%%train cell>", "exec")
+        tree = ast.parse(source, "<%%train cell>")
     except SyntaxError as exc:
         where = f"line {exc.lineno}" if exc.lineno else "the cell"
         text = (exc.text or "").strip()
         raise ValueError(f"%%train cell, {where}: {exc.msg}" + (f": {text}" if text else "")
                          ) from None
+    missing = [n for n in ("model", "dataset") if n not in _bound_names(tree)]
+    if missing and not _binds_unseen(tree):
+        raise ValueError(f"the %%train cell must define model and dataset; missing: "
+                         f"{', '.join(missing)} (e.g. model = skiff.nn.Linear(4, 1); "
+                         f"dataset = (X, y))")
+
+
+def _bound_names(tree) -> set:
+    """Names a cell binds anywhere at its top level or in its blocks: assignments (tuples,
+    walrus, augmented), for/with targets, imports, defs and classes."""
+    import ast
+
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def _binds_unseen(tree) -> bool:
+    """Whether a cell may bind names no parse can see (``from m import *``, ``exec``,
+    ``globals()``): the job's own check then decides."""
+    import ast
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("exec", "globals", "vars", "locals"):
+            return True
+    return False
 
 
 def _check_training_rows(data: str) -> None:

@@ -14,7 +14,7 @@ from skiff.cli import main
 from skiff.jobs import Job, UntrustedJob, jobs_action, launch, resume
 from skiff.jobs.trust import secret_file, verdict
 
-CELL = "model = skiff.models.mlp()\n"
+CELL = "model = skiff.models.mlp()\ndataset = \"blobs\"\n"
 
 
 def _train_job():

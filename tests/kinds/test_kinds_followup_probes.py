@@ -54,7 +54,8 @@ def test_a_cell_with_a_syntax_error_is_refused_naming_its_line(shell, runs_dir):
     assert "\n" not in message
     assert no_run_folder(runs_dir)
     # a cell that compiles still makes its job (the check refuses only what cannot run)
-    config = train_config({**TRAIN.defaults(), "model": None, "source": "x = (1,\n 2)\n"})
+    config = train_config({**TRAIN.defaults(), "model": None,
+                           "source": "x = (1,\n 2)\nmodel, dataset = x\n"})
     assert config["source"].startswith("x = (1")
 
 

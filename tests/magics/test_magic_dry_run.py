@@ -63,7 +63,8 @@ def test_dry_run_checks_as_a_launch_does(shell, runs_dir):
 
 def test_cell_dry_run_runs_no_cell_code(shell, runs_dir, tmp_path):
     marker = tmp_path / "ran"
-    cell = f"open({str(marker)!r}, 'w').close()\nfrom skiff.models import MLP\nmodel = MLP(2, 1)\n"
+    cell = f"open({str(marker)!r}, 'w').close()\nfrom skiff.models import MLP\n" \
+        "model = MLP(2, 1)\ndataset = None\n"
     doc = shell.run_cell_magic("train", "--steps 2 --dry-run", cell)
     assert doc["command"].startswith("%%train") and _no_run_folder(runs_dir)
     assert not marker.exists()  # the cell is the job's code: a dry run does not run it
