@@ -22,7 +22,7 @@ def test_notebook_runs(runs_dir):
     text = outputs_text(nb)
     assert "quick mode" in text
     assert "DFG band" in text and "NoseFlow" in text
-    assert "4/4" in text and "held-out: max error" in text
+    assert "2/2" in text and "held-out: max error" in text
     assert "refused: outside the sampled domain" in text
     assert "the bound" in text
     # the stored sweep's times are said to be the stored run's, its one process singular

@@ -83,6 +83,9 @@ def test_pinn_notebook_runs(tmp_path, runs_dir):
     assert np.isfinite(d["soft"]).all()
     # the same PINN trained by %train (its own loss(batch) with create_graph grads)
     assert np.abs(d["job"] - exact).max() < PINN_BOUND
+    # and, as the verdict's prose says, its warmup + cosine schedule ends well below the hand
+    # loop's single step down after the same steps (quick mode: 2.9e-4 against 4.5e-3)
+    assert np.abs(d["job"] - exact).max() < adam_err / 3, (np.abs(d["job"] - exact).max(), adam_err)
     (run,) = runs_dir.iterdir()
     result = json.loads((run / "result.json").read_text())
     assert result["steps"] == len(d["losses"])

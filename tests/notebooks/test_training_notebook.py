@@ -49,6 +49,9 @@ def test_training_notebook_runs(runs_dir):
     best = curve.index(min(curve))
     assert 0 < best < len(curve) - 1 and min(curve) < 0.6 * math.log(2), curve
     assert float(m.group(4)) == round(min(curve), 3)
+    # and drawn (round 39): the curve is a picture in the same cell, not only a row of numbers
+    cell = next(c for c in nb.cells if "early_stopping=3" in c.source)
+    assert any("image/png" in o.get("data", {}) for o in cell.outputs), cell.outputs
     claims = [r for r in runs_dir.iterdir() if str(json.loads(
         (r / "config.json").read_text())["config"].get("data")).endswith("claims.csv")]
     _check_class_weight_section(text, [json.loads((r / "result.json").read_text())
