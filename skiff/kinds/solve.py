@@ -3,7 +3,8 @@
 ``%solve PROBLEM [B] [--grid 1024x1024] [--method cg] [--precond mg] [--rtol 1e-8]
 [--device auto] [--np N] [--launcher slurm --nodes K --gpus-per-node G [--dry-run]] [--wait]
 [-o NAME]``. With several ranks every rank solves its block of the grid
-(``kernels/solve/parallel``); the launch records the decomposition and the memory each rank
+(``kernels/solve/parallel``), or of a matrix file's rows (``parallel/rows_job.py``: cg,
+bicgstab or gmres with Jacobi); the launch records the decomposition and the memory each rank
 needs (``--dry-run`` writes the Slurm script and shows them without queueing). PROBLEM is a
 built-in problem (poisson, diffusion, jump, convection, body) or, in a notebook, a variable
 holding a matrix (then B names the right-hand side) or a GridProblem. ``%solve cylinder
@@ -86,7 +87,9 @@ STRENGTHS = ("symmetric", "evolution", "classical")
 # AMG's options a pyamg user writes as keywords (round 35): in the config only when given
 AMG_KEYWORDS = ("strength", "max_coarse", "near_nullspace")
 # what a matrix refused with --np can do instead (round 39: the row split of parallel/rows.py)
-ROW_SPLIT = ("a script run as mpirun -n 2 python script.py splits a sparse matrix by rows: "
+ROW_SPLIT = ("scipy.sparse.save_npz('A.npz', A) and %solve A.npz --np 2 split it by rows "
+             "over the job's ranks; a script run as mpirun -n 2 python script.py splits a "
+             "sparse matrix by rows: "
              "skiff.kernels.solve.parallel.row_solve(A, b, method='cg', comm=MPI.COMM_WORLD)")
 # the highest Reynolds number a cylinder run takes (the nose's limit is its own, MAX_RE)
 CYLINDER_MAX_RE = 1000.0
@@ -1342,10 +1345,8 @@ class SolveKind(Kind):
             flags = ", ".join(_flag(k) for k in one_rank)
             raise ValueError(f"--np {ranks}: {flags} {'is' if len(one_rank) == 1 else 'are'} "
                              f"read by the one-rank solver only: drop --np, or drop {flags}")
-        if problem not in PROBLEMS and _matrix_file(problem):   # (one process may read it)
-            raise ValueError(f"a matrix file ({problem!r}) is solved on one rank only (a "
-                             "distributed solve takes the built-in grid problems and "
-                             f"%%solve specs; {ROW_SPLIT}); drop --np / --launcher")
+        if problem not in PROBLEMS and _matrix_file(problem):   # split by rows (round 39)
+            return _check_row_launch(config, ranks)
         if config.get("maxiter") == 0:   # the distributed solver iterates at least once
             raise ValueError(f"--np {ranks}: --maxiter 0 (x0 back, no iteration) is the "
                              f"one-rank solver's; drop --np, or give --maxiter 1 or more")
@@ -1434,7 +1435,10 @@ class SolveKind(Kind):
         lines.append(times)
         if result.get("error") is not None:
             lines.append(f"max error against the exact solution {figure(result['error'])}")
-        if result.get("ranks", 1) > 1:
+        if result.get("ranks", 1) > 1 and result.get("split") == "rows":   # a matrix file's
+            lines.append(f"on {result['ranks']} ranks by rows, halo exchanges "
+                         f"{figure(result.get('halo_bytes', 0) / 1e6)} MB in all")
+        elif result.get("ranks", 1) > 1:
             dims = "x".join(map(str, result.get("decomposition") or []))
             lines.append(f"on {result['ranks']} ranks ({dims} blocks), halo exchanges "
                          f"{figure(result.get('halo_bytes', 0) / 1e6)} MB in all")
@@ -1495,16 +1499,14 @@ class SolveKind(Kind):
                 raise ValueError(
                     f"{name!r} is a notebook {type(user_ns[name]).__name__}: a user's matrix "
                     "or GridProblem is solved on one rank only (a distributed solve takes "
-                    f"the built-in grid problems and %%solve specs; {ROW_SPLIT}); drop --np "
+                    f"the built-in grid problems, %%solve specs and matrix files: "
+                    f"{ROW_SPLIT}); drop --np "
                     "/ --launcher")
             return _objects_request(values, user_ns)
         if name is not None and name not in user_ns and _missing_matrix_file(name):
             raise missing_file(name, "matrix file", ": ")
         if name is not None and name not in PROBLEMS and _matrix_file(name):
-            if where not in ("thread", "process"):   # several ranks: check_launch says so
-                raise ValueError(f"a matrix file ({name!r}) is solved on one rank only (a "
-                                 "distributed solve takes the built-in grid problems and "
-                                 f"%%solve specs; {ROW_SPLIT}); drop --np / --launcher")
+            # several ranks (--np, --launcher slurm): split by rows, check_launch checks it
             return _file_request(values)
         if values.get("b") is not None and name is not None and name not in PROBLEMS:
             # %solve Anope b: a mistyped variable, not a built-in problem given a B
@@ -1531,6 +1533,48 @@ def _matrix_file(name: str) -> bool:
     from skiff.kernels.solve.files import is_matrix_file
 
     return is_matrix_file(name)
+
+
+def _check_row_launch(config: dict, ranks: int) -> str:
+    """A matrix file on several ranks (round 39 h11): split by rows over them
+    (``kernels/solve/parallel/rows_job.py``); refuse, in one line, what that split does not
+    run (a method but cg / bicgstab / gmres, a preconditioner but jacobi / none, a complex
+    matrix, --maxiter 0, --stop, several right-hand sides, fewer rows than ranks)."""
+    from skiff.kernels.solve.parallel.rows_job import check_row_split
+
+    check_row_split(config.get("method"), config.get("precond"), ranks)
+    from skiff.kernels.solve.files import matrix_is_complex
+
+    if matrix_is_complex(config["problem"]):
+        raise ValueError(f"--np {ranks}: {os.path.basename(config['problem'])!r} is complex; "
+                         f"the row split over ranks solves real systems: drop --np (one rank "
+                         f"solves complex systems)")
+    if config.get("maxiter") == 0:
+        raise ValueError(f"--np {ranks}: --maxiter 0 (x0 back, no iteration) is the "
+                         f"one-rank solver's; drop --np, or give --maxiter 1 or more")
+    if config.get("stop", "residual") not in (None, "residual"):
+        raise ValueError(f"--np {ranks}: --stop {config['stop']} runs on one rank; drop --np")
+    n = int((config.get("grid") or [0])[0])
+    if 0 < n < ranks:
+        raise ValueError(f"--np {ranks}: the matrix has {n} rows, fewer than the ranks; "
+                         f"give --np {n} or fewer")
+    if config.get("b") is not None:
+        import numpy as np
+
+        try:
+            shape = np.load(config["b"], mmap_mode="r").shape \
+                if str(config["b"]).endswith(".npy") else None
+        except (OSError, ValueError):
+            shape = None
+        if shape is not None and len(shape) == 2 and shape[1] > 1:
+            raise ValueError(f"--np {ranks}: B has {shape[1]} columns; the row split solves "
+                             f"one right-hand side: drop --np for several")
+    lo_hi = [(round(k * n / ranks), round((k + 1) * n / ranks)) for k in range(ranks)]
+    config["decomposition"] = {"ranks": ranks, "split": "rows", "subdomains": [
+        {"rank": r, "index": [[lo, hi]], "cells": hi - lo} for r, (lo, hi) in enumerate(lo_hi)]}
+    return (f"decomposition: {ranks} ranks by rows of the matrix ("
+            f"{', '.join(str(hi - lo) for lo, hi in lo_hi)} rows); each rank reads the whole "
+            f"file")
 
 
 def _refuse_file_like(name: str) -> None:

@@ -1,6 +1,7 @@
 """Round 34: ``solve A.npz --runner process`` (one rank in a process of its own: a long solve
 that survives its kernel) was refused as "solved on one rank only"; it runs now, and
-``--np 2`` on a matrix file is still refused in that one line, before any job. Oracle:
+(round 39) ``--np 2 --method minres`` on a matrix file, which the row split does not run, is
+refused in one line, before any job. Oracle:
 SciPy's ``spsolve`` of the same system."""
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def _cli(tmp_path, runs, *args):
                           env=env, capture_output=True, text=True, timeout=300)
 
 
-def test_a_matrix_file_runs_in_a_process_and_is_refused_on_two_ranks(tmp_path):
+def test_a_matrix_file_runs_in_a_process_and_minres_is_refused_on_two_ranks(tmp_path,
+                                                                         monkeypatch):
     from skiff.jobs.process import find_mpiexec
 
     try:
@@ -46,7 +48,15 @@ def test_a_matrix_file_runs_in_a_process_and_is_refused_on_two_ranks(tmp_path):
     with np.load(tmp_path / "x.npz") as z:
         x = z[[k for k in z.files if k in ("x", "field")][0]].ravel()
     np.testing.assert_allclose(x, spsolve(A, b), rtol=1e-6, atol=1e-8)
+    # round 39 (h11): --np 2 splits a matrix file by rows (test_rows_job_r39h11.py); what
+    # that split does not run (MINRES) is refused in one line before any job
+    # (in this process: a second CLI process cost ~1 s CPU for one line)
+    from skiff.jobs import submit
+
     runs = tmp_path / "runs2"
-    out = _cli(tmp_path, runs, "A.npz", "b.npy", "--np", "2")
-    assert out.returncode == 2 and "is solved on one rank only" in out.stderr
-    assert len(out.stderr.strip().splitlines()) == 1 and not any(runs.glob("*/meta.json"))
+    monkeypatch.setenv("SKIFF_RUNS", str(runs))
+    with pytest.raises(ValueError) as err:
+        submit("solve", f"{tmp_path / 'A.npz'} {tmp_path / 'b.npy'} --np 2 --method minres")
+    assert "--method minres is not split by rows" in str(err.value)
+    assert "cg, bicgstab, gmres" in str(err.value)
+    assert "\n" not in str(err.value) and not runs.exists()

@@ -5,7 +5,8 @@ job widget draws it), progress in decades of residual reduction, and two artifac
 ends: the field as a PNG heatmap (a mid-slice in 3D; drawn without matplotlib, see
 :mod:`skiff.kernels.backend.png`) and the convergence curve as CSV. On several MPI ranks
 (``--np N``, Slurm) every rank solves its block of the grid
-(:class:`~.parallel.DistributedSolver`) and rank 0 reports and holds the gathered field.
+(:class:`~.parallel.DistributedSolver`), or of a matrix file's rows
+(:mod:`~.parallel.rows_job`), and rank 0 reports and holds the gathered field.
 """
 
 from __future__ import annotations
@@ -398,6 +399,14 @@ def run(config: dict, reporter: Reporter | None = None):
     small record."""
     reporter = reporter or NullReporter()
     distributed = reporter.world_size > 1
+    if distributed and _is_matrix_file(config.get("problem")):   # split by rows (round 39)
+        from .parallel.rows_job import rows_system
+
+        solver, rhs, exact = rows_system(config, reporter)
+        sol = solve_and_report(solver, rhs, config, reporter)   # --x0: its x0= (whole)
+        if exact and isinstance(sol, Solution):
+            sol.error = float(np.abs(np.asarray(sol.x) - 1.0).max())
+        return sol
     if distributed:
         from .parallel import check_distributed
 

@@ -2388,9 +2388,9 @@ def _solver_keywords_refusal(system, unknown: dict) -> str:
             where = (f"{what} is solved on one rank here; a script run as mpirun -n {n} "
                      f"python script.py splits a sparse matrix by rows with "
                      f"skiff.kernels.solve.parallel.row_solve(A, b, method='cg', "
-                     f"comm=MPI.COMM_WORLD) (CG or BiCGStab with Jacobi); the jobs' --np "
-                     f"takes the built-in grid problems: python -m skiff solve poisson "
-                     f"--grid 300x300 --np {n}")
+                     f"comm=MPI.COMM_WORLD) (CG, BiCGStab or GMRES with Jacobi), and so "
+                     f"does a job of a matrix file: scipy.sparse.save_npz('A.npz', A), then "
+                     f"python -m skiff solve A.npz b.npy --np {n}")
         return (f"Solver() takes no {word}= keyword: it solves in this process, on one rank; "
                 f"{where}; drop {word}= here")
     if word == "accel":

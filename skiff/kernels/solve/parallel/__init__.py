@@ -10,7 +10,8 @@
 | ``krylov.py`` | the serial Krylov loops' operator on a block: global sums |
 | ``solver.py`` | ``DistributedSolver``: set up, solve, gather the field to rank 0 |
 | ``rows.py`` | a user's sparse matrix by blocks of rows: the halo from its column pattern, |
-|  | ``row_solve`` (CG / BiCGStab with Jacobi over the ranks) |
+|  | ``RowSolver`` / ``row_solve`` (CG / BiCGStab / GMRES with Jacobi over the ranks) |
+| ``rows_job.py`` | the job ``solve A.mtx --np N``: the files split by rows, rank 0 reports |
 """
 
 from .decompose import Decomposition, plan, process_grid

@@ -4,7 +4,8 @@ ghosts (the other ranks' unknowns its rows read: the halo, found from the column
 a product exchanges the ghosts' values (one Alltoallv) and CG or BiCGStab with Jacobi runs
 on it with global sums (one Allreduce per inner product).
 
-Not yet: GMRES, AMG over the ranks, the jobs' ``--np`` with a matrix file (refused there).
+The jobs' ``--np`` with a matrix file runs :class:`RowSolver` (``rows_job.py``, round 39
+h11). Not yet: GMRES, AMG over the ranks.
 
 >>> plan = RowPlan.build(A[lo:hi], lo, hi, ranges)     # ranges: every rank's (lo, hi)
 >>> x, info = row_solve(A, b, method="cg", comm=MPI.COMM_WORLD)   # on every rank
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["RowPlan", "row_ranges", "row_solve"]
+__all__ = ["RowPlan", "RowSolver", "row_ranges", "row_solve"]
 
 
 def row_ranges(n: int, size: int) -> list[tuple[int, int]]:
@@ -98,6 +99,15 @@ class _Rows:
         self.bytes += send.nbytes
         return self.plan.product(x, ghost)
 
+    def dots(self, V, w) -> np.ndarray:
+        """``V @ w`` summed over the ranks (V: rows of local vectors): one Allreduce."""
+        local = np.ascontiguousarray(V @ w, dtype=np.float64)
+        if self.comm is None:
+            return local
+        out = np.empty_like(local)
+        self.comm.Allreduce(local, out, op=self._mpi.SUM)
+        return out
+
     def dot(self, u, v) -> float:
         local = np.array([float(np.dot(u, v))])
         if self.comm is None:
@@ -118,60 +128,160 @@ def _plan(A, comm) -> RowPlan:
     return plan
 
 
-def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None):
+METHODS = ("cg", "bicgstab", "gmres")   # what the row split runs
+PRECONDS = ("jacobi", "none")
+
+
+@dataclass
+class RowResult:
+    """One row-split solve on this rank: its block of x, the residual history (``|r|`` of the
+    recurrence, the start's first), the iterations, whether the recurrence met the
+    tolerance, the true ``|b - A x|`` (summed over ranks), ``|b|`` and the tolerance."""
+
+    x: np.ndarray
+    history: list
+    iterations: int
+    converged: bool
+    true: float
+    bnorm: float
+    tol: float
+
+
+class RowSolver:
+    """A matrix split by rows over the ranks of ``comm`` (None: this process alone), set up
+    once (the plan, the halo's all-to-all, the inverse diagonal), solved by :meth:`iterate`
+    on every rank. ``A`` whole on every rank (as read from a file); each keeps its rows."""
+
+    def __init__(self, A, *, method="cg", precond="jacobi", comm=None, restart=30):
+        import time
+
+        t0 = time.perf_counter()
+        A = sp.csr_matrix(A)
+        n = A.shape[0]
+        if A.shape != (n, n):
+            raise ValueError(f"row_solve: A is {A.shape[0]} x {A.shape[1]}, not square")
+        if np.iscomplexobj(A.data):
+            raise ValueError("row_solve: a complex matrix; the row split solves real systems "
+                             "(solve it on one rank)")
+        if method not in METHODS:
+            raise ValueError(f"row_solve: method={method!r}; distributed by rows: "
+                             f"{' or '.join(repr(m) for m in METHODS)} (Jacobi-preconditioned)")
+        if precond not in PRECONDS:
+            raise ValueError(f"row_solve: precond={precond!r}; distributed by rows: "
+                             f"{' or '.join(repr(p) for p in PRECONDS)}")
+        self.n, self.comm, self.method, self.precond = n, comm, method, precond
+        self.restart = int(restart)
+        if self.restart < 1:
+            raise ValueError(f"row_solve: restart={restart}; GMRES needs 1 or more")
+        self.size = 1 if comm is None else comm.Get_size()
+        self.rank = 0 if comm is None else comm.Get_rank()
+        if n < self.size:
+            raise ValueError(f"row_solve: {n} unknowns on {self.size} ranks: fewer rows "
+                             f"than ranks")
+        self.plan = _plan(A, comm)
+        self.op = _Rows(self.plan, comm)
+        lo, hi = self.plan.lo, self.plan.hi
+        d = A.diagonal()[lo:hi].astype(np.float64)
+        if precond == "jacobi":
+            if np.any(d == 0):
+                raise ValueError("row_solve: a zero on the diagonal (Jacobi divides by it): "
+                                 "give precond='none'")
+            self.dinv = 1.0 / d
+        else:
+            self.dinv = np.ones(hi - lo)
+        self.setup_time = time.perf_counter() - t0
+
+    def subdomains(self) -> list[dict]:
+        """Every rank's rows, as the grid split's ``subdomains`` (``index``: ``[[lo, hi]]``)."""
+        return [{"rank": r, "index": [[lo, hi]], "cells": hi - lo}
+                for r, (lo, hi) in enumerate(row_ranges(self.n, self.size))]
+
+    def iterate(self, b, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None,
+                callback=None) -> RowResult:
+        """Iterate from ``x0`` (whole, or None: zeros) on every rank; ``callback(it, rnorm,
+        x_local)`` after each iteration on every rank (rnorm the same on all)."""
+        n, lo, hi = self.n, self.plan.lo, self.plan.hi
+        op = self.op
+        b = np.asarray(b, dtype=np.float64).ravel()
+        if b.size != n:
+            raise ValueError(f"row_solve: b has {b.size} values and A is {n} x {n}")
+        bl = b[lo:hi]
+        bnorm = math.sqrt(op.dot(bl, bl))
+        tol = max(rtol * bnorm, atol)
+        if maxiter is None:   # GMRES's counts restart cycles (SciPy's meaning)
+            maxiter = 10 * n if self.method != "gmres" else -(-10 * n // self.restart)
+        maxiter = int(maxiter)
+        if x0 is None:
+            x = np.zeros(hi - lo)
+        else:
+            x0 = np.asarray(x0, dtype=np.float64).ravel()
+            if x0.size != n:
+                raise ValueError(f"x0 has {x0.size} entries but the system has {n} unknowns")
+            x = x0[lo:hi].copy()
+        hist: list = []
+        if self.method == "gmres":
+            its = _gmres(op, bl, x, self.dinv, tol, maxiter, hist, callback, self.restart)
+        else:
+            fn = _cg if self.method == "cg" else _bicgstab
+            its = fn(op, bl, x, self.dinv, tol, maxiter, hist, callback)
+        r = bl - op.matvec(x)
+        true = math.sqrt(op.dot(r, r))
+        converged = bool(hist) and hist[-1] <= tol and np.isfinite(true)
+        return RowResult(x, hist, its, converged, true, bnorm, tol)
+
+    def gather(self, x_local, root=None) -> np.ndarray | None:
+        """x whole: on every rank (``root`` None, one Allgatherv) or on ``root`` only."""
+        if self.comm is None:
+            return np.asarray(x_local)
+        counts = [b_ - a for a, b_ in row_ranges(self.n, self.size)]
+        displs = [0] + list(np.cumsum(counts)[:-1])
+        D = self.op._mpi.DOUBLE
+        x_local = np.ascontiguousarray(x_local, dtype=np.float64)
+        if root is None:
+            whole = np.empty(self.n)
+            self.comm.Allgatherv(x_local, [whole, counts, displs, D])
+            return whole
+        whole = np.empty(self.n) if self.rank == root else None
+        self.comm.Gatherv(x_local, [whole, counts, displs, D] if self.rank == root else None,
+                          root=root)
+        return whole
+
+
+def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None, x0=None,
+              callback=None, precond="jacobi", restart=30):
     """Solve ``A x = b`` with this rank's block of rows (``A`` and ``b`` whole on every rank,
-    as read from a file; each rank keeps its rows): CG (symmetric positive definite A) or
-    BiCGStab, Jacobi-preconditioned, stopping on SciPy's ``|r| <= max(rtol |b|, atol)`` of
-    the recurrence. Returns ``(x, info)`` on every rank, x whole (one Allgatherv), info 0
-    when the true residual of x meets the tolerance, else the iterations done."""
-    A = sp.csr_matrix(A)
-    n = A.shape[0]
-    if A.shape != (n, n):
-        raise ValueError(f"row_solve: A is {A.shape[0]} x {A.shape[1]}, not square")
-    if method not in ("cg", "bicgstab"):
-        raise ValueError(f"row_solve: method={method!r}; distributed by rows: 'cg' or "
-                         f"'bicgstab' (Jacobi-preconditioned)")
-    b = np.asarray(b, dtype=np.float64).ravel()
-    if b.size != n:
-        raise ValueError(f"row_solve: b has {b.size} values and A is {n} x {n}")
-    plan = _plan(A, comm)
-    op = _Rows(plan, comm)
-    lo, hi = plan.lo, plan.hi
-    d = A.diagonal()[lo:hi]
-    if np.any(d == 0):
-        raise ValueError("row_solve: a zero on the diagonal (Jacobi divides by it)")
-    dinv = 1.0 / d
-    bl = b[lo:hi]
-    bnorm = math.sqrt(op.dot(bl, bl))
-    tol = max(rtol * bnorm, atol)
-    maxiter = 10 * n if maxiter is None else int(maxiter)
-    x = np.zeros(hi - lo)
-    its = _cg(op, bl, x, dinv, tol, maxiter) if method == "cg" else \
-        _bicgstab(op, bl, x, dinv, tol, maxiter)
-    r = bl - op.matvec(x)
-    true = math.sqrt(op.dot(r, r))
-    info = 0 if true <= 10 * max(tol, 1e-300) and np.isfinite(true) else its
-    if comm is None:
-        return x, info
-    counts = [b_ - a for a, b_ in row_ranges(n, comm.Get_size())]
-    whole = np.empty(n)
-    comm.Allgatherv(x, [whole, counts, [0] + list(np.cumsum(counts)[:-1]), op._mpi.DOUBLE])
-    return whole, info
+    as read from a file; each rank keeps its rows): CG (symmetric positive definite A),
+    BiCGStab or GMRES(``restart``; ``maxiter`` counts its restart cycles, as SciPy's),
+    Jacobi-preconditioned (``precond='none'``: not), stopping on SciPy's ``|r| <=
+    max(rtol |b|, atol)`` of the recurrence. Returns ``(x, info)`` on every rank, x whole (one
+    Allgatherv), info 0 when the true residual of x meets the tolerance, else the iterations
+    done. ``callback(it, rnorm, x_local)`` runs on every rank after each iteration."""
+    solver = RowSolver(A, method=method, precond=precond, comm=comm, restart=restart)
+    res = solver.iterate(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback)
+    info = 0 if res.true <= 10 * max(res.tol, 1e-300) and np.isfinite(res.true) \
+        else res.iterations
+    return solver.gather(res.x), info
 
 
-def _cg(op, b, x, dinv, tol, maxiter) -> int:
-    r = b.copy()
+def _cg(op, b, x, dinv, tol, maxiter, hist, callback=None) -> int:
+    r = b - op.matvec(x)   # every rank (a collective), x0 or not
     z = dinv * r
     p = z.copy()
     rz = op.dot(r, z)
-    if math.sqrt(op.dot(r, r)) <= tol:
+    rn = math.sqrt(op.dot(r, r))
+    hist.append(rn)
+    if rn <= tol:
         return 0
     for k in range(1, maxiter + 1):
         q = op.matvec(p)
         alpha = rz / op.dot(p, q)
         x += alpha * p
         r -= alpha * q
-        if math.sqrt(op.dot(r, r)) <= tol:
+        rn = math.sqrt(op.dot(r, r))
+        hist.append(rn)
+        if callback is not None:
+            callback(k, rn, x)
+        if rn <= tol:
             return k
         z = dinv * r
         rz_new = op.dot(r, z)
@@ -180,9 +290,11 @@ def _cg(op, b, x, dinv, tol, maxiter) -> int:
     return maxiter
 
 
-def _bicgstab(op, b, x, dinv, tol, maxiter) -> int:
-    r = b.copy()
-    if math.sqrt(op.dot(r, r)) <= tol:
+def _bicgstab(op, b, x, dinv, tol, maxiter, hist, callback=None) -> int:
+    r = b - op.matvec(x)   # every rank (a collective), x0 or not
+    rn = math.sqrt(op.dot(r, r))
+    hist.append(rn)
+    if rn <= tol:
         return 0
     rhat = r.copy()
     rho = alpha = omega = 1.0
@@ -198,8 +310,12 @@ def _bicgstab(op, b, x, dinv, tol, maxiter) -> int:
         v = op.matvec(phat)
         alpha = rho_new / op.dot(rhat, v)
         s = r - alpha * v
-        if math.sqrt(op.dot(s, s)) <= tol:
+        sn = math.sqrt(op.dot(s, s))
+        if sn <= tol:
             x += alpha * phat
+            hist.append(sn)
+            if callback is not None:
+                callback(k, sn, x)
             return k
         shat = dinv * s
         t = op.matvec(shat)
@@ -208,6 +324,81 @@ def _bicgstab(op, b, x, dinv, tol, maxiter) -> int:
         x += alpha * phat + omega * shat
         r = s - omega * t
         rho = rho_new
-        if math.sqrt(op.dot(r, r)) <= tol or omega == 0.0:
+        rn = math.sqrt(op.dot(r, r))
+        hist.append(rn)
+        if callback is not None:
+            callback(k, rn, x)
+        if rn <= tol or omega == 0.0:
             return k
+    return maxiter
+
+
+def _gmres(op, b, x, dinv, tol, maxiter, hist, callback, restart) -> int:
+    """Restarted GMRES, right-preconditioned (``A D^-1 y = b``, ``x = D^-1 y``: the
+    Arnoldi residual is ``|b - A x|``, what SciPy's rtol tests), classical Gram-Schmidt
+    twice (two Allreduces of the basis' dots a step). ``callback(it, rnorm, x)`` with x a
+    function forming the iterate (a cancel's). Returns the restart cycles done (SciPy's
+    count)."""
+    m = restart
+    it = 0
+    r = b - op.matvec(x)
+    beta = math.sqrt(op.dot(r, r))
+    hist.append(beta)
+    if beta <= tol:
+        return 0
+    for cycle in range(1, maxiter + 1):
+        V = np.zeros((m + 1, x.size))
+        H = np.zeros((m + 1, m))
+        cs, sn = np.zeros(m), np.zeros(m)
+        g = np.zeros(m + 1)
+        g[0] = beta
+        V[0] = r / beta
+        j_done = 0
+        for j in range(m):
+            w = op.matvec(dinv * V[j])
+            h = op.dots(V[:j + 1], w)
+            w -= h @ V[:j + 1]
+            h2 = op.dots(V[:j + 1], w)   # again: the basis stays orthogonal to rounding
+            w -= h2 @ V[:j + 1]
+            h += h2
+            hn = math.sqrt(op.dot(w, w))
+            H[:j + 1, j] = h
+            H[j + 1, j] = hn
+            for i in range(j):   # the earlier rotations on the new column
+                t = cs[i] * H[i, j] + sn[i] * H[i + 1, j]
+                H[i + 1, j] = -sn[i] * H[i, j] + cs[i] * H[i + 1, j]
+                H[i, j] = t
+            den = math.hypot(H[j, j], H[j + 1, j])
+            cs[j], sn[j] = (1.0, 0.0) if den == 0 else (H[j, j] / den, H[j + 1, j] / den)
+            H[j, j] = cs[j] * H[j, j] + sn[j] * H[j + 1, j]
+            H[j + 1, j] = 0.0
+            g[j + 1] = -sn[j] * g[j]
+            g[j] = cs[j] * g[j]
+            j_done = j + 1
+            it += 1
+            rn = abs(g[j + 1])
+            hist.append(rn)
+            if callback is not None:
+                k = j_done
+
+                def current(k=k, V=V, H=H, g=g, x=x):
+                    y = np.linalg.solve(np.triu(H[:k, :k]), g[:k]) if k else np.zeros(0)
+                    return x + dinv * (y @ V[:k])
+
+                callback(it, rn, current)
+            if rn <= tol or hn == 0.0:
+                break
+            V[j + 1] = w / hn
+        k = j_done
+        y = np.linalg.solve(np.triu(H[:k, :k]), g[:k])
+        x += dinv * (y @ V[:k])
+        if hist[-1] <= tol:
+            return cycle
+        r = b - op.matvec(x)
+        beta = math.sqrt(op.dot(r, r))
+        if beta <= tol:
+            hist[-1] = beta
+            return cycle
+        if hn == 0.0 and beta > tol:   # a lucky breakdown that did not solve: stagnation
+            return cycle
     return maxiter

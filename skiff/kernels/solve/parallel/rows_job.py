@@ -1,0 +1,206 @@
+"""The job ``solve A.mtx [b.npy] --np N`` (round 39 h11): a matrix file split over the job's
+MPI ranks by rows (:class:`~.rows.RowSolver`). Every rank reads the whole file (SciPy's
+``mmread`` / ``load_npz`` read all of it) and keeps its block of rows; rank 0 reports the
+residual each iteration through the job's reporter, as the one-rank solve does, and holds the
+gathered x (a :class:`~..solution.Solution` whose ``info`` has ``ranks`` and
+``subdomains``); a cancel asked of rank 0 stops every rank at the same iteration, with the
+last iterate kept (``partial.npz``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..solution import Solution
+from .rows import METHODS, PRECONDS, RowSolver
+
+__all__ = ["RowJobSolver", "check_row_split", "rows_system"]
+
+# the grammar's names the row split takes, and what each means here
+_METHOD = {"auto": None, "cg": "cg", "bicgstab": "bicgstab", "gmres": "gmres"}
+_PRECOND = {"auto": "jacobi", "jacobi": "jacobi", "none": "none"}
+
+
+def check_row_split(method, precond, ranks) -> None:
+    """Refuse, in one line, a method or preconditioner the row split does not run."""
+    method = method or "auto"
+    precond = precond or "auto"
+    if method not in _METHOD:
+        raise ValueError(f"--np {ranks}: --method {method} is not split by rows; a matrix "
+                         f"file on several ranks runs {', '.join(METHODS)} (or auto: cg for a "
+                         f"symmetric matrix with a positive diagonal, else bicgstab): give one "
+                         f"of them, or drop --np")
+    if precond not in _PRECOND:
+        raise ValueError(f"--np {ranks}: --precond {precond} is not split by rows; a matrix "
+                         f"file on several ranks takes --precond {', '.join(PRECONDS)} (auto: "
+                         f"jacobi): give one of them, or drop --np")
+
+
+def _auto_method(A) -> str:
+    from ..amg import is_symmetric
+
+    return "cg" if np.all(A.diagonal() > 0) and is_symmetric(A) else "bicgstab"
+
+
+class RowJobSolver:
+    """:class:`RowSolver` with the one-rank :class:`~..solver.Solver`'s ``solve`` (what
+    :func:`~..entry.solve_and_report` calls): the Solution on rank 0, None on the others."""
+
+    def __init__(self, A, *, method="auto", precond="auto", comm=None, restart=30):
+        import scipy.sparse as sp
+
+        A = sp.csr_matrix(A)
+        check_row_split(method, precond, 1 if comm is None else comm.Get_size())
+        method = _METHOD[method or "auto"] or _auto_method(A)
+        self.rows = RowSolver(A, method=method, precond=_PRECOND[precond or "auto"],
+                              comm=comm, restart=restart)
+        self.method, self.precond = method, self.rows.precond
+        self.setup_time = self.rows.setup_time
+
+    def describe(self) -> str:
+        r = self.rows
+        return (f"{self.method} + {self.precond} on {r.size} ranks by rows ({r.n} unknowns, "
+                f"{r.plan.local.shape[1] - (r.plan.hi - r.plan.lo)} ghosts on rank {r.rank})")
+
+    def solve(self, b, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None, reporter=None,
+              stop=None) -> Solution | None:
+        from ..solver import check_tolerances
+
+        if stop not in (None, "residual"):
+            raise ValueError(f"--stop {stop} runs on one rank; drop --np")
+        check_tolerances(rtol, atol, maxiter)
+        rows, comm = self.rows, self.rows.comm
+        root = rows.rank == 0
+        b = np.asarray(b, dtype=np.float64).ravel()
+        bnorm = float(np.linalg.norm(b))
+        tol = max(rtol * bnorm, atol)
+        decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
+
+        def on_iter(it, rnorm, x_local):
+            want = False
+            if root and reporter is not None and (
+                    it <= 100 or it % 10 ** int(math.log10(it) - 1) == 0):
+                rel = rnorm / bnorm if bnorm else rnorm
+                reporter.metric("residual", rel, step=it)
+                done = min(max(-math.log10(max(rel, 1e-300)), 0.0), decades)
+                reporter.progress(round(done, 3), round(decades, 3), unit="decades",
+                                  message=f"it {it}: |r|/|b| = {rel:.2e}")
+                want = bool(reporter.should_stop())
+            if comm is not None:
+                want = comm.bcast(want, root=0)
+            if want:   # every rank at once: the iterate goes with the exception
+                self._stopped(x_local, it, rnorm, b, bnorm)
+
+        t0 = time.perf_counter()
+        res = rows.iterate(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=on_iter)
+        elapsed = time.perf_counter() - t0
+        x = rows.gather(res.x, root=0)
+        halo = rows.op.bytes if comm is None else comm.allreduce(rows.op.bytes)
+        if not root:
+            return None
+        return self._solution(x, res, elapsed, halo, maxiter, reporter)
+
+    def _stopped(self, x_local, it, rnorm, b, bnorm):
+        from skiff.kernels.backend.report import JobCancelled
+
+        rows = self.rows
+        if callable(x_local):   # GMRES forms its iterate when asked
+            x_local = x_local()
+        lo, hi = rows.plan.lo, rows.plan.hi
+        r = b[lo:hi] - rows.op.matvec(x_local)
+        true = math.sqrt(rows.op.dot(r, r))
+        x = rows.gather(x_local, root=0)
+        exc = JobCancelled("cancelled by request")
+        if rows.rank == 0:
+            exc.arrays = {"x": x, "iteration": np.int64(it)}
+            exc.partial = {
+                "iterations": int(it), "converged": False,
+                "residual": true / bnorm if bnorm else true,
+                "relative_residual": true / bnorm if bnorm else true,
+                "recurrence_residual": rnorm / bnorm if bnorm else rnorm,
+                "method": self.method, "precond": self.precond, "unknowns": rows.n,
+                "ranks": rows.size,
+                "warm_start": "x0 = partial.npz's x (skiff solve ... --x0 RUN/partial.npz)"}
+        raise exc
+
+    def _solution(self, x, res, elapsed, halo, maxiter, reporter) -> Solution:
+        from ..solver import attainable_failed, attainable_status
+
+        rows, bnorm, tol = self.rows, res.bnorm, res.tol
+        if not np.isfinite(x).all():
+            from ..krylov import SolveError
+
+            raise SolveError(f"{self.method}: the solution became NaN/inf after "
+                             f"{res.iterations} iterations")
+        info = {"solver": self.describe(), "ranks": rows.size, "split": "rows",
+                "subdomains": rows.subdomains(), "halo_bytes": int(halo)}
+        nnz = rows.plan.local.nnz * rows.size
+        per_it = (2 if self.method == "bicgstab" else 1) * 12 * nnz + 8 * rows.n * {
+            "cg": 12, "bicgstab": 20, "gmres": 12 + 2 * rows.restart}[self.method]
+        sol = Solution(field=x, residuals=[float(h) for h in res.history],
+                       iterations=len(res.history) - 1, converged=res.converged,
+                       time=elapsed, setup_time=self.setup_time, device="cpu",
+                       method=self.method, precond=self.precond, bnorm=bnorm,
+                       bytes_moved=float(per_it * max(len(res.history) - 1, 1)),
+                       problem="matrix", info=info,
+                       true_residual=res.true / bnorm if bnorm else None,
+                       cycles=res.iterations if self.method == "gmres" else None)
+        if res.converged and attainable_failed(res.true, tol):
+            sol.converged = False
+            sol.status = attainable_status(res.true, tol, bnorm)
+        elif res.converged:
+            sol.status = "converged"
+        else:
+            done = (f"{sol.cycles} restart cycles of {rows.restart} ({sol.iterations} "
+                    f"iterations) reached (maxiter={maxiter} counts cycles, as SciPy's gmres)"
+                    if self.method == "gmres" else
+                    f"{sol.iterations} iterations reached (maxiter={maxiter})")
+            sol.status = (f"maxiter: {done} with |r|/|b| = "
+                          f"{sol.relative_residual:.3e} above the tolerance "
+                          f"{tol / bnorm if bnorm else tol:.3e}")
+        if reporter is not None:   # the last point of the curve, and 100% when converged
+            rel = sol.relative_residual
+            decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
+            done = decades if sol.converged else min(
+                max(-math.log10(max(rel, 1e-300)), 0.0), decades)
+            reporter.metric("residual", rel, step=sol.iterations)
+            reporter.progress(round(done, 3), round(decades, 3), unit="decades",
+                              message=f"it {sol.iterations}: |r|/|b| = {rel:.2e}")
+            reporter.info(solver=self.describe(), iterations=sol.iterations,
+                          ranks=rows.size, subdomains=rows.subdomains(), halo_bytes=int(halo))
+        return sol
+
+
+def rows_system(config: dict, reporter, comm=None):
+    """The job's part on every rank before the solve: read the matrix (and B) files, split
+    by rows over ``comm`` (None: MPI's world). Returns ``(solver, b, exact)``: without B,
+    b = A 1 and ``exact`` (the error against the ones vector is then reported);
+    :func:`~..entry.run` solves and reports (``solve_and_report``: the convergence CSV,
+    ``partial.npz`` when not converged, ``--save``; rank 0)."""
+    from ..cancel import checking
+    from ..files import read_matrix, read_vector
+
+    if comm is None:
+        from mpi4py import MPI
+
+        comm = MPI.COMM_WORLD
+    A = read_matrix(config["problem"])
+    n = int(A.shape[0])
+    b = read_vector(config["b"], n) if config.get("b") is not None else None
+    if b is not None and b.ndim == 2 and b.shape[1] > 1:
+        raise ValueError(f"--np {comm.Get_size()}: B has {b.shape[1]} columns; the row split "
+                         f"solves one right-hand side: drop --np for several")
+    exact = b is None
+    rhs = np.asarray(A @ np.ones(n)).ravel() if exact else np.asarray(b).ravel()
+    if exact and comm.Get_rank() == 0:
+        reporter.log("no B given: b = A 1, so the exact solution is all ones")
+    with checking(reporter):
+        solver = RowJobSolver(A, method=config.get("method") or "auto",
+                              precond=config.get("precond") or "auto", comm=comm,
+                              restart=int(config.get("restart") or 30))
+    reporter.info(problem=f"matrix {config['problem']}", unknowns=n, ranks=comm.Get_size(),
+                  subdomains=solver.rows.subdomains())
+    return solver, rhs, exact

@@ -1,0 +1,276 @@
+"""Round 39 (h11): ``solve A.mtx [b.npy] --np 2`` as a job: the matrix split over the job's
+MPI ranks by rows (``parallel/rows_job.py``), rank 0 reporting the residual through the
+job's reporter, the Solution (x, true residual, iterations, ``subdomains``) in the run
+folder, a cancel stopping every rank with the last iterate, and a method the split does
+not run refused in one line before any run folder. Oracle: SciPy's ``spsolve``.
+
+Ranks are threads here (an in-process stand-in for the mpi4py calls the solver makes), but
+for the one CLI run on 2 MPI ranks (marked ``mpi``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+pytest.importorskip("mpi4py")
+
+ROOT = Path(__file__).resolve().parents[4]
+
+
+def _matrix(n=16, convect=0.0, seed=0):
+    """A 2-D Laplacian (plus upwind convection), unknowns shuffled: every row block reads
+    columns of the other."""
+    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
+    A = sp.kronsum(T, T) + convect * sp.kron(sp.eye(n), sp.diags([-1.0, 1.0], [-1, 0],
+                                                                  shape=(n, n)))
+    perm = np.random.default_rng(seed).permutation(n * n)
+    return sp.csr_matrix(A)[perm][:, perm].tocsr()
+
+
+class _World:
+    def __init__(self, size):
+        self.size, self.box = size, [None] * size
+        self.barrier = threading.Barrier(size)
+
+
+class _Rank:
+    """mpi4py's calls the row split's job makes, for ranks that are threads."""
+
+    def __init__(self, world, r):
+        self.w, self.r = world, r
+
+    def Get_rank(self):
+        return self.r
+
+    def Get_size(self):
+        return self.w.size
+
+    def _share(self, item):
+        self.w.barrier.wait()
+        self.w.box[self.r] = item
+        self.w.barrier.wait()
+        got = list(self.w.box)
+        self.w.barrier.wait()
+        return got
+
+    def alltoall(self, items):
+        return [theirs[self.r] for theirs in self._share(list(items))]
+
+    def Alltoallv(self, send, recv):
+        buf, counts, displs, _ = send
+        got = self._share([buf[d:d + c].copy() for c, d in zip(counts, displs)])
+        out, rcounts, rdispls, _ = recv
+        for q in range(self.w.size):
+            out[rdispls[q]:rdispls[q] + rcounts[q]] = got[q][self.r]
+
+    def Allreduce(self, send, recv, op=None):
+        recv[...] = np.sum(self._share(send.copy()), axis=0)
+
+    def allreduce(self, value):
+        return sum(self._share(value))
+
+    def bcast(self, value, root=0):
+        return self._share(value)[root]
+
+    def Allgatherv(self, send, recv):
+        out, counts, displs, _ = recv
+        for q, part in enumerate(self._share(send.copy())):
+            out[displs[q]:displs[q] + counts[q]] = part
+
+    def Gatherv(self, send, recv, root=0):
+        got = self._share(send.copy())
+        if self.r == root:
+            out, counts, displs, _ = recv
+            for q, part in enumerate(got):
+                out[displs[q]:displs[q] + counts[q]] = part
+
+
+class _Reporter:
+    """What the job's reporter receives (metrics, progress, info); ``stop_at``: the
+    iteration from which ``should_stop`` says yes (a cancel)."""
+
+    def __init__(self, rank, stop_at=None):
+        self.rank, self.world_size, self.stop_at = rank, 2, stop_at
+        self.metrics, self.infos, self.logs, self.step = [], {}, [], 0
+
+    def metric(self, name, value, step=None):
+        self.metrics.append((name, value, step))
+        self.step = step
+
+    def progress(self, *a, **k):
+        pass
+
+    def info(self, **k):
+        self.infos.update(k)
+
+    def log(self, text):
+        self.logs.append(text)
+
+    def should_stop(self):
+        return self.stop_at is not None and self.step >= self.stop_at
+
+    def check(self):
+        pass
+
+
+def _on_two(fn):
+    world, out, errors = _World(2), [None, None], []
+
+    def go(r):
+        try:
+            out[r] = fn(_Rank(world, r))
+        except BaseException as exc:   # noqa: BLE001 (each rank's outcome is the test's)
+            out[r] = exc
+
+    threads = [threading.Thread(target=go, args=(r,)) for r in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and not any(t.is_alive() for t in threads)
+    return out
+
+
+@pytest.mark.parametrize("convect, asked, method", [
+    (0.0, "auto", "cg"), (0.8, "auto", "bicgstab"), (0.8, "gmres", "gmres")])
+def test_two_ranks_report_on_rank_0_and_hold_spsolves_x(convect, asked, method):
+    from skiff.kernels.solve.parallel.rows_job import RowJobSolver
+
+    A = _matrix(convect=convect)
+    b = np.random.default_rng(1).standard_normal(A.shape[0])
+    reps = [_Reporter(0), _Reporter(1)]
+
+    def rank(comm):   # auto: cg when symmetric; GMRES(10): several restart cycles
+        s = RowJobSolver(A, method=asked, comm=comm, restart=10)
+        return s.method, s.solve(b, rtol=1e-10, reporter=reps[comm.Get_rank()])
+
+    (m0, sol), (m1, other) = _on_two(rank)
+    assert m0 == m1 == method and other is None
+    ref = spla.spsolve(A.tocsc(), b)
+    assert np.abs(sol.x - ref).max() <= 1e-7 * np.abs(ref).max()
+    true = np.linalg.norm(b - A @ sol.x) / np.linalg.norm(b)
+    assert sol.converged and abs(sol.relative_residual - true) <= 1e-3 * true + 1e-15
+    assert sol.iterations == len(sol.residuals) - 1 > 5
+    assert sol.info["ranks"] == 2 and [d["index"] for d in sol.info["subdomains"]] == [
+        [[0, 128]], [[128, 256]]]
+    steps = [s for name, _, s in reps[0].metrics if name == "residual"]
+    assert steps[:3] == [1, 2, 3] and steps[-1] == sol.iterations   # every iteration
+    assert reps[1].metrics == []   # rank 0 reports
+    if method == "gmres":   # maxiter counts restart cycles, as SciPy's
+        assert sol.cycles == -(-sol.iterations // 10) > 2 and sol.scipy_info == 0
+
+
+@pytest.mark.parametrize("method", ["bicgstab", "gmres"])
+def test_a_cancel_stops_both_ranks_and_keeps_the_last_iterate(method):
+    from skiff.kernels.backend.report import JobCancelled
+    from skiff.kernels.solve.parallel.rows_job import RowJobSolver
+
+    A = _matrix(convect=0.8)
+    b = np.ones(A.shape[0])
+    reps = [_Reporter(0, stop_at=6), _Reporter(1)]
+    out = _on_two(lambda comm: RowJobSolver(A, method=method, comm=comm).solve(
+        b, rtol=1e-12, reporter=reps[comm.Get_rank()]))
+    assert all(isinstance(e, JobCancelled) for e in out), out
+    x, its = out[0].arrays["x"], int(out[0].arrays["iteration"])
+    assert its == 6 and x.shape == (A.shape[0],)
+    true = np.linalg.norm(b - A @ x) / np.linalg.norm(b)
+    assert abs(out[0].partial["residual"] - true) <= 1e-10
+    assert out[0].partial["ranks"] == 2 and 1e-6 < true < 1
+
+
+@pytest.mark.parametrize("words, needle", [
+    ("--method minres", "--method minres is not split by rows; a matrix file on several "
+                        "ranks runs cg, bicgstab, gmres"),
+    ("--precond amg", "--precond amg is not split by rows; a matrix file on several ranks "
+                      "takes --precond jacobi, none"),
+    ("--stop scipy --method cg", "--stop scipy runs on one rank"),
+])
+def test_what_the_row_split_does_not_run_is_one_line_before_any_run(words, needle, tmp_path,
+                                                                    runs_dir):
+    from skiff.jobs import submit
+
+    sp.save_npz(tmp_path / "A.npz", _matrix(n=6))
+    with pytest.raises(ValueError) as err:
+        submit("solve", f"{tmp_path / 'A.npz'} --np 2 {words}")
+    message = str(err.value)
+    assert needle in message and "\n" not in message
+    assert not runs_dir.exists() or not any(runs_dir.iterdir())
+
+
+def test_a_complex_matrix_file_is_refused_before_the_ranks_start(tmp_path, runs_dir):
+    """It was launched and failed on the ranks; the file's header says it is complex."""
+    from skiff.jobs import submit
+
+    sp.save_npz(tmp_path / "C.npz", (_matrix(n=6) * (1 + 0.5j)).tocsr())
+    with pytest.raises(ValueError) as err:
+        submit("solve", f"{tmp_path / 'C.npz'} --np 2")
+    assert "'C.npz' is complex; the row split over ranks solves real systems" in str(
+        err.value)
+    assert not runs_dir.exists() or not any(runs_dir.iterdir())
+
+
+@pytest.mark.mpi
+def test_cli_np_2_on_a_matrix_market_file_is_spsolves_x(tmp_path):
+    from skiff.jobs.process import find_mpiexec
+
+    try:
+        find_mpiexec()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    A = _matrix(convect=0.8)
+    b = np.random.default_rng(2).standard_normal(A.shape[0])
+    scipy.io.mmwrite(str(tmp_path / "A.mtx"), A)
+    np.save(tmp_path / "b.npy", b)
+    env = dict(os.environ, SKIFF_RUNS=str(tmp_path / "runs"), OPENBLAS_NUM_THREADS="1",
+               OMP_NUM_THREADS="1", PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "skiff", "solve", "A.mtx", "b.npy", "--np",
+                          "2", "--rtol", "1e-10", "--save", "x.npz", "--wait", "--json"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    doc = json.loads(out.stdout)
+    res = doc["job"], doc["result"]
+    assert res[0]["status"] == "done" and res[0]["ranks"] == 2
+    assert res[1]["method"] == "bicgstab" and res[1]["converged"] and res[1]["ranks"] == 2
+    assert [d["cells"] for d in res[1]["subdomains"]] == [128, 128]
+    with np.load(tmp_path / "x.npz") as z:
+        x = z["field"].ravel()
+    ref = spla.spsolve(A.tocsc(), b)
+    assert np.abs(x - ref).max() <= 1e-7 * np.abs(ref).max()
+    run = Path(res[0]["run_dir"])
+    curve = (run / "artifacts" / "convergence.csv").read_text().splitlines()
+    assert len(curve) == res[1]["iterations"] + 2   # header, the start, each iteration
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    steps = [e for e in events if e.get("type") == "metric"]
+    assert len(steps) >= res[1]["iterations"]   # the residual of each, from rank 0 only
+    assert abs(res[1]["relative_residual"] - np.linalg.norm(b - A @ x) / np.linalg.norm(b)) \
+        <= 1e-3 * res[1]["relative_residual"]
+
+
+def test_gmres_by_rows_is_scipys_gmres_on_the_right_preconditioned_system():
+    """GMRES(10) with Jacobi on the right: the Krylov space of SciPy's gmres of ``A D^-1``
+    (no M), so the same residual each inner iteration and the same restart cycles."""
+    from skiff.kernels.solve.parallel.rows import RowSolver
+
+    A = _matrix(convect=0.8)
+    n = A.shape[0]
+    b = np.random.default_rng(1).standard_normal(n)
+    d = A.diagonal()
+    AD = spla.LinearOperator((n, n), matvec=lambda v: A @ (v / d))
+    ref: list = []
+    _, info = spla.gmres(AD, b, rtol=1e-10, restart=10, maxiter=100,
+                         callback=ref.append, callback_type="pr_norm")
+    res = RowSolver(A, method="gmres", restart=10).iterate(b, rtol=1e-10, maxiter=100)
+    mine = np.array(res.history[1:]) / res.bnorm
+    assert info == 0 and res.converged and len(mine) == len(ref) > 20
+    assert np.abs(np.log10(mine) - np.log10(ref)).max() < 1e-4
+    assert res.iterations == -(-len(ref) // 10)   # restart cycles
