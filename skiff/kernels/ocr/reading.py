@@ -158,6 +158,16 @@ SMALL_PRINT_WIDE = 0.5
 # 0.93 against "新鲜面包" 0.82).
 # Round 38: docs/ocr.md "Round 38, small degraded print"
 SMALL_PRINT_FLUENT_DROP = 0.3
+# and it reads such a line once more from each of SMALL_PRINT_CONFIRM of its middle rows,
+# but those readings only vote: one counts (weighed as the copies above, by the same two
+# rules) where its text is one the line already read (the first reading, a trimmed copy or
+# the adapted model's), and then the line takes that text with the score it was first read
+# at: a copy that may not bring a new text cannot invent one ("安全出门" -> "专全西门" from
+# the 0.67 copy as a free reading, a hard-tier image 0.75 -> 0.25), while two readings of
+# the adapted model that agree on the right text outweigh the first's garble ("消款美甲" ->
+# "消毒完毕", "订4寄存" -> "行李寄存"). Round 39: docs/ocr.md "Round 39 (h1), small
+# degraded print"; () reads none
+SMALL_PRINT_CONFIRM: tuple[float, ...] = (0.67, 0.6)
 # small print only: a crop no taller than the recognizer's input (48 rows), which reading
 # enlarges: the trimmed crop is read larger still. Crops of larger print (shrunk to read)
 # were not measured and are left to the other second readings (a 40-px seven-segment "1111"
@@ -688,7 +698,9 @@ class LineReading:
         where ``TRIM_MARGIN`` surer than the first; for a line with CJK print, the heaviest by
         score plus ``FLUENCY`` times its :func:`.beam.fluency`, the first given
         ``TRIM_WIDE_MARGIN`` (with words, under sets without a fallback recognizer; not for
-        dashed rules)."""
+        dashed rules). Such a line is also read by the small-print recognizer
+        (``SMALL_PRINT_KEEPS``), and from ``SMALL_PRINT_CONFIRM`` of its rows as votes for
+        texts it already read."""
         if not crops:
             return []
         t0 = time.perf_counter()
@@ -703,6 +715,7 @@ class LineReading:
             lex = lexicon() if wide and FLUENCY else None
             weight = {i: first[i][1] + FLUENCY * fluency(first[i][0], lex) + TRIM_WIDE_MARGIN
                       for i in wide}
+            read = {i: {first[i][0]: first[i][1]} for i in wide}  # each text the line read
             keeps = [(TRIM_KEEP, idx)] + [(k, wide) for k in (TRIM_WIDE_KEEP, *TRIM_WIDE_MORE)]
             for keep, mine in keeps:
                 if not keep or keep >= 1 or not mine:
@@ -715,6 +728,7 @@ class LineReading:
                     if not text:
                         continue
                     if i in weight:  # CJK print: weighed with its fluency
+                        read[i].setdefault(text, score)
                         w = score + FLUENCY * fluency(text, lex)
                         if w > weight[i]:
                             weight[i], out[i] = w, (text, score)
@@ -727,6 +741,8 @@ class LineReading:
                 again = self._read_with("rec-small", self.alphabet,
                                         [copies[i] for i in mine]) if mine else []
                 for i, (text, score) in zip(mine, again, strict=True):
+                    if text:
+                        read[i].setdefault(text, score)
                     if not text or len(text.replace(" ", "")) < TRIM_WIDE_CHARS or \
                             wide_share(text) < SMALL_PRINT_WIDE or is_rule_line(text):
                         continue
@@ -739,6 +755,24 @@ class LineReading:
                         weight[i] = w
                         if text != out[i][0]:  # agreeing, the line keeps its own score
                             out[i] = (text, score)
+            for keep in SMALL_PRINT_CONFIRM if small is not None else ():
+                copies = {i: trim_rows(crops[i], keep) for i in wide}
+                mine = [i for i in wide if copies[i] is not crops[i]]
+                again = self._read_with("rec-small", self.alphabet,
+                                        [copies[i] for i in mine]) if mine else []
+                for i, (text, score) in zip(mine, again, strict=True):
+                    if text not in read[i] or len(text.replace(" ", "")) < TRIM_WIDE_CHARS \
+                            or wide_share(text) < SMALL_PRINT_WIDE or is_rule_line(text):
+                        continue  # a vote for a text the line read already, never a new one
+                    fl = fluency(text, lex)
+                    if text != out[i][0] and _wide_chars(text) == _wide_chars(out[i][0]) \
+                            and fl < fluency(out[i][0], lex) - SMALL_PRINT_FLUENT_DROP:
+                        continue
+                    w = score + FLUENCY * fl + SMALL_PRINT_LEAN
+                    if w > weight[i]:
+                        weight[i] = w
+                        if text != out[i][0]:  # the text as the line read it first
+                            out[i] = (text, read[i][text])
         self._share(items, owners, "rec", time.perf_counter() - t0)
         return out
 

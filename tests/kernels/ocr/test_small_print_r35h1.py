@@ -5,16 +5,14 @@ and against rendered ground truth in the unseen set's faces."""
 
 from __future__ import annotations
 
-import io
-import os
-import random
-
 import numpy as np
 import pytest
 
 ort = pytest.importorskip("onnxruntime")
 
 from skiff.kernels.ocr import small_print  # noqa: E402
+
+from .small_print_crops import degraded_crops  # noqa: E402
 
 NOTO = "/usr/share/fonts/opentype/noto"
 UNSEEN = [(f"{NOTO}/NotoSerifCJK-Bold.ttc", 3), (f"{NOTO}/NotoSansCJK-Regular.ttc", 7),
@@ -119,33 +117,7 @@ def test_a_delta_of_another_shape_is_refused(src, tmp_path):
 
 def _labels(n=16):
     """Small degraded lines in the unseen set's faces (gen31.py's), cut as the pipeline cuts."""
-    import cv2
-    from PIL import Image, ImageDraw, ImageFont
-
-    from skiff.kernels.ocr.rec import crop_box
-
-    r = random.Random(5)
-    out = []
-    for i in range(n):
-        path, index = UNSEEN[i % len(UNSEEN)]
-        if not os.path.exists(path):
-            pytest.skip(f"font {path} not installed")
-        size, text = r.randint(14, 16), LINES[i % len(LINES)]
-        font = ImageFont.truetype(path, size, index=index)
-        x0, y0, x1, y1 = font.getbbox(text)
-        im = Image.new("L", (x1 + 40, y1 + 30), 225)
-        ImageDraw.Draw(im).text((20, 15), text, font=font, fill=40)
-        a = cv2.GaussianBlur(np.asarray(im).astype(np.float32), (0, 0), 0.9)
-        a = np.clip(a + np.random.default_rng(i).normal(0, 25, a.shape), 0, 255).astype(np.uint8)
-        buf = io.BytesIO()
-        Image.fromarray(a).save(buf, format="JPEG", quality=25)
-        a = np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"))[:, :, ::-1]
-        h = y1 - y0
-        box = np.array([[20 + x0 - h * .4, 15 + y0 - h * .4], [20 + x1 + h * .4, 15 + y0 - h * .4],
-                        [20 + x1 + h * .4, 15 + y1 + h * .4], [20 + x0 - h * .4, 15 + y1 + h * .4]],
-                       np.float32)
-        out.append((crop_box(np.ascontiguousarray(a), box), text))
-    return out
+    return degraded_crops(n, UNSEEN, LINES, seed=5, sizes=(14, 16), blur=0.9)
 
 
 def test_read_with_the_built_model_as_rendered_truth_says(built):

@@ -5,9 +5,6 @@ well as by the shipped one, above a measured floor."""
 
 from __future__ import annotations
 
-import io
-import os
-import random
 from types import SimpleNamespace
 
 import numpy as np
@@ -16,6 +13,8 @@ import pytest
 ort = pytest.importorskip("onnxruntime")
 
 from skiff.kernels.ocr import reading, small_print  # noqa: E402
+
+from .small_print_crops import degraded_crops  # noqa: E402
 
 # installed faces only (fonts-noto-cjk, fonts-arphic-ukai, fonts-wqy-zenhei)
 FACES = [("/usr/share/fonts/opentype/noto/NotoSerifCJK-Regular.ttc", 2),
@@ -70,35 +69,9 @@ def test_adapted_graph_skiff_import_equals_onnxruntime(built, sessions):
 
 
 def _crops(n):
-    """Small degraded lines (13-16 px, blur, noise 25, JPEG 25) cut with the detector's
-    margin, in installed faces: the truth is what was drawn."""
-    import cv2
-    from PIL import Image, ImageDraw, ImageFont
-
-    from skiff.kernels.ocr.rec import crop_box
-
-    r = random.Random(38)
-    out = []
-    for i in range(n):
-        path, index = FACES[i % len(FACES)]
-        if not os.path.exists(path):
-            pytest.skip(f"font {path} not installed")
-        size, text = r.randint(13, 16), LINES[i % len(LINES)]
-        font = ImageFont.truetype(path, size, index=index)
-        x0, y0, x1, y1 = font.getbbox(text)
-        im = Image.new("L", (x1 + 40, y1 + 30), 225)
-        ImageDraw.Draw(im).text((20, 15), text, font=font, fill=40)
-        a = cv2.GaussianBlur(np.asarray(im).astype(np.float32), (0, 0), r.uniform(0.7, 1.1))
-        a = np.clip(a + np.random.default_rng(i).normal(0, 25, a.shape), 0, 255).astype(np.uint8)
-        buf = io.BytesIO()
-        Image.fromarray(a).save(buf, format="JPEG", quality=25)
-        a = np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"))[:, :, ::-1]
-        h = y1 - y0
-        box = np.array([[20 + x0 - h * .4, 15 + y0 - h * .4], [20 + x1 + h * .4, 15 + y0 - h * .4],
-                        [20 + x1 + h * .4, 15 + y1 + h * .4], [20 + x0 - h * .4, 15 + y1 + h * .4]],
-                       np.float32)
-        out.append((crop_box(np.ascontiguousarray(a), box), text))
-    return out
+    """Small degraded lines (13-16 px, blur 0.7-1.1, noise 25, JPEG 25) cut with the
+    detector's margin, in installed faces: the truth is what was drawn."""
+    return degraded_crops(n, FACES, LINES, seed=38, sizes=(13, 16), blur=(0.7, 1.1))
 
 
 def test_adapted_model_reads_small_degraded_cjk_as_drawn(sessions):
