@@ -33,7 +33,7 @@ from skiff.kernels.train.onnx import OnnxModule, export_onnx
 from skiff.kernels.train.onnx.ops import linear
 
 from .data import Augment, GeneralText, as_read, load_crop, make_batch
-from .labels import Dictionary, LabelRow, read_labels
+from .labels import Dictionary, LabelRow, read_label_files
 
 __all__ = ["FineTuneConfig", "FineTuneResult", "fine_tune", "base_model_path", "evaluate",
            "BASE_MODELS", "RecTrainer", "split_rows", "going_on", "freeze_before",
@@ -108,7 +108,8 @@ def _base_dictionary(name: str, module, classes: int) -> Dictionary:
 
 @dataclass
 class FineTuneConfig:
-    data: str                     # labels file, or a folder with one
+    data: str                     # labels file, or a folder with one (a list, or "a,b":
+    # several files read as one set, PaddleOCR's label_file_list)
     base: str = "ch-v6"           # shipped recognizer or .onnx path
     out: str = "rec-finetuned"    # folder for rec.onnx and rec_dict.txt
     val_data: str | None = None   # a held-out labels file (else split off val_fraction)
@@ -662,7 +663,8 @@ def _load(rows: list[LabelRow], where: str = "") -> tuple[list[np.ndarray], list
     from skiff.kernels.ocr.rec import crop_box
 
     crops, texts, errors = [], [], []
-    pre = f"{where} " if where else ""  # the labels file, as read_labels names it
+    pre = f"{where} " if where else ""  # the labels file, as read_labels names it (each
+    # row's own where several files make one set)
     page, page_of = None, None
     for r in sorted(rows, key=lambda r: r.image) if any(r.box for r in rows) else rows:
         try:
@@ -673,12 +675,13 @@ def _load(rows: list[LabelRow], where: str = "") -> tuple[list[np.ndarray], list
                     page, page_of = load_crop(r.image), r.image
                 crop = crop_box(page, np.asarray(r.box, np.float32))
         except Exception as e:
-            errors.append(f"{pre}line {r.line}: image {r.image!r} cannot be read: {e}")
+            errors.append(f"{(r.file or where) + ' ' if pre else ''}line {r.line}: image "
+                          f"{r.image!r} cannot be read: {e}")
             continue
         short = _too_narrow(crop, r.text)
         if short:
-            errors.append(f"{pre}line {r.line}: {short} (image {r.image!r}); check the "
-                          "crop and its text")
+            errors.append(f"{(r.file or where) + ' ' if pre else ''}line {r.line}: {short} (image "
+                          f"{r.image!r}); check the crop and its text")
             continue
         crops.append(crop)
         texts.append(r.text)
@@ -814,14 +817,14 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
         train_from_key(module, cfg.train_from)
     dictionary = _base_dictionary(cfg.base, module, classes)
     base_alphabet = dictionary.alphabet
-    labels = read_labels(cfg.data, dictionary, add_chars=cfg.add_chars)
+    labels = read_label_files(cfg.data, dictionary, add_chars=cfg.add_chars)
     if labels.encoding != "utf-8":
         reporter.log(f"{labels.source} is not UTF-8: read as {labels.encoding}"
                      + (" (GBK)" if labels.encoding == "gb18030" else ""))
     errors = list(labels.errors)
     val_rows: list[LabelRow] = []
     if cfg.val_data:
-        held = read_labels(cfg.val_data, dictionary, add_chars=cfg.add_chars)
+        held = read_label_files(cfg.val_data, dictionary, add_chars=cfg.add_chars)
         errors += held.errors
         val_rows = held.rows
     for e in errors + labels.warnings + (held.warnings if cfg.val_data else []):
@@ -847,6 +850,10 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     for e in bad + vbad:
         reporter.log(e, level="warning")
     errors += bad + vbad
+    if bad or vbad:  # the count above took these rows as good: "601 rows to train, 3 bad
+        # rows" was followed by a fourth bad row, and the result said 600 and 4 (round 39)
+        reporter.log(f"{len(crops)} crops to train, {len(vcrops)} held out, {len(errors)} "
+                     "bad rows in all")
     for e in _few_rows(len(crops), len(vcrops)):
         reporter.log(e, level="warning")
     if dictionary.num_classes != classes:
@@ -902,6 +909,15 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     result.resumed_from = trainer.resumed_from
     result.train_seconds = round(time.perf_counter() - t1, 2)
     result.train_cpu_seconds = round(time.process_time() - c1, 2)
+    # said before the export and the measures after it, which take minutes on PP-OCRv6 (the
+    # held-out and general sets, then the held-out crops twice through the pipeline): the
+    # job sat at 100% saying nothing, "no progress for 47 s", as if hung (round 39)
+    ran = (f"steps {result.resumed_from + 1}-{result.steps}" if result.resumed_from
+           else f"{result.steps} steps")
+    reporter.log(f"trained {ran} ({result.train_cpu_seconds:.0f} CPU s); "
+                 + _after_plan(len(vcrops), len(general[0]) if general else 0,
+                               cfg.upright is None and len(vcrops) >= 2
+                               and MODEL_SETS[_set_base(cfg.base)].cls is not None))
     out = Path(cfg.out).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     onnx_path = export_onnx(module, out / "rec.onnx", metadata={"character": dictionary.text()})
@@ -918,6 +934,9 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
         result.general_after = evaluate(onnx_path, *general, dictionary.alphabet,
                                         max_width=EVAL_MAX_WIDTH)
     result.upright, result.upright_measure = _upright(cfg, onnx_path, vcrops, vtexts)
+    if result.upright_measure and not result.upright:
+        reporter.log("the direction model stays before this recognizer ("
+                     + result.upright_measure + ")")
     if result.upright:
         mark_upright(onnx_path, result.upright_measure)
         reporter.log("the crops come upright (" + result.upright_measure + "): the pipeline "
@@ -937,16 +956,34 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     return result
 
 
+def _after_plan(held: int, general: int, upright: bool) -> str:
+    """What a run does after its last step, said before it does it."""
+    reads = [f"{n} {what}" for n, what in ((held, "held-out crops"),
+                                            (general, "rendered general lines")) if n]
+    plan = "exporting rec.onnx" + (" and reading " + " and ".join(reads) + " with it"
+                                   if reads else "")
+    if upright:
+        plan += ("; then the held-out crops through the pipeline with and without the "
+                 "direction model (whether they come upright)")
+    return plan
+
+
 def upright_reading(onnx_path, base_set: str, crops: list[np.ndarray], texts: list[str],
                     use_cls) -> float:
     """Mean character accuracy of the pipeline reading ``crops`` whole (no detection, no
     words, every line kept) with the recognizer at ``onnx_path`` on ``base_set``'s
     direction model, ``use_cls`` as :class:`.OcrPipeline` takes it."""
+    import warnings
+
     from skiff.kernels.ocr import OcrPipeline
+    from skiff.kernels.ocr.pipeline import UnreadScriptWarning
 
     pipe = OcrPipeline(base_set, device="cpu", rec_model=str(onnx_path), use_det=False,
                        use_cls=use_cls, words=False, min_score=0.0)
-    read = [r.text for r in pipe.run(list(crops))]
+    with warnings.catch_warnings():  # a measure, not a user's reading: "a script ... does
+        # not read ... %train ocr-rec adds one" was said to the user of %train ocr-rec
+        warnings.simplefilter("ignore", UnreadScriptWarning)
+        read = [r.text for r in pipe.run(list(crops))]
     return float(np.mean([char_accuracy(a, b) for a, b in zip(read, texts, strict=True)]))
 
 

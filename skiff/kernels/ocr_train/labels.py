@@ -39,8 +39,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["LabelRow", "LabelSet", "Dictionary", "read_labels", "find_labels_file",
-           "LABEL_FILE_NAMES"]
+__all__ = ["LabelRow", "LabelSet", "Dictionary", "read_labels", "read_label_files",
+           "label_files", "find_labels_file", "LABEL_FILE_NAMES"]
 
 LABEL_FILE_NAMES = ("labels.txt", "label.txt", "Label.txt", "rec_gt.txt", "gt.txt",
                     "rec_gt_train.txt")
@@ -53,6 +53,7 @@ class LabelRow:
     text: str
     line: int  # 1-based line in the labels file
     box: tuple | None = None  # four (x, y) corners on the page, or None: the whole image
+    file: str = ""  # the labels file's name, as its messages say it (several files: which)
 
 
 @dataclass
@@ -250,7 +251,7 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
                     f"{seen[key][0]} and {words!r} here: one crop, two texts (both train, "
                     "as PaddleOCR trains them; correct the wrong one)")
             seen.setdefault(key, (k, words))
-            out.rows.append(LabelRow(str(image), words, k, box))
+            out.rows.append(LabelRow(str(image), words, k, box, where))
     if spaced:
         out.warnings.append(
             f"{where}: {len(spaced)} row(s) in ICDAR's form 'image, \"text\"', not "
@@ -275,6 +276,41 @@ _SPACES = {"\u00a0": " ", "\u202f": " ", "\u2007": " "}
 _INVISIBLE = {"\u200b": "", _BOM: ""}
 
 
+def label_files(data) -> list[str]:
+    """The labels files ``data`` names: one path, a list of them (PaddleOCR's
+    ``label_file_list``), or paths joined by commas (``--data a.txt,b.txt``) where the whole
+    string names no file and each part names one; else ``[data]`` (its error is read_labels')."""
+    if isinstance(data, (list, tuple)):
+        return [str(d) for d in data]
+    data = str(data)
+    parts = [p.strip() for p in data.split(",")]
+    if len(parts) > 1 and not os.path.exists(os.path.expanduser(data)) \
+            and all(p and os.path.exists(os.path.expanduser(p)) for p in parts):
+        return parts
+    return [data]
+
+
+def read_label_files(data, dictionary: Dictionary, *, add_chars: bool = False,
+                     check_images: bool = True) -> LabelSet:
+    """:func:`read_labels` of each file :func:`label_files` finds in ``data``, their rows,
+    messages and added characters joined (each message names its file, each row keeps it):
+    PaddleOCR's ``label_file_list`` for one run, where skiff read a single file (round 39)."""
+    files = label_files(data)
+    if len(files) == 1:
+        return read_labels(files[0], dictionary, add_chars=add_chars,
+                           check_images=check_images)
+    sets = [read_labels(f, dictionary, add_chars=add_chars, check_images=check_images)
+            for f in files]
+    out = LabelSet(" + ".join(s.source for s in sets))
+    for one in sets:
+        out.rows += one.rows
+        out.errors += one.errors
+        out.warnings += one.warnings
+        out.added += [c for c in one.added if c not in out.added]
+    out.encoding = next((s.encoding for s in sets if s.encoding != "utf-8"), "utf-8")
+    return out
+
+
 def _columns(text: str) -> tuple[str, str]:
     """The text of a row and what follows a second tab (empty columns, as a spreadsheet
     leaves them, are nothing)."""
@@ -297,12 +333,22 @@ def _icdar(line: str, root: Path, listings: dict) -> tuple[str, str] | None:
 
 
 def _space_hint(line: str, root: Path, listings: dict) -> str:
-    """A hint for a row without a tab whose first word names an existing image."""
-    name = line.partition(" ")[0]
-    if name and _locate(name, root, listings) is not None:
-        return (" (a space separates the image from the text: a row is "
-                "'image<TAB>text', as PaddleOCR reads it)")
+    """A hint for a row without a tab whose words up to a space name an existing image:
+    the first word, or more where the path has spaces in it (``imgs/plate 0002.png SN
+    XY12``: only the first word was tried, so such a row had no hint; round 39)."""
+    at = line.find(" ")
+    for _ in range(MAX_PATH_SPACES + 1):
+        if at < 0:
+            break
+        name = _unquote(line[:at].strip())
+        if name and line[at:].strip() and _locate(name, root, listings) is not None:
+            return (" (a space separates the image from the text: a row is "
+                    "'image<TAB>text', as PaddleOCR reads it)")
+        at = line.find(" ", at + 1)
     return ""
+
+
+MAX_PATH_SPACES = 8  # spaces tried inside an image's path before the text's first
 
 
 def _unquote(name: str) -> str:

@@ -70,7 +70,7 @@ def test_magic_then_ocr_with_the_exported_model(domain, runs_dir, tmp_path, monk
     shell.run_line_magic("load_ext", "skiff")
     job = shell.run_line_magic(
         "train", f"ocr-rec --data {domain} --from ch-v4 --steps 1 --batch-size 2 "
-                 "--register meters-test --wait -o rec")
+                 "--general-eval 0 --register meters-test --wait -o rec")
     assert job.status == "done", job.error
     assert shell.user_ns["rec"] is job
     onnx_path = job.result["onnx"]
@@ -113,7 +113,7 @@ def test_cli_json_names_the_onnx(domain, tmp_path, runs_dir):
     out = tmp_path / "tuned"
     proc = subprocess.run([sys.executable, "-m", "skiff", "train", "ocr-rec", "--data",
                            str(domain), "--from", "ch-v4", "--steps", "1", "--batch-size", "2",
-                           "--out", str(out), "--json"],
+                           "--general-eval", "0", "--out", str(out), "--json"],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
