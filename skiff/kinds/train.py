@@ -281,8 +281,12 @@ def ocr_rec_config(values: dict) -> dict:
     if not labels:
         raise ValueError("train ocr-rec needs --data LABELS (a PaddleOCR label file: "
                          "'image<TAB>text' or PPOCRLabel's boxes, or a folder with one)")
-    if not os.path.exists(os.path.expanduser(labels)):
-        raise ValueError(f"--data {labels!r}: no such file or folder")
+    from skiff.kernels.ocr_train.labels import label_files
+
+    files = label_files(os.path.expanduser(labels))   # 'a.txt,b.txt': label_file_list
+    for f in files:
+        if not os.path.exists(f):
+            raise ValueError(f"--data {f!r}: no such file or folder")
     val = values.get("val")
     if val and not os.path.exists(os.path.expanduser(val)):
         raise ValueError(f"--val {val!r}: no such file or folder")
@@ -310,6 +314,7 @@ def ocr_rec_config(values: dict) -> dict:
     output_folder(values.get("checkpoint_dir"), "--checkpoint-dir")
     paths = {k: os.path.abspath(os.path.expanduser(values[k])) if values.get(k) else None
              for k in ("labels", "val", "out", "checkpoint_dir")}
+    paths["labels"] = ",".join(os.path.abspath(f) for f in files)
     if values.get("resume") and not (paths["out"] or paths["checkpoint_dir"]):
         # a new job has a new run folder: the stopped run's rec.ckpt is where its model went
         raise ValueError("train ocr-rec --resume needs --out DIR (the stopped fine-tune's "
