@@ -15,7 +15,8 @@ from .spacing import _cjk_char, glyph_runs, ink_mask
 
 __all__ = ["edge_dashes", "en_dashes", "lone_dashes", "full_width_colons", "footnote_marks",
            "page_number_spaces", "empty_brackets",
-           "tick_marks", "cross_marks", "box_marks", "could_be_box", "bullet_mark",
+           "tick_marks", "cross_marks", "degree_signs", "fraction_echoes", "box_marks",
+           "could_be_box", "bullet_mark",
            "is_round_dot", "BULLET"]
 
 # a mark whose ink's middle lies between these fractions of the digits' ink, from the top,
@@ -233,6 +234,41 @@ def cross_marks(texts: list[str]) -> list[str]:
                 t = t[:len(t) - len(head)] + "✗" + head[1:]
         out.append(t)
     return out
+
+
+# a ring after a digit read as the ordinal "º" (U+00BA) on a page that reads degrees
+# elsewhere, or before "C" or "F"; the ring read twice before a Celsius sign ("12°℃")
+_ORDINAL_DEGREE = re.compile("(?<=\\d)\u00ba")
+_ORDINAL_SCALE = re.compile("(?<=\\d)( ?)\u00ba(?=[CF](?![^\\W\\d_]))")
+_RING_TWICE = re.compile("[\u00b0\u00ba]\u2103")
+
+
+def degree_signs(texts: list[str]) -> list[str]:
+    """A page's lines with their degree signs as printed. The recognizer reads a degree
+    ring "°" after a digit as the ordinal indicator "º" now and then (a weather card's
+    "Mon 13° 7º" in Liberation Sans 22 px), and a "°C" as "°℃", the ring read twice. Where
+    a line reads "°" or "℃" elsewhere on the page (or the "º" stands before "C" or "F"),
+    a "º" after a digit is a degree; "°℃" is written "°C". A page with no degree read
+    keeps its "º": "1º" is an ordinal in Spanish and Portuguese print."""
+    out = [_RING_TWICE.sub("\u00b0C", t) for t in texts]
+    if not any("\u00ba" in t for t in out):
+        return out
+    if any("\u00b0" in t or "\u2103" in t for t in out):
+        return [_ORDINAL_DEGREE.sub("\u00b0", t) for t in out]
+    return [_ORDINAL_SCALE.sub("\\1\u00b0", t) for t in out]
+
+
+# a vulgar fraction's own numerator and denominator read beside it: "1½2" for "½"
+_FRACTION_ECHO = re.compile("(?<!\\d)(?:1\u00bd2|1\u00bc4|3\u00be4)(?!\\d)")
+
+
+def fraction_echoes(text: str) -> str:
+    """``text`` with a vulgar fraction read together with its parts written alone: "½"
+    drawn as a small "1", a slash and a small "2" reads "1½2" on a phone photo (a recipe's
+    "½ tsp salt" in DejaVu Serif 21 px; RapidOCR reads the same), "1¼4", "3¾4" alike. No
+    number holds such a run: a mixed number "1½" followed by a "2" is written "1½ 2"."""
+    return _FRACTION_ECHO.sub(lambda m: m.group()[1], text) if "\u00bd" in text or \
+        "\u00bc" in text or "\u00be" in text else text
 
 
 def _times(text: str, m: re.Match) -> bool:

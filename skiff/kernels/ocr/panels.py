@@ -29,6 +29,10 @@ PANEL_EDGE = 24.0
 PANEL_EDGE_WEAK = 16.0
 # at most this many boxes on the page (a dense page is no set of cards)
 PANEL_BOXES = 80
+# a frame round a box's own print (a keycap) is looked past FRAME_DEPTH deep, along the
+# first ring 2, 4, ... FRAME_RING pixels (of the shrunk image) outside it a quarter of which
+# is free of edges
+FRAME_DEPTH, FRAME_RING = 2, 12
 
 
 def panel_rows(rows: list[list[int]], boxes: list[np.ndarray],
@@ -97,11 +101,12 @@ def _box_regions(image: np.ndarray, boxes: list[np.ndarray]) -> np.ndarray | Non
         gy = cv2.Sobel(ch, cv2.CV_32F, 0, 1, ksize=3) / 4.0
         step = np.maximum(step, np.hypot(gx, gy))
     free = 1 - _edges(step)
-    n, regions = cv2.connectedComponents(free, connectivity=4)
+    n, regions, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=4)
     if n < 3:
         return None
     pts = [np.asarray(b, np.float64) * f for b in boxes]
     out = np.zeros(len(boxes), np.int64)
+    rects: dict[int, tuple[int, int, int, int]] = {}
     sh, sw = regions.shape
     for k, p in enumerate(pts):  # the paper along the box's outline, around its ink
         x0, y0 = (int(max(0, np.floor(v) - 2)) for v in p.min(0))
@@ -114,7 +119,45 @@ def _box_regions(image: np.ndarray, boxes: list[np.ndarray]) -> np.ndarray | Non
         labels = labels[labels > 0]
         if len(labels):
             out[k] = int(np.bincount(labels).argmax())
+            rects[k] = (x0, y0, x1, y1)
+    held = np.bincount(out, minlength=n)
+    for k, rect in rects.items():  # a region holding this box alone may be its own frame
+        if held[out[k]] == 1:
+            out[k] = _outside_frames(regions, stats, int(out[k]), rect, held)
     return out
+
+
+def _outside_frames(regions: np.ndarray, stats: np.ndarray, lab: int,
+                    rect: tuple[int, int, int, int], held: np.ndarray) -> int:
+    """The region a box stands in, past the small frames round its own print: a keycap's
+    or a button's inside (a region that fits the box widened by its height each way and
+    holds no other box, ``held`` counting each region's boxes) is no card, and the box
+    belongs where the frame does, the commonest region along a ring just outside it (round
+    39: a shortcut sheet's "Ctrl + C" in keycaps read after both cards). A price tag
+    holding its price and other lines stays a card. Two frames deep at most."""
+    import cv2
+
+    x0, y0, x1, y1 = rect
+    pad = y1 - y0
+    sh, sw = regions.shape
+    for _ in range(FRAME_DEPTH):
+        rx, ry, rw, rh = (int(v) for v in stats[lab, :4])
+        if not (rx >= x0 - pad and ry >= y0 - pad and rx + rw <= x1 + pad
+                and ry + rh <= y1 + pad) or held[lab] > 1:
+            return lab
+        for out in range(2, FRAME_RING + 1, 2):  # past the frame's edge, however blurred
+            gx0, gy0 = max(0, rx - out), max(0, ry - out)
+            gx1, gy1 = min(sw, rx + rw + out), min(sh, ry + rh + out)
+            ring = np.zeros((gy1 - gy0, gx1 - gx0), np.uint8)
+            cv2.rectangle(ring, (0, 0), (gx1 - gx0 - 1, gy1 - gy0 - 1), 1, 2)
+            labels = regions[gy0:gy1, gx0:gx1][ring > 0]
+            labels = labels[(labels > 0) & (labels != lab)]
+            if len(labels) >= ring.sum() // 4:
+                break
+        else:
+            return lab
+        lab = int(np.bincount(labels).argmax())
+    return lab
 
 
 def _edges(step: np.ndarray) -> np.ndarray:

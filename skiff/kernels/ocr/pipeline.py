@@ -31,6 +31,7 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from . import denoise
 from .blocks import block_rows
+from .cell_dashes import cell_dashes
 from .checkboxes import SIGNS, box_before, checkbox_text
 from .combs import join_combs
 from .det import DetParams
@@ -45,14 +46,17 @@ from .engine import (
 from .images import PDF_DPI, ImageError, PixelBudget, is_pdf, iter_pages
 from .item import Item
 from .layout import is_amounts, monospace_text, overlap_repeats, reading_rows
+from .letter_case import letter_case
 from .marks import (
     box_marks,
     could_be_box,
     cross_marks,
+    degree_signs,
     edge_dashes,
     empty_brackets,
     en_dashes,
     footnote_marks,
+    fraction_echoes,
     full_width_colons,
     lone_dashes,
     page_number_spaces,
@@ -75,6 +79,7 @@ from .rec import (
 from .result import OcrResult, TextLine
 from .script_mix import greek_warning, unread_ink, user_stacklevel
 from .spacing import _cjk_char, cell_spaces, digit_spaces, letter_spaces, one_width
+from .symbols import lone_symbol
 from .turn_bound import settle_unturnable
 
 __all__ = ["OcrPipeline"]
@@ -665,6 +670,9 @@ class OcrPipeline(DetectionPasses, LineReading):
             text = footnote_marks(text, crops[k])   # "notes1" of a raised "1" -> "notes¹"
             text = en_dashes(text, crops[k])   # "8:00 - 18:30" of an en dash's wide ink -> "–"
             text = full_width_colons(text, crops[k], cjk_page)   # a CJK form's "Tel：021"
+            text = letter_case(text, crops[k])   # a keycap's "ctrl + c" of capital ink
+            text = fraction_echoes(text)   # a photo's "1½2" for "½"
+            text = lone_symbol(text, crops[k])   # a lone "☀" read "米", "♥" read "V"
             box = it.boxes[owners[k][1]][0]
             if could_be_box(text):
                 text = box_marks(text, crops[k], _around(it.bgr, box))
@@ -685,6 +693,9 @@ class OcrPipeline(DetectionPasses, LineReading):
             flips, standing = [flips[i] for i in keep], [standing[i] for i in keep]
         for line, marked in zip(lines, cross_marks([line.text for line in lines]), strict=True):
             line.text = marked
+        # "Mon 13° 7º" (a degree ring read as the ordinal) and "12°℃" (read twice)
+        for line, t in zip(lines, degree_signs([line.text for line in lines]), strict=True):
+            line.text = t
         sideways = sideways_page(it.boxes)  # (LineReading.crop turned its short boxes too)
         angles = [reading_angle(b, f, s, sideways)
                   for b, f, s in zip(boxes, flips, standing, strict=True)]
@@ -705,6 +716,16 @@ class OcrPipeline(DetectionPasses, LineReading):
         for line, t in zip(lines, lone_dashes(rows, boxes, [line.text for line in lines],
                                               it.bgr), strict=True):
             line.text = t
+        # a table cell's lone dash the detector left unboxed ("East 2,105 – – 29.1%"),
+        # and the page's lone dashes written alike
+        cells, added = cell_dashes(rows, boxes, [line.text for line in lines], it.bgr)
+        for line, t in zip(lines, cells, strict=True):
+            line.text = t
+        for r, place, box, t in added:
+            lines.append(TextLine(box.round(1).tolist(), t, 1.0))
+            boxes.append(box)
+            angles.append(0.0)
+            rows[r].insert(place, len(lines) - 1)
         # a dot leader's first dot read onto its name ("Croissant. 2.80")
         for line, t in zip(lines, leader_stubs(rows, boxes, [line.text for line in lines],
                                                it.bgr), strict=True):
