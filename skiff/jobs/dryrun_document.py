@@ -25,12 +25,15 @@ def dry_run_document(kind: str, words=None, *, values: dict | None = None,
     doc = dry_run(kind, words, values=values, cell=cell, user_ns=user_ns, prog=prog,
                   front=front, typed=typed)
     if doc["runner"] == "slurm":
+        from .launch import slurm_tasks
         from .slurm import dry_run_submission
 
         opts = doc["options"]
+        nodes, gpus = int(opts.get("nodes") or 1), int(opts.get("gpus_per_node") or 0)
+        tasks = slurm_tasks(int(opts.get("np") or 1), nodes, gpus)
         doc["submission"] = dry_run_submission(
-            kind, nodes=int(opts.get("nodes") or 1),
-            gpus_per_node=int(opts.get("gpus_per_node") or 0))
+            kind, nodes=nodes, gpus_per_node=gpus,
+            **({"tasks_per_node": tasks} if tasks else {}))
     return doc
 
 

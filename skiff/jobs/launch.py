@@ -132,8 +132,10 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
             os.makedirs(folder, exist_ok=True)   # an output's missing folders: made
     ranks, resolved, why, note = plan["np"], plan["device"], plan["why"], plan["note"]
     target = registered.entry if fn is None else f"<function {getattr(fn, '__qualname__', fn)!r}>"
-    extra = {"slurm": {"nodes": nodes, "gpus_per_node": gpus_per_node}} if where == "slurm" \
-        else {}
+    tasks = plan["tasks_per_node"]
+    script = {"tasks_per_node": tasks} if tasks else {}
+    extra = {"slurm": {"nodes": nodes, "gpus_per_node": gpus_per_node, **script}} \
+        if where == "slurm" else {}
     if name is not None:
         extra["name"] = str(name)
     if command is not None:
@@ -175,9 +177,9 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
             from .store import runs_root
 
             job = dry_run_job(job, run_dir=runs_root(root) / job.id, nodes=nodes,
-                              gpus_per_node=gpus_per_node)
+                              gpus_per_node=gpus_per_node, **script)
         else:
-            job = submit_job(job, nodes=nodes, gpus_per_node=gpus_per_node)
+            job = submit_job(job, nodes=nodes, gpus_per_node=gpus_per_node, **script)
         if note:
             job.submission["plan"] = str(note)
         return job
@@ -207,7 +209,8 @@ def _plan(kind: str, config: dict | None, *, fn=None, np: int = 1, runner: str =
         fn = None
     if fn is None and registered is None:
         get(kind)  # raises: an unknown kind, with the list of kinds
-    ranks = nodes * max(1, gpus_per_node) if where == "slurm" else np
+    tasks = slurm_tasks(np, nodes, gpus_per_node) if where == "slurm" else None
+    ranks = nodes * (tasks or max(1, gpus_per_node)) if where == "slurm" else np
     note = None
     if registered is not None:   # before the run folder exists; a line on what it decided
         note = registered.check_launch(config, ranks=ranks)
@@ -220,7 +223,26 @@ def _plan(kind: str, config: dict | None, *, fn=None, np: int = 1, runner: str =
             spec, ranks=ranks, gpus=gpus_per_node if where == "slurm" else None)
         config["device"] = resolved
     return {"runner": where, "np": ranks, "device": resolved, "why": why, "note": note,
-            "config": config, "fn": fn, "registered": registered}
+            "config": config, "fn": fn, "registered": registered, "tasks_per_node": tasks}
+
+
+def slurm_tasks(np: int, nodes: int, gpus_per_node: int) -> int | None:
+    """Ranks per node of a Slurm job for ``--np`` (None: one a GPU, or one a node). On
+    nodes without GPUs ``--np N`` is N ranks over the nodes (round 39: it was dropped
+    without a word, one rank a node); with GPUs a rank drives one, so an ``--np`` other
+    than nodes x GPUs is refused, as is one the nodes do not divide."""
+    if np <= 1:
+        return None
+    if gpus_per_node:
+        if np != nodes * gpus_per_node:
+            raise ValueError(f"--np {np} with --gpus-per-node {gpus_per_node} on {nodes} "
+                             f"node{'s' if nodes != 1 else ''}: a Slurm job runs one rank a "
+                             f"GPU ({nodes * gpus_per_node} ranks); leave --np out")
+        return None
+    if np % nodes:
+        raise ValueError(f"--np {np} over --nodes {nodes}: each node runs as many ranks; "
+                         f"give a multiple of {nodes}")
+    return np // nodes
 
 
 def check_folder_trusted(folder, what: str) -> None:

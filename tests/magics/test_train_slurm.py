@@ -66,7 +66,8 @@ def test_python_launch_dry_run_leaves_no_run_folder(no_sbatch, runs_dir):
 
 def test_submit_goes_through_sbatch(shell, fake_sbatch):
     job = shell.run_cell_magic("train", "--launcher slurm --nodes 1 --gpus-per-node 2",
-                               "from skiff.models import MLP\nmodel = MLP(2, 1)\n")
+                               "from skiff.models import MLP\nmodel = MLP(2, 1)\n"
+                               "dataset = None\n")
     assert job.submission["slurm_job_id"] == "4242"
     assert "--parsable" in fake_sbatch.read_text()
     assert job.config["source"].startswith("from skiff.models import MLP")
