@@ -127,7 +127,7 @@ class RowJobSolver:
         raise exc
 
     def _solution(self, x, res, elapsed, halo, maxiter, reporter) -> Solution:
-        from ..solver import attainable_failed, attainable_status
+        from .solver import settle
 
         rows, bnorm, tol = self.rows, res.bnorm, res.tol
         if not np.isfinite(x).all():
@@ -148,27 +148,9 @@ class RowJobSolver:
                        problem="matrix", info=info,
                        true_residual=res.true / bnorm if bnorm else None,
                        cycles=res.iterations if self.method == "gmres" else None)
-        if res.converged and attainable_failed(res.true, tol):
-            sol.converged = False
-            sol.status = attainable_status(res.true, tol, bnorm)
-        elif res.converged:
-            sol.status = "converged"
-        else:
-            done = (f"{sol.cycles} restart cycles of {rows.restart} ({sol.iterations} "
-                    f"iterations) reached (maxiter={maxiter} counts cycles, as SciPy's gmres)"
-                    if self.method == "gmres" else
-                    f"{sol.iterations} iterations reached (maxiter={maxiter})")
-            sol.status = (f"maxiter: {done} with |r|/|b| = "
-                          f"{sol.relative_residual:.3e} above the tolerance "
-                          f"{tol / bnorm if bnorm else tol:.3e}")
-        if reporter is not None:   # the last point of the curve, and 100% when converged
-            rel = sol.relative_residual
-            decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
-            done = decades if sol.converged else min(
-                max(-math.log10(max(rel, 1e-300)), 0.0), decades)
-            reporter.metric("residual", rel, step=sol.iterations)
-            reporter.progress(round(done, 3), round(decades, 3), unit="decades",
-                              message=f"it {sol.iterations}: |r|/|b| = {rel:.2e}")
+        settle(sol, true=res.true, tol=tol, bnorm=bnorm, maxiter=maxiter,
+               restart=rows.restart, reporter=reporter)
+        if reporter is not None:
             reporter.info(solver=self.describe(), iterations=sol.iterations,
                           ranks=rows.size, subdomains=rows.subdomains(), halo_bytes=int(halo))
         return sol

@@ -321,27 +321,37 @@ class DistributedSolver:
                        cycles=-(-(len(hist) - 1) // self.restart)
                        if self.method == "gmres" else None,
                        true_residual=true / bnorm if bnorm else None)
-        if converged and attainable_failed(true, tol):   # as the serial Solver says it
-            sol.converged = converged = False
-            sol.status = attainable_status(true, tol, bnorm)
-        elif converged:
-            sol.status = "converged"
-        else:
-            done = (f"{sol.cycles} restart cycles of {self.restart} ({sol.iterations} "
-                    f"iterations) reached (maxiter={maxiter} counts cycles, as SciPy's gmres)"
-                    if self.method == "gmres" else
-                    f"{sol.iterations} iterations reached (maxiter={maxiter})")
-            sol.status = (f"maxiter: {done} "
-                          f"with |r|/|b| = {sol.relative_residual:.3e} above the tolerance "
-                          f"{tol / bnorm if bnorm else tol:.3e}")
-        if reporter is not None:   # the last point of the curve, and 100% when converged
-            rel = sol.relative_residual
-            decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
-            done = decades if converged else min(max(-math.log10(max(rel, 1e-300)), 0.0),
-                                                 decades)
-            reporter.metric("residual", rel, step=sol.iterations)
-            reporter.progress(round(done, 3), round(decades, 3), unit="decades",
-                              message=f"it {sol.iterations}: |r|/|b| = {rel:.2e}")
+        settle(sol, true=true, tol=tol, bnorm=bnorm, maxiter=maxiter, restart=self.restart,
+               reporter=reporter)
+        if reporter is not None:
             reporter.info(solver=self.describe(), iterations=sol.iterations,
                           ranks=self.comm.size, halo_bytes=halo)
         return sol
+
+
+def settle(sol, *, true: float, tol: float, bnorm: float, maxiter, restart: int,
+           reporter=None) -> None:
+    """A distributed solve's ending, as the serial Solver says it: ``sol.status`` (converged,
+    attainable accuracy, or maxiter with what was reached: GMRES counts restart cycles, as
+    SciPy's gmres) and, with a ``reporter``, the curve's last point and progress (100% when
+    converged). Used by the grid split and the row split alike."""
+    if sol.converged and attainable_failed(true, tol):
+        sol.converged = False
+        sol.status = attainable_status(true, tol, bnorm)
+    elif sol.converged:
+        sol.status = "converged"
+    else:
+        done = (f"{sol.cycles} restart cycles of {restart} ({sol.iterations} "
+                f"iterations) reached (maxiter={maxiter} counts cycles, as SciPy's gmres)"
+                if sol.method == "gmres" else
+                f"{sol.iterations} iterations reached (maxiter={maxiter})")
+        sol.status = (f"maxiter: {done} with |r|/|b| = {sol.relative_residual:.3e} above "
+                      f"the tolerance {tol / bnorm if bnorm else tol:.3e}")
+    if reporter is not None:   # the last point of the curve, and 100% when converged
+        rel = sol.relative_residual
+        decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
+        done = decades if sol.converged else min(max(-math.log10(max(rel, 1e-300)), 0.0),
+                                                 decades)
+        reporter.metric("residual", rel, step=sol.iterations)
+        reporter.progress(round(done, 3), round(decades, 3), unit="decades",
+                          message=f"it {sol.iterations}: |r|/|b| = {rel:.2e}")
