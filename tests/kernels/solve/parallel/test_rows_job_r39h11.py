@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -24,75 +23,12 @@ import scipy.sparse.linalg as spla
 
 pytest.importorskip("mpi4py")
 
+from .thread_ranks import on_threads, shuffled_laplacian  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[4]
 
 
-def _matrix(n=16, convect=0.0, seed=0):
-    """A 2-D Laplacian (plus upwind convection), unknowns shuffled: every row block reads
-    columns of the other."""
-    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
-    A = sp.kronsum(T, T) + convect * sp.kron(sp.eye(n), sp.diags([-1.0, 1.0], [-1, 0],
-                                                                  shape=(n, n)))
-    perm = np.random.default_rng(seed).permutation(n * n)
-    return sp.csr_matrix(A)[perm][:, perm].tocsr()
-
-
-class _World:
-    def __init__(self, size):
-        self.size, self.box = size, [None] * size
-        self.barrier = threading.Barrier(size)
-
-
-class _Rank:
-    """mpi4py's calls the row split's job makes, for ranks that are threads."""
-
-    def __init__(self, world, r):
-        self.w, self.r = world, r
-
-    def Get_rank(self):
-        return self.r
-
-    def Get_size(self):
-        return self.w.size
-
-    def _share(self, item):
-        self.w.barrier.wait()
-        self.w.box[self.r] = item
-        self.w.barrier.wait()
-        got = list(self.w.box)
-        self.w.barrier.wait()
-        return got
-
-    def alltoall(self, items):
-        return [theirs[self.r] for theirs in self._share(list(items))]
-
-    def Alltoallv(self, send, recv):
-        buf, counts, displs, _ = send
-        got = self._share([buf[d:d + c].copy() for c, d in zip(counts, displs)])
-        out, rcounts, rdispls, _ = recv
-        for q in range(self.w.size):
-            out[rdispls[q]:rdispls[q] + rcounts[q]] = got[q][self.r]
-
-    def Allreduce(self, send, recv, op=None):
-        recv[...] = np.sum(self._share(send.copy()), axis=0)
-
-    def allreduce(self, value):
-        return sum(self._share(value))
-
-    def bcast(self, value, root=0):
-        return self._share(value)[root]
-
-    def Allgatherv(self, send, recv):
-        out, counts, displs, _ = recv
-        for q, part in enumerate(self._share(send.copy())):
-            out[displs[q]:displs[q] + counts[q]] = part
-
-    def Gatherv(self, send, recv, root=0):
-        got = self._share(send.copy())
-        if self.r == root:
-            out, counts, displs, _ = recv
-            for q, part in enumerate(got):
-                out[displs[q]:displs[q] + counts[q]] = part
+_matrix = shuffled_laplacian
 
 
 class _Reporter:
@@ -124,21 +60,7 @@ class _Reporter:
 
 
 def _on_two(fn):
-    world, out, errors = _World(2), [None, None], []
-
-    def go(r):
-        try:
-            out[r] = fn(_Rank(world, r))
-        except BaseException as exc:   # noqa: BLE001 (each rank's outcome is the test's)
-            out[r] = exc
-
-    threads = [threading.Thread(target=go, args=(r,)) for r in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert not errors and not any(t.is_alive() for t in threads)
-    return out
+    return on_threads(2, fn, outcomes=True)
 
 
 @pytest.mark.parametrize("convect, asked, method", [

@@ -6,8 +6,6 @@ MPI run of the same code: ``scripts/rows_mpi.py`` (slow)."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -15,86 +13,16 @@ import scipy.sparse.linalg as spla
 
 from skiff.kernels.solve.parallel.rows import RowPlan, row_ranges, row_solve
 
+from .thread_ranks import on_threads, shuffled_laplacian
+
 pytest.importorskip("mpi4py")
 
 
-def _matrix(n=24, convect=0.0, seed=0):
-    """A 2-D Laplacian (plus upwind convection) with its unknowns shuffled: each row block
-    reads columns of every other block."""
-    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
-    A = sp.kronsum(T, T) + convect * sp.kron(sp.eye(n), sp.diags([-1.0, 1.0], [-1, 0],
-                                                                  shape=(n, n)))
-    perm = np.random.default_rng(seed).permutation(n * n)
-    return sp.csr_matrix(A)[perm][:, perm].tocsr()
-
-
-class _Threads:
-    """mpi4py's calls row_solve makes, for ranks that are threads of this process."""
-
-    def __init__(self, size):
-        self.size = size
-        self.box: list = [None] * size
-        self.barrier = threading.Barrier(size)
-
-    def rank(self, r):
-        return _Rank(self, r)
-
-
-class _Rank:
-    def __init__(self, world, r):
-        self.w, self.r = world, r
-
-    def Get_rank(self):
-        return self.r
-
-    def Get_size(self):
-        return self.w.size
-
-    def _share(self, item):
-        self.w.barrier.wait()
-        self.w.box[self.r] = item
-        self.w.barrier.wait()
-        got = list(self.w.box)
-        self.w.barrier.wait()
-        return got
-
-    def alltoall(self, items):
-        return [theirs[self.r] for theirs in self._share(list(items))]
-
-    def Alltoallv(self, send, recv):
-        buf, counts, displs, _ = send
-        got = self._share([buf[d:d + c].copy() for c, d in zip(counts, displs)])
-        out, rcounts, rdispls, _ = recv
-        for q in range(self.w.size):
-            out[rdispls[q]:rdispls[q] + rcounts[q]] = got[q][self.r]
-
-    def Allreduce(self, send, recv, op=None):
-        recv[...] = np.sum(self._share(send.copy()), axis=0)
-
-    def Allgatherv(self, send, recv):
-        out, counts, displs, _ = recv
-        for q, part in enumerate(self._share(send.copy())):
-            out[displs[q]:displs[q] + counts[q]] = part
+_matrix = shuffled_laplacian
 
 
 def _on_threads(size, fn):
-    world, out, errors = _Threads(size), [None] * size, []
-
-    def run(r):
-        try:
-            out[r] = fn(world.rank(r))
-        except Exception as exc:   # surfaced below
-            errors.append(exc)
-            world.barrier.abort()
-
-    threads = [threading.Thread(target=run, args=(r,)) for r in range(size)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    if errors:
-        raise errors[0]
-    return out
+    return on_threads(size, fn)
 
 
 def test_plan_product_is_scipys():
