@@ -6,67 +6,29 @@ read "3omg", but one denoised twin boxed most of the image as one region, read "
 reading replaced the first by its confident characters. The oracle is the rendered text (and,
 for the rule itself, boxes whose areas and sides are known by construction)."""
 
-import io
-import os
-import random
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 cv2 = pytest.importorskip("cv2")
-from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 from skiff.kernels.ocr.reading import flooded  # noqa: E402
 from skiff.kernels.ocr.synth import char_accuracy  # noqa: E402
 
-T = "/usr/share/fonts/truetype"
-_FACES = ["dejavu/DejaVuSerif-BoldItalic", "dejavu/DejaVuSansMono-Oblique",
-          "liberation2/LiberationMono-Italic", "liberation2/LiberationSans-BoldItalic",
-          "liberation2/LiberationSerif-Bold", "dejavu/DejaVuSerifCondensed-Bold",
-          "dejavu/DejaVuSansCondensed-Bold", "liberation2/LiberationSans-Italic"]
-LATIN = [(f"{T}/{f}.ttf", 0) for f in _FACES]
-EN = ["Pharmacy Open", "Loading Bay 3", "Fire Door Keep Shut", "Price 12.99", "Visitors Sign In",
-      "Lift Out of Order", "Bus Stop 41", "Tickets 8.00", "Fragile Handle", "Parcel 7731",
-      "Menu of the Day", "Soup 4.20", "Car Wash", "Baggage Claim", "Toilets Upstairs",
-      "Invoice 20931", "Paid by Card", "Subtotal 18.40", "VAT 3.68", "Thank You",
-      "Hot Drinks", "Books and Maps", "Shoe Repair", "Level 2 Cafe", "Ring Bell",
-      "Deliveries Only", "Mon-Fri 9-5", "Keep Left", "Wet Paint", "Dentist Room 4"]
-
 
 def _label(seed=131, i=30):
-    """Round 31's degraded English label ``i`` of set ``seed`` (h1's gen31.render, English
-    only): RGB pixels and its lines."""
-    rng = random.Random(f"r31h1-{seed}-{i}")
-    size = rng.randint(13, 17)
-    spec = rng.choice(LATIN)
-    if not os.path.exists(spec[0]):
-        pytest.skip(f"font missing: {spec[0]}")
-    font = ImageFont.truetype(spec[0], size, index=spec[1])
-    width = rng.randint(200, 350)
-    lines = rng.sample(EN, rng.randint(1, 3))
-    lines = [t for t in lines if font.getbbox(t)[2] <= width - 16] or [min(lines, key=len)]
-    asc, desc = font.getmetrics()
-    step = asc + desc + int(size * rng.uniform(0.4, 0.9))
-    h = max(len(lines) * step + 16, int(width * rng.uniform(0.35, 0.7)))
-    paper, ink = rng.randint(195, 250), rng.randint(0, 70)
-    im = Image.new("L", (width, h), paper)
-    d = ImageDraw.Draw(im)
-    y0 = rng.randint(4, max(4, h - len(lines) * step - 4))
-    for k, t in enumerate(lines):
-        x = rng.randint(4, max(4, width - font.getbbox(t)[2] - 4))
-        d.text((x, y0 + k * step), t, font=font, fill=ink)
-    img = np.stack([np.asarray(im)] * 3, -1)
-    angle = rng.choice([rng.uniform(-15, 15), rng.uniform(-180, 180), 180.0])
-    img = np.asarray(Image.fromarray(img).rotate(angle, resample=Image.BICUBIC, expand=True,
-                                                 fillcolor=(paper,) * 3))
-    blur, noise, q = rng.uniform(0.5, 1.5), rng.uniform(20, 35), rng.randint(20, 30)
-    out = cv2.GaussianBlur(img.astype(np.float32), (0, 0), blur)
-    out += np.random.default_rng(rng.randint(0, 2**31)).normal(0, noise, out.shape)
-    buf = io.BytesIO()
-    Image.fromarray(np.clip(out, 0, 255).astype(np.uint8)).save(buf, format="JPEG", quality=q)
-    rgb = np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"))
-    return rgb, lines, size, round(angle, 1), os.path.basename(spec[0])
+    """Round 31's degraded English label ``i`` of set ``seed`` (h1's gen31 generator, kept as
+    ``benchmarks/bench_ocr_small.render``): RGB pixels, its lines, size, angle and face."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+    from bench_ocr_small import render
 
+    try:
+        rgb, lines, _, size, angle, face = render(seed, i)
+    except OSError as exc:   # a face this machine lacks
+        pytest.skip(f"font missing: {exc}")
+    return rgb, lines, size, angle, face
 
 def _box(cx, cy, w, h, deg=0.0):
     th = np.deg2rad(deg)
