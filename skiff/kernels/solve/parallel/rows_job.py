@@ -68,6 +68,7 @@ class RowJobSolver:
     def solve(self, b, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None, reporter=None,
               stop=None) -> Solution | None:
         from ..solver import check_tolerances
+        from .solver import report_iteration
 
         if stop not in (None, "residual"):
             raise ValueError(f"--stop {stop} runs on one rank; drop --np")
@@ -80,15 +81,7 @@ class RowJobSolver:
         decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
 
         def on_iter(it, rnorm, x_local):
-            want = False
-            if root and reporter is not None and (
-                    it <= 100 or it % 10 ** int(math.log10(it) - 1) == 0):
-                rel = rnorm / bnorm if bnorm else rnorm
-                reporter.metric("residual", rel, step=it)
-                done = min(max(-math.log10(max(rel, 1e-300)), 0.0), decades)
-                reporter.progress(round(done, 3), round(decades, 3), unit="decades",
-                                  message=f"it {it}: |r|/|b| = {rel:.2e}")
-                want = bool(reporter.should_stop())
+            want = bool(root and report_iteration(reporter, it, rnorm, bnorm, decades))
             if comm is not None:
                 want = comm.bcast(want, root=0)
             if want:   # every rank at once: the iterate goes with the exception

@@ -171,15 +171,7 @@ class DistributedSolver:
         comm.reset()
 
         def on_iter(it, rnorm, xk):
-            stop = False
-            if root and reporter is not None and (
-                    it <= 100 or it % 10 ** int(math.log10(it) - 1) == 0):
-                rel = rnorm / bnorm if bnorm else rnorm
-                reporter.metric("residual", rel, step=it)
-                done = min(max(-math.log10(max(rel, 1e-300)), 0.0), decades)
-                reporter.progress(round(done, 3), round(decades, 3), unit="decades",
-                                  message=f"it {it}: |r|/|b| = {rel:.2e}")
-                stop = reporter.should_stop()
+            stop = root and report_iteration(reporter, it, rnorm, bnorm, decades)
             if comm.size > 1:
                 stop = comm.bcast_flag(stop)
             if stop:   # every rank at once (the flag above): the iterate goes with it
@@ -355,3 +347,17 @@ def settle(sol, *, true: float, tol: float, bnorm: float, maxiter, restart: int,
         reporter.metric("residual", rel, step=sol.iterations)
         reporter.progress(round(done, 3), round(decades, 3), unit="decades",
                           message=f"it {sol.iterations}: |r|/|b| = {rel:.2e}")
+
+
+def report_iteration(reporter, it: int, rnorm: float, bnorm: float, decades: float) -> bool:
+    """Rank 0's residual and progress for iteration ``it`` (every one to 100, then every
+    tenth of a decade of iterations: a long solve's curve stays small); whether a stop was
+    asked. Used by the grid split and the row split alike."""
+    if reporter is None or not (it <= 100 or it % 10 ** int(math.log10(it) - 1) == 0):
+        return False
+    rel = rnorm / bnorm if bnorm else rnorm
+    reporter.metric("residual", rel, step=it)
+    done = min(max(-math.log10(max(rel, 1e-300)), 0.0), decades)
+    reporter.progress(round(done, 3), round(decades, 3), unit="decades",
+                      message=f"it {it}: |r|/|b| = {rel:.2e}")
+    return bool(reporter.should_stop())
