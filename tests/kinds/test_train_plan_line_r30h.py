@@ -76,4 +76,5 @@ def test_device_memory_checks_an_explicit_layout_and_refuses_other_models():
         dry_run("train", f"gpt-mini --np 2 --steps 1 --strategy dp --device-memory {need}")
     with pytest.raises(ValueError, match=r"Trainer\(model, device_memory"):
         dry_run("train", "--np 2 --steps 1 --device-memory 1GB",
-                cell="import skiff\nmodel = skiff.models.get('mlp')\n")
+                cell="import skiff\nmodel = skiff.models.get('mlp')\n"
+                     "dataset = 'blobs'\n")
