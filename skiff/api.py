@@ -193,6 +193,8 @@ _TORCH_NAMES = (
     "promote_types", "can_cast", "concat", "concatenate", "asarray",
     # round 39 (linalg_r39.TOPLEVEL)
     "lu", "lu_solve", "lu_unpack",
+    # round 39 (h13, linalg_qr_r39.TOPLEVEL)
+    "geqrf", "ormqr",
 )
 
 # the names skiff/__init__.py finds past NAMES and __all__ (the core's ops_stats.__all__, a

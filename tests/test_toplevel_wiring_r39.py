@@ -19,3 +19,16 @@ def test_lu_unpack_and_the_legacy_lu_at_the_top_level_as_torchs():
     lu, piv = skiff.lu(skiff.tensor(a))
     np.testing.assert_allclose(lu.numpy(), torch.lu(torch.tensor(a))[0].numpy(), atol=1e-14)
     assert {"lu", "lu_solve", "lu_unpack"} <= set(dir(skiff))
+
+
+def test_geqrf_and_ormqr_at_the_top_level_and_as_methods_as_torchs():
+    """A port's least-squares step: ``torch.geqrf`` then ``Tensor.ormqr`` (Q^T b) as torch."""
+    rng = np.random.default_rng(391)
+    a, b = rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
+    tq, tt = torch.geqrf(torch.tensor(a))
+    sq, st = skiff.geqrf(skiff.tensor(a))
+    np.testing.assert_allclose(sq.numpy(), tq.numpy(), atol=1e-13)
+    want = tq.ormqr(tt, torch.tensor(b), transpose=True).numpy()
+    np.testing.assert_allclose(sq.ormqr(st, skiff.tensor(b), transpose=True).numpy(), want,
+                               atol=1e-13)
+    assert {"geqrf", "ormqr"} <= set(dir(skiff))

@@ -348,3 +348,11 @@ from .linalg_r39 import TOPLEVEL as _TOP39  # noqa: E402
 
 globals().update(_TOP39)
 __all__ += list(_TOP39)
+
+# round 39 (h13): torch.geqrf, torch.ormqr and Tensor.geqrf / Tensor.ormqr
+from .linalg_qr_r39 import TOPLEVEL as _TOP39QR  # noqa: E402
+from .linalg_qr_r39 import install as _install_qr39  # noqa: E402
+
+globals().update(_TOP39QR)
+__all__ += list(_TOP39QR)
+_install_qr39(Tensor)
