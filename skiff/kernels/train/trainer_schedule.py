@@ -14,7 +14,8 @@ from __future__ import annotations
 from .core.optim import WarmupCosine
 
 __all__ = ["SCHEDULES", "WarmupLinear", "check_schedule", "make_schedule", "on_plateau",
-           "check_plateau", "is_scheduler", "bound_scheduler"]
+           "check_plateau", "is_scheduler", "bound_scheduler", "schedule_name",
+           "other_schedule", "schedule_settings"]
 
 SCHEDULES = ("cosine", "linear", "constant")
 
@@ -92,3 +93,100 @@ def bound_scheduler(schedule, optimizer):
                      f"(give that optimizer as optimizer=, in one precision on one device or "
                      f"dp; the Trainer builds its own otherwise): pass a factory, "
                      f"schedule=lambda opt: {name}(opt, ...)")
+
+
+# a scheduler's state entries that are its progress, not its settings (torch's names)
+_PROGRESS = {"base_lrs", "last_epoch", "last_step", "best", "num_bad_epochs",
+             "cooldown_counter", "mode_worse"}
+
+
+def schedule_name(scheduler) -> str:
+    """What a checkpoint records of the run's schedule: its class (``"constant"``: none)."""
+    return "constant" if scheduler is None else type(scheduler).__name__
+
+
+def _settings(state) -> dict:
+    """A scheduler state's plain settings (``step_size``, ``gamma``, ``T_max``, ...)."""
+    out = {}
+    for key, value in (state or {}).items() if isinstance(state, dict) else ():
+        if key.startswith("_") or key in _PROGRESS:
+            continue
+        if isinstance(value, dict) and all(isinstance(k, (int, str)) for k in value) \
+                and all(isinstance(n, int) for n in value.values()):  # milestones' Counter
+            value = sorted(int(k) for k, n in value.items() for _ in range(n))
+        if hasattr(value, "tolist") and getattr(value, "ndim", 0) == 1:  # a stored list
+            value = value.tolist()
+        if isinstance(value, (list, tuple)) and all(
+                isinstance(v, (int, float, str)) for v in value):
+            value = list(value)
+        elif hasattr(value, "item") and getattr(value, "ndim", 1) == 0:  # a stored scalar
+            value = value.item()
+        elif not isinstance(value, (int, float, str)):
+            continue
+        out[key] = value
+    return out
+
+
+def _described(name: str, settings: dict) -> str:
+    if name == "constant":
+        return "'constant' (no scheduler)"
+    return f"{name}({', '.join(f'{k}={v!r}' for k, v in settings.items())})"
+
+
+def schedule_settings(scheduler) -> dict:
+    """A scheduler's plain settings now ({} for none)."""
+    return {} if scheduler is None else _settings(scheduler.state_dict())
+
+
+def other_schedule(saved_name, saved_state, scheduler, here: dict, own: bool,
+                   step) -> str | None:
+    """The line a resume says when this run's schedule is not the checkpoint's: another
+    class, or the same class with other settings (``StepLR`` step_size/gamma, a cosine's
+    ``T_max``); None when it is the same, or the checkpoint (before round 39) has no record.
+    ``here``: the scheduler's settings as this call made it; ``scheduler``: after the
+    checkpoint's state was loaded into it (which settings go on).
+
+    torch's ``load_state_dict`` of a scheduler is ``__dict__.update(state)``: a StepLR's
+    state loads into a ``CosineAnnealingLR`` without an error (the cosine goes on at the
+    StepLR's step count, with its own ``T_max``), and into a ``StepLR(opt, 5, 0.9)`` it
+    brings back ``step_size=3, gamma=0.5``. skiff's does the same for numbers (a
+    MultiStepLR keeps this call's milestones), and the resume went on without a word.
+    Skiff's own "cosine"/"linear" with another warm-up or total is replanned
+    (``_replan_schedule``), not said here."""
+    if not saved_name:
+        return None
+    here_name = schedule_name(scheduler)
+    old = _settings(saved_state)
+    at = f" at step {int(step)}" if step is not None else ""
+    if saved_name != here_name:
+        ours, theirs = _described(here_name, here), _described(saved_name, old)
+        if scheduler is None:
+            then = "the lr stays the one the checkpoint's optimizer had"
+        elif saved_state is None:
+            then = f"the {here_name} starts from its first step"
+        else:
+            then = (f"the {here_name} goes on from the {saved_name}'s step count (torch's "
+                    "load_state_dict takes another class's state too, without an error)")
+        return (f"resumed with schedule {ours} and the checkpoint's run had {theirs}{at}: "
+                f"{then}; the lrs from here are neither run's")
+    if own or scheduler is None:
+        return None
+    differ = [k for k in here if k in old and here[k] != old[k]]
+    if not differ:
+        return None
+    now = schedule_settings(scheduler)
+    ours = ", ".join(f"{k}={here[k]!r}" for k in differ)
+    theirs = ", ".join(f"{k}={old[k]!r}" for k in differ)
+    kept = [k for k in differ if now.get(k) == old[k]]
+    mine = [k for k in differ if k not in kept]
+    goes = []
+    if kept:
+        goes.append(f"the checkpoint's {', '.join(kept)} (its state restores "
+                    f"{'it' if len(kept) == 1 else 'them'}, as torch's load_state_dict does)")
+    if mine:
+        goes.append(f"this call's {', '.join(mine)} (torch's load_state_dict would restore "
+                    "the checkpoint's)")
+    return (f"resumed with schedule {here_name}({ours}) and the checkpoint's run had "
+            f"{here_name}({theirs}){at}: it goes on with {' and '.join(goes)}; to train with "
+            "this call's schedule, start a run in another checkpoint_dir from the "
+            "checkpoint's weights")

@@ -17,6 +17,7 @@ import numpy as np
 
 from .core import random as train_random
 from .trainer_frozen import check_frozen, frozen_names, frozen_record, trainable_model_state
+from .trainer_schedule import other_schedule, schedule_name, schedule_settings
 
 __all__ = ["TrainerState"]
 
@@ -67,7 +68,9 @@ class TrainerState:
         # what a resume checks it goes on with (round 39): AdamW's moments loaded into SGD
         # trained on silently; another batch size or accumulation was not said
         state["settings"] = {"optimizer": type(self.optimizer).__name__,
-                             "grad_accum": int(getattr(self, "grad_accum", 1))}
+                             "grad_accum": int(getattr(self, "grad_accum", 1)),
+                             # round 39 (h14): another schedule on resume was not said
+                             "schedule": schedule_name(self.scheduler)}
         states = self.callbacks.state_dict() if self.callbacks else None
         if states and st.name in WHOLE_MODEL:  # stateful callbacks (an EMA)
             state["callbacks"] = states
@@ -211,22 +214,34 @@ class TrainerState:
             said = (f"resumed with {' and '.join(changes)}: the epoch goes on after the "
                     "rows it had seen, and the steps from here are not the uninterrupted "
                     "run's")
-            self.reporter.log(said, level="warning")
-            from skiff.kernels.backend.report import NullReporter
+            self._say_resume(said)
 
-            if type(self.reporter) is NullReporter and getattr(self.reporter, "rank", 0) == 0:
-                warnings.warn(said, UserWarning, stacklevel=2)
+    def _say_resume(self, said: str) -> None:
+        """A warning in a job's log and, in a script (nowhere else to say it), a
+        ``UserWarning`` on rank 0."""
+        self.reporter.log(said, level="warning")
+        from skiff.kernels.backend.report import NullReporter
+
+        if type(self.reporter) is NullReporter and getattr(self.reporter, "rank", 0) == 0:
+            warnings.warn(said, UserWarning, stacklevel=3)
 
     def _restore(self, state, loader):
         self._check_settings(state, loader)
         self._load_model_state(state)
         self.strategy.load_optimizer_state_dict(self.optimizer, state["optimizer"])
+        own = isinstance(self.schedule, str)  # "cosine", "linear": made for this call
+        here = schedule_settings(self.scheduler)  # as this call made it
         if self.scheduler is not None and state.get("scheduler") is not None:
-            own = isinstance(self.schedule, str)  # "cosine", "linear": made for this call
             planned = tuple(getattr(self.scheduler, k) for k in self._PLANNED) if own else None
             self.scheduler.load_state_dict(state["scheduler"])
             if own:
                 self._replan_schedule(planned, int(state["step"]))
+        # another schedule than the checkpoint's went on without a word (round 39, h14)
+        said = other_schedule((state.get("settings") or {}).get("schedule"),
+                              state.get("scheduler"), self.scheduler, here, own=own,
+                              step=state.get("step"))
+        if said:
+            self._say_resume(said)
         if self.mixed is not None and state.get("precision") is not None:
             self.mixed.load_state_dict(state["precision"])  # the masters: the exact weights
         elif self.mixed is not None:  # a float32 checkpoint: the masters take its weights
