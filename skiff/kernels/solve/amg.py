@@ -53,6 +53,61 @@ from .cancel import checkpoint
 __all__ = ["SmoothedAggregation", "aggregate", "strength"]
 
 
+class Level(tuple):
+    """One level of a hierarchy, pyamg's way: ``lv.A``, ``lv.P``, ``lv.R`` (SciPy sparse, the
+    matrices the cycle uses) and still the tuple ``(A, dinv, lmax, P, R)`` skiff code unpacks.
+    The coarsest level (pyamg's ``ml.levels[-1]``) carries ``A`` only (the rest None)."""
+
+    __slots__ = ()
+
+    def __new__(cls, A, dinv=None, lmax=None, P=None, R=None):
+        return super().__new__(cls, (A, dinv, lmax, P, R))
+
+    def __getnewargs__(self):   # pickle / copy rebuild it from its five entries
+        return tuple(self)
+
+    A = property(lambda self: self[0])
+    P = property(lambda self: self[3])
+    R = property(lambda self: self[4])
+
+    def __repr__(self) -> str:
+        return f"Level(A={self[0].shape}, nnz={self[0].nnz})"
+
+
+class Complexity(float):
+    """A number that is also pyamg's method: ``ml.operator_complexity`` (skiff) and
+    ``ml.operator_complexity()`` (pyamg) read the same value."""
+
+    def __call__(self) -> float:
+        return float(self)
+
+
+def finish_levels(amg, A) -> None:
+    """Append the coarsest level ``A`` to ``amg.levels`` (pyamg's ``levels``: every level, the
+    coarsest last) and set both complexities as pyamg defines them (sum over the levels of
+    nnz / rows, over the finest level's)."""
+    amg.levels = [Level(*lv) for lv in amg.levels] + [Level(A)]
+    first = amg.levels[0].A
+    amg.operator_complexity = Complexity(sum(lv.A.nnz for lv in amg.levels) / max(first.nnz, 1))
+    amg.grid_complexity = Complexity(sum(lv.A.shape[0] for lv in amg.levels)
+                                     / max(first.shape[0], 1))
+
+
+def level_table(amg) -> str:
+    """pyamg's ``print(ml)`` table (its MultilevelSolver.__repr__ layout)."""
+    total = sum(lv.A.nnz for lv in amg.levels) or 1
+    coarse = "dense inverse" if amg.coarse_inv is not None else "sparse LU"
+    out = (f"{type(amg).__name__}\n{amg.describe()}\n"
+           f"Number of Levels:     {len(amg.levels)}\n"
+           f"Operator Complexity:  {amg.operator_complexity:6.3f}\n"
+           f"Grid Complexity:      {amg.grid_complexity:6.3f}\n"
+           f"Coarse Solver:        {coarse}\n"
+           "  level   unknowns     nonzeros\n")
+    for n, lv in enumerate(amg.levels):
+        out += f"{n:>6} {lv.A.shape[1]:>11} {lv.A.nnz:>12} [{100 * lv.A.nnz / total:2.2f}%]\n"
+    return out
+
+
 def _strength_py(indptr, indices, v, d, theta):
     """:func:`strength`'s kept entries in one pass (``v``: ``|a_ij|``, ``d``: ``|a_ii|``),
     and whether their pattern is symmetric: each entry's mirror is the next unvisited entry
@@ -1002,14 +1057,13 @@ class SmoothedAggregation:
             self.coarse_inv = xp.asarray(coarse_inverse(A.toarray()))
         else:
             self.coarse_lu = _sparse_lu(A)
-        self.operator_complexity = (sum(lv[0].nnz for lv in self.levels) + A.nnz) / max(
-            self.levels[0][0].nnz if self.levels else A.nnz, 1)
+        finish_levels(self, A)   # levels as pyamg's: the coarsest last, complexities
 
     def same_pattern(self, A) -> bool:
         """Whether ``A`` (CSR, sorted) has this hierarchy's finest sparsity pattern."""
-        if not self.levels:
+        if len(self.levels) < 2:
             return False
-        F = self.levels[0][0]
+        F = self.levels[0].A
         return (A.shape == F.shape and A.nnz == F.nnz and np.array_equal(A.indptr, F.indptr)
                 and np.array_equal(A.indices, F.indices))
 
@@ -1028,10 +1082,10 @@ class SmoothedAggregation:
 
     @property
     def nlevels(self) -> int:
-        return len(self.levels) + 1
+        return len(self.levels)
 
     def describe(self) -> str:
-        sizes = [lv[0].shape[0] for lv in self.levels] + [self.coarse_n]
+        sizes = [lv.A.shape[0] for lv in self.levels]
         sgs = "nodal-block Gauss-Seidel, " if self._sgs is not None else ""
         kind = sgs if self.symmetric else (
             "non-symmetric, Gauss-Seidel, " if self._gs is not None else
@@ -1107,8 +1161,8 @@ class SmoothedAggregation:
             return sgs.post(x, b)
         return self._smooth(A, dinv, lmax, x, b, self.degree)
 
-    def __repr__(self) -> str:   # pyamg's print(ml) shows its levels
-        return f"<{type(self).__name__}: {self.describe()}>"
+    def __repr__(self) -> str:   # pyamg's print(ml): its table of levels
+        return level_table(self)
 
     def aspreconditioner(self, cycle="V"):
         """One V-cycle from zero as a scipy ``LinearOperator`` (pyamg's name): a block of a
@@ -1126,7 +1180,7 @@ class SmoothedAggregation:
         if self.xp is not np:
             raise ValueError("aspreconditioner: this hierarchy runs on the GPU; build it with "
                              "xp=numpy for a scipy LinearOperator")
-        n = self.levels[0][0].shape[0] if self.levels else self.coarse_n
+        n = self.levels[0].A.shape[0]
 
         def apply(r):
             r = np.asarray(r).reshape(-1)

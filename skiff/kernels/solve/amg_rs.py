@@ -48,6 +48,7 @@ from .amg import (
     _norm_dinv_a,
     _sparse_lu,
     coarse_inverse,
+    finish_levels,
     is_symmetric,
 )
 from .amg_strength import rho_dinv_a
@@ -1141,10 +1142,7 @@ class RugeStuben(SmoothedAggregation):
             self.coarse_inv = xp.asarray(coarse_inverse(A.toarray()))
         else:
             self.coarse_lu = _sparse_lu(A)
-        self.operator_complexity = (sum(lv[0].nnz for lv in self.levels) + A.nnz) / max(
-            self.levels[0][0].nnz if self.levels else A.nnz, 1)
-        self.grid_complexity = (sum(lv[0].shape[0] for lv in self.levels) + A.shape[0]) / max(
-            self.levels[0][0].shape[0] if self.levels else A.shape[0], 1)
+        finish_levels(self, A)   # levels as pyamg's: the coarsest last, complexities
 
     def _coarsen(self, A, cf, order, interpolation, diag=None):
         """One level's splitting and prolongator (None where it would not coarsen);
@@ -1163,7 +1161,7 @@ class RugeStuben(SmoothedAggregation):
         return fn(A, S, split, diag=diag), split
 
     def describe(self) -> str:
-        sizes = [lv[0].shape[0] for lv in self.levels] + [self.coarse_n]
+        sizes = [lv.A.shape[0] for lv in self.levels]
         kind = ("symmetric Gauss-Seidel" if self._sgs is not None else
                 "Gauss-Seidel" if self._gs is not None else "Chebyshev")
         why = f" {self.reason}," if self.reason else ""

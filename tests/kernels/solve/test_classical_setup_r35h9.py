@@ -176,10 +176,10 @@ def test_whole_hierarchy_as_pyamgs_levels():
     mine = RugeStuben(A, max_coarse=10, order="pyamg", interpolation="direct")
     ml = pyamg.ruge_stuben_solver(A, max_coarse=10, interpolation="direct")
     # (skiff stops where the coarse level is dense enough for its inverse: a level less)
-    assert len(mine.levels) >= 4
+    assert len(mine.levels) >= 5   # with the coarsest (round 39 h12)
     assert [lv[0].shape[0] for lv in mine.levels] == [
         lv.A.shape[0] for lv in ml.levels[:len(mine.levels)]]
-    for lv, lp in zip(mine.levels, ml.levels):
+    for lv, lp in zip(mine.levels[:-1], ml.levels):
         assert abs(lv[3] - lp.P).max() < 1e-12
 
 
