@@ -267,7 +267,10 @@ class ProcessRunner:
         if state.final and not state.error_from_comm:
             return
         if (job.run_dir / "cancel").exists():
-            job.emit("status", status="cancelled", message="stopped on request")
+            # a cancel that ended in signals (mpiexec's exit not 0: the escalation's SIGTERM
+            # reached it before its own "cancelled" line; round 39 saw this race under load)
+            job.emit("status", status="cancelled",
+                     message="stopped on request" + (" (signalled)" if code else ""))
             return
         if code < 0:  # mpiexec killed by a signal (its ranks' deaths follow from it)
             self._fail(job, _launcher_killed(self._procs[job.id].pid, -code))
