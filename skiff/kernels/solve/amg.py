@@ -1164,6 +1164,17 @@ class SmoothedAggregation:
     def __repr__(self) -> str:   # pyamg's print(ml): its table of levels
         return level_table(self)
 
+    def _host_v_cycles(self, cycle, what: str, instead: str) -> None:
+        """pyamg's entry points (``aspreconditioner``, ``solve``) run V-cycles on host
+        vectors: another cycle, or a GPU hierarchy, is said in one line."""
+        if str(cycle).upper() != "V":
+            raise ValueError(f"cycle={cycle!r}: this hierarchy runs V-cycles only; W and F "
+                             f"cycles are the geometric multigrid's (Solver(problem, "
+                             f"cycle='W') on a grid)")
+        if self.xp is not np:
+            raise ValueError(f"{what}: this hierarchy runs on the GPU; build it with "
+                             f"xp=numpy, {instead}")
+
     def aspreconditioner(self, cycle="V"):
         """One V-cycle from zero as a scipy ``LinearOperator`` (pyamg's name): a block of a
         preconditioner you write yourself (Stokes: the velocity block), or SciPy's ``M=``.
@@ -1172,14 +1183,7 @@ class SmoothedAggregation:
         ``ml.aspreconditioner(cycle='V')`` (round 39: a TypeError); W and F are refused."""
         from scipy.sparse.linalg import LinearOperator
 
-        if str(cycle).upper() != "V":
-            raise ValueError(f"cycle={cycle!r}: this hierarchy runs V-cycles only; W and F "
-                             f"cycles are the geometric multigrid's (Solver(problem, "
-                             f"cycle='W') on a grid)")
-
-        if self.xp is not np:
-            raise ValueError("aspreconditioner: this hierarchy runs on the GPU; build it with "
-                             "xp=numpy for a scipy LinearOperator")
+        self._host_v_cycles(cycle, "aspreconditioner", "for a scipy LinearOperator")
         n = self.levels[0].A.shape[0]
 
         def apply(r):
@@ -1209,13 +1213,8 @@ class SmoothedAggregation:
         history) use ``Solver(A, method='cg', precond='amg')``. Host (numpy) vectors only."""
         import scipy.sparse.linalg as sla
 
-        if str(cycle).upper() != "V":
-            raise ValueError(f"cycle={cycle!r}: this hierarchy runs V-cycles only; W and F "
-                             f"cycles are the geometric multigrid's (Solver(problem, "
-                             f"cycle='W') on a grid)")
-        if self.xp is not np:
-            raise ValueError("solve: this hierarchy runs on the GPU; build it with "
-                             "xp=numpy, or use Solver(A, precond='amg', device='cuda')")
+        self._host_v_cycles(cycle, "solve",
+                            "or use Solver(A, precond='amg', device='cuda')")
         if isinstance(maxiter, bool) or not isinstance(maxiter, (int, np.integer)) \
                 or maxiter < 1:
             raise ValueError(f"solve: maxiter must be a positive integer, got {maxiter!r}")
