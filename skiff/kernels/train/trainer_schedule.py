@@ -15,7 +15,7 @@ from .core.optim import WarmupCosine
 
 __all__ = ["SCHEDULES", "WarmupLinear", "check_schedule", "make_schedule", "on_plateau",
            "check_plateau", "is_scheduler", "bound_scheduler", "schedule_name",
-           "other_schedule", "schedule_settings"]
+           "other_schedule", "schedule_settings", "restore_list_settings"]
 
 SCHEDULES = ("cosine", "linear", "constant")
 
@@ -127,6 +127,38 @@ def _settings(state) -> dict:
     return out
 
 
+def _numbers(value) -> list | None:
+    """A stored list setting as a list of numbers: a milestones' Counter (``{2: 1, 5: 1}``,
+    torch's ``MultiStepLR`` state) or a list of numbers; None for anything else."""
+    if isinstance(value, dict) and value and all(isinstance(k, int) for k in value) \
+            and all(isinstance(n, int) for n in value.values()):
+        return sorted(int(k) for k, n in value.items() for _ in range(n))
+    if hasattr(value, "tolist") and getattr(value, "ndim", 0) == 1:
+        value = value.tolist()
+    if isinstance(value, (list, tuple)) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return list(value)
+    return None
+
+
+def restore_list_settings(scheduler, state) -> None:
+    """The list settings of a checkpoint's scheduler state (a ``MultiStepLR``'s milestones)
+    put back into ``scheduler``, as torch's ``load_state_dict`` (``__dict__.update``) does:
+    skiff's restores the scalar settings only, so a resume with ``MultiStepLR(opt, [2, 6])``
+    of a ``[2, 5]`` run went on with ``[2, 6]`` where torch goes on with ``[2, 5]``
+    (round 40, h6). A setting this scheduler does not have as a list of numbers is left."""
+    if scheduler is None or not isinstance(state, dict):
+        return
+    for key, value in state.items():
+        if key.startswith("_") or key in _PROGRESS:
+            continue
+        here = scheduler.__dict__.get(key)
+        saved = _numbers(value)
+        if saved is None or not isinstance(here, list) or _numbers(here) is None:
+            continue
+        setattr(scheduler, key, saved)
+
+
 def _described(name: str, settings: dict) -> str:
     if name == "constant":
         return "'constant' (no scheduler)"
@@ -149,8 +181,9 @@ def other_schedule(saved_name, saved_state, scheduler, here: dict, own: bool,
     torch's ``load_state_dict`` of a scheduler is ``__dict__.update(state)``: a StepLR's
     state loads into a ``CosineAnnealingLR`` without an error (the cosine goes on at the
     StepLR's step count, with its own ``T_max``), and into a ``StepLR(opt, 5, 0.9)`` it
-    brings back ``step_size=3, gamma=0.5``. skiff's does the same for numbers (a
-    MultiStepLR keeps this call's milestones), and the resume went on without a word.
+    brings back ``step_size=3, gamma=0.5``. skiff's does the same for numbers (and, since
+    round 40, the Trainer puts a MultiStepLR's milestones back: ``restore_list_settings``),
+    and the resume went on without a word.
     Skiff's own "cosine"/"linear" with another warm-up or total is replanned
     (``_replan_schedule``), not said here."""
     if not saved_name:

@@ -17,7 +17,12 @@ import numpy as np
 
 from .core import random as train_random
 from .trainer_frozen import check_frozen, frozen_names, frozen_record, trainable_model_state
-from .trainer_schedule import other_schedule, schedule_name, schedule_settings
+from .trainer_schedule import (
+    other_schedule,
+    restore_list_settings,
+    schedule_name,
+    schedule_settings,
+)
 
 __all__ = ["TrainerState"]
 
@@ -234,6 +239,8 @@ class TrainerState:
         if self.scheduler is not None and state.get("scheduler") is not None:
             planned = tuple(getattr(self.scheduler, k) for k in self._PLANNED) if own else None
             self.scheduler.load_state_dict(state["scheduler"])
+            if not own:  # a MultiStepLR's milestones are the checkpoint's, as torch's are
+                restore_list_settings(self.scheduler, state["scheduler"])
             if own:
                 self._replan_schedule(planned, int(state["step"]))
         # another schedule than the checkpoint's went on without a word (round 39, h14)

@@ -14,31 +14,8 @@ import torch
 
 import skiff
 from skiff import nn
-from skiff.kernels.train.data import PackedBatch
 
-V, D, T = 11, 6, 7
-
-
-def token_data(rows=12, seed=0):
-    """Next-token style targets with most rows scored on a few tokens only (chat data)."""
-    rng = np.random.default_rng(seed)
-    x = rng.integers(0, V, (rows, T))
-    y = rng.integers(0, V, (rows, T))
-    scored = rng.integers(1, T + 1, rows)  # 1 .. T scored targets per row, at the end
-    scored[::3] = 1
-    for i, k in enumerate(scored):
-        y[i, :T - k] = -100
-    return x.astype("i8"), y.astype("i8")
-
-
-class TokenModel(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.emb = nn.Embedding(V, D)
-        self.out = nn.Linear(D, V)
-
-    def forward(self, x):
-        return self.out(self.emb(x).tanh())
+from .token_rows import D, PackedModel, PackedRows, T, TokenModel, V, token_data  # noqa: F401
 
 
 class TorchTwin(torch.nn.Module):
@@ -128,34 +105,6 @@ def test_per_sample_loss_keeps_loss_over_accum_with_a_short_last_micro_batch():
             p -= 0.5 * p.grad
     for k, v in twin.state_dict().items():
         np.testing.assert_allclose(model.state_dict()[k], v.numpy(), rtol=1e-4, atol=2e-6)
-
-
-class PackedModel(TokenModel):
-    """A model with its own loss over packed chat sequences (the token mean)."""
-
-    def loss(self, batch):
-        from skiff.kernels.train.core.nn import functional as F
-
-        return F.cross_entropy(self.forward(batch.tokens), batch.targets)
-
-
-class PackedRows:
-    """Rows of (tokens, targets) that collate into one PackedBatch."""
-
-    def __init__(self, x, y):
-        self.x, self.y = x, y
-
-    def __len__(self):
-        return len(self.x)
-
-    def __getitem__(self, i):
-        return self.x[i], self.y[i]
-
-    def collate(self, items):
-        cu = np.arange(len(items) + 1, dtype="i8") * T
-        return PackedBatch(np.concatenate([a for a, _ in items]),
-                           np.concatenate([b for _, b in items]), cu,
-                           np.tile(np.arange(T, dtype="i8"), len(items)))
 
 
 def test_packed_chat_batches_with_a_model_loss_weigh_by_scored_tokens():

@@ -85,17 +85,17 @@ def test_same_class_other_settings_is_said_and_the_checkpoints_go_on(tmp_path):
     assert (got.step_size, got.gamma) == (oracle.step_size, oracle.gamma) == (3, 0.5)
 
 
-def test_milestones_kept_from_this_call_are_said_as_such(tmp_path):
-    # skiff's MultiStepLR keeps this call's milestones (torch's restores the checkpoint's):
-    # the line says which settings go on, as they are after the load
+def test_milestones_from_the_checkpoint_are_said_as_such(tmp_path):
+    # round 40 (h6): the checkpoint's milestones go on, as torch's load_state_dict restores
+    # them (round 39 kept this call's); the line says which settings go on, after the load
     _run(tmp_path, FIRST, lambda opt: L.MultiStepLR(opt, [2, 5]))
     with pytest.warns(UserWarning, match=r"MultiStepLR\(milestones=\[2, 6\]\) and the "
                                          r"checkpoint's run had MultiStepLR\(milestones="
-                                         r"\[2, 5\]\) at step 4: it goes on with this call's "
-                                         r"milestones"):
+                                         r"\[2, 5\]\) at step 4: it goes on with the "
+                                         r"checkpoint's milestones"):
         trainer = _run(tmp_path, FIRST + 2, lambda opt: L.MultiStepLR(opt, [2, 6]),
                        resume=True)
-    assert list(trainer.scheduler.milestones) == [2, 6]
+    assert list(trainer.scheduler.milestones) == [2, 5]
 
 
 def test_a_jobs_log_keeps_the_line_and_the_same_schedule_says_nothing(tmp_path):

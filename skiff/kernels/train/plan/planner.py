@@ -57,9 +57,13 @@ def _divisors(n: int) -> list[int]:
 def _gb(x: float) -> str:
     """Bytes for a person: MiB under 0.1 GB, GB under 1000 GB, then TB, PB and EB (decimal,
     as ``--device-memory 80GB`` reads), and bytes as a power of ten past 1000 EB (the
-    activations of a 10^8-token sequence printed "200000844.8 GB": now "200 PB")."""
+    activations of a 10^8-token sequence printed "200000844.8 GB": now "200 PB"). Under 10 GB
+    three significant digits: a small model's plan said "needs 0.2 GB per device ..., but a
+    device has 0.2 GB usable" and "ZeRO-2 ...: 0.2 GB -> 0.2 GB" (round 40, h6)."""
     if x < 0.1 * GB:
         return f"{x / 2**20:.1f} MiB"
+    if x < 9.995 * GB:
+        return f"{x / GB:#.3g} GB"
     if x < 999.95 * GB:
         return f"{x / GB:.1f} GB"
     for power, unit in ((4, "TB"), (5, "PB"), (6, "EB")):
@@ -466,7 +470,7 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
          global_batch: int | None = None, seq_len: int | None = None, weight_bytes: int = 2,
          optimizer: str = "adamw", top: int = 8, overlap: bool = True,
          dims: tuple[str, ...] = ("tp", "pp", "ep"), grad_bytes: int | None = None,
-         runnable: bool = False, latency: float | None = None) -> Plan:
+         runnable: bool = False, latency: float | None = None, _grow: bool = True) -> Plan:
     """The fastest layout of ``model`` that fits ``devices``, with the table and reasons.
 
     Parameters
@@ -562,10 +566,20 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
     fits = [e for e in all_est if e.peak_memory <= usable]
     if not fits:
         least = min(all_est, key=lambda e: e.peak_memory)
+        more = ""
+        if _grow and isinstance(devices, int):
+            # how many such devices would hold it (a user asks next; round 40, h6)
+            more = _fewest_devices(model, world, cluster, nodes, global_batch=gb,
+                                   seq_len=seq_len, weight_bytes=weight_bytes,
+                                   optimizer=optimizer, dims=dims, grad_bytes=grad_bytes,
+                                   runnable=runnable, bandwidth=bandwidth,
+                                   intra_bandwidth=intra_bandwidth, latency=latency,
+                                   overlap=overlap)
         raise ValueError(
             f"{spec.name} ({_count(spec.n_params)} params) does not fit on {world} x "
             f"{_gb(cluster.memory)}: the leanest layout ({least.choice.label()}) "
-            + _does_not_fit(least, cluster) + (f" ({host_note})" if host_note else ""))
+            + _does_not_fit(least, cluster) + more
+            + (f" ({host_note})" if host_note else ""))
     # equal times (outside a pipeline the micro-batch changes no cost the model prices):
     # the fewest micro-batches, not the least memory (gpt2-124m on 8 x 80 GB was micro=1,
     # 8 accumulation steps of one sequence on a device 2 GB full)
@@ -600,6 +614,8 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
         kept = estimate(spec, cluster, replace(c, recompute=False), **kw)
         reasons.append(f"recomputing activations saves {_gb(kept.memory['activations'])}"
                        f" -> {_gb(best.memory['activations'])} for ~1/3 more compute")
+    if c.tp * c.pp > 1:
+        reasons.append(_why_split(best, all_est, usable, cluster))
     if c.tp > 1:
         where = "within a node" if c.tp <= cluster.per_node else "across nodes"
         reasons.append(f"tp={c.tp} splits every layer {where} "
@@ -627,6 +643,49 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
     return Plan(spec, cluster, c, best, reasons, fits[:top], explicit=False, spec="auto",
                 searched=len(all_est), fitting=len(fits), global_batch=gb,
                 weight_bytes=weight_bytes, grad_bytes=grad_bytes)
+
+
+def _fewest_devices(model, world: int, cluster, nodes: int, *, most: int = 4096,
+                    **kw) -> str:
+    """``; N x <memory> fit it (<layout>)``: the fewest devices of this memory, doubling the
+    count, that some layout fits (memory is all that decides it; the nodes grow with the
+    count, as many devices each), or that even ``most`` do not."""
+    n = world * 2
+    while n <= most:
+        try:
+            p = plan(model, devices=n, device_memory=cluster.memory, _grow=False,
+                     flops=cluster.flops, nodes=max(1, nodes * n // world), **kw)
+        except ValueError:
+            n *= 2
+            continue
+        return (f"; {n} x {_gb(cluster.memory)} fit it ({p.choice.label()}, "
+                f"{_gb(p.estimate.peak_memory)} per device)")
+    return f"; not even {most} x {_gb(cluster.memory)} fit it"
+
+
+def _why_split(best: Estimate, all_est: list, usable: float, cluster) -> str:
+    """Why a plan cuts the model's layers over devices (tp, pp) rather than keeping it whole
+    on each (data parallel, ZeRO-1/2; experts split by ep are said apart): the layouts of a
+    whole model do not fit (the leanest said, with its memory), or the fastest of them is
+    slower. A 70b on 32 x 80 GB planned to dp=4,tp=2,pp=4 said plain dp did not fit, not
+    that ZeRO-2 over 32 ranks would not either (its 16-bit weights alone, 138 GB, are more
+    than a device) (round 40, h6)."""
+    c = best.choice
+    whole = [e for e in all_est if e.choice.tp == e.choice.pp == e.choice.ep == 1]
+    cut = f"tp={c.tp} x pp={c.pp}" if c.tp > 1 and c.pp > 1 else (
+        f"tp={c.tp}" if c.tp > 1 else f"pp={c.pp}")
+    if not whole:
+        return f"the model is cut over {cut}: no layout keeping it whole was searched"
+    fitting = [e for e in whole if e.peak_memory <= usable]
+    if fitting:
+        e = min(fitting, key=lambda e: e.step_time)
+        return (f"the model is cut over {cut}: the fastest layout keeping it whole on each "
+                f"device, {e.choice.label()}, fits ({_gb(e.peak_memory)}) but is predicted "
+                f"{_sec(e.step_time)} a step to this layout's {_sec(best.step_time)}")
+    e = min(whole, key=lambda e: e.peak_memory)
+    return (f"the model is cut over {cut}: no layout keeping it whole on each device fits "
+            f"(ZeRO-2 shards only gradients and optimizer state); the leanest, "
+            f"{e.choice.label()}, " + _does_not_fit(e, cluster))
 
 
 def runs_in_skiff(c: Choice) -> bool:

@@ -13,12 +13,13 @@ import sys
 import numpy as np
 import pytest
 
+from tests.kernels.train.test_grad_accum_tokens_r30c import torch_run
+from tests.kernels.train.token_rows import token_data
+
 from .mpi_util import HERE, run_mpi
 
 sys.path.insert(0, str(HERE / "scripts"))
-sys.path.insert(0, str(HERE.parent))
 import accum_tokens_r30c_check as check  # noqa: E402
-from test_grad_accum_tokens_r30c import token_data, torch_run  # noqa: E402
 
 
 @pytest.mark.mpi

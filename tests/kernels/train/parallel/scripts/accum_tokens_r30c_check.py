@@ -14,7 +14,7 @@ import skiff
 from skiff.kernels.train.parallel import world
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from test_grad_accum_tokens_r30c import PackedModel, PackedRows, TokenModel, token_data  # noqa
+from token_rows import PackedModel, PackedRows, TokenModel, token_data  # noqa
 
 RUNS = {  # name: (rows, batch_size over the ranks, grad_accum, steps, packed)
     "even": (16, 4, 2, 2, False),
