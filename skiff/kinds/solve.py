@@ -4,7 +4,7 @@
 [--device auto] [--np N] [--launcher slurm --nodes K --gpus-per-node G [--dry-run]] [--wait]
 [-o NAME]``. With several ranks every rank solves its block of the grid
 (``kernels/solve/parallel``), or of a matrix file's rows (``parallel/rows_job.py``: cg,
-bicgstab or gmres with Jacobi); the launch records the decomposition and the memory each rank
+bicgstab, gmres; Jacobi, block AMG); the launch records the decomposition and the memory each rank
 needs (``--dry-run`` writes the Slurm script and shows them without queueing). PROBLEM is a
 built-in problem (poisson, diffusion, jump, convection, body) or, in a notebook, a variable
 holding a matrix (then B names the right-hand side) or a GridProblem. ``%solve cylinder
@@ -1538,7 +1538,7 @@ def _matrix_file(name: str) -> bool:
 def _check_row_launch(config: dict, ranks: int) -> str:
     """A matrix file on several ranks (round 39 h11): split by rows over them
     (``kernels/solve/parallel/rows_job.py``); refuse, in one line, what that split does not
-    run (a method but cg / bicgstab / gmres, a preconditioner but jacobi / none, a complex
+    run (a method but cg / bicgstab / gmres, a preconditioner but jacobi / amg / none, a complex
     matrix, --maxiter 0, --stop, several right-hand sides, fewer rows than ranks)."""
     from skiff.kernels.solve.parallel.rows_job import check_row_split
 

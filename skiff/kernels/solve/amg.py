@@ -56,9 +56,11 @@ __all__ = ["SmoothedAggregation", "aggregate", "strength"]
 class Level(tuple):
     """One level of a hierarchy, pyamg's way: ``lv.A``, ``lv.P``, ``lv.R`` (SciPy sparse, the
     matrices the cycle uses) and still the tuple ``(A, dinv, lmax, P, R)`` skiff code unpacks.
-    The coarsest level (pyamg's ``ml.levels[-1]``) carries ``A`` only (the rest None)."""
-
-    __slots__ = ()
+    The coarsest level (pyamg's ``ml.levels[-1]``) carries ``A`` only (the rest None).
+    Round 40 (h7), set by :func:`finish_levels`: ``lv.presmoother(A, x, b)`` /
+    ``lv.postsmoother(A, x, b)`` (every level but the coarsest: the V-cycle's relaxation,
+    in place on x, as pyamg's) and, on smoothed aggregation, ``lv.B`` (the near null space
+    the level's aggregates are fit to; the coarsest's is the last fit's coarse candidates)."""
 
     def __new__(cls, A, dinv=None, lmax=None, P=None, R=None):
         return super().__new__(cls, (A, dinv, lmax, P, R))
@@ -82,11 +84,87 @@ class Complexity(float):
         return float(self)
 
 
-def finish_levels(amg, A) -> None:
+class LevelSmoother:
+    """pyamg's ``ml.levels[k].presmoother(A, x, b)`` / ``postsmoother``: the relaxation the
+    V-cycle runs on level k (Chebyshev, Gauss-Seidel, the block smoothers: whichever the
+    hierarchy was set up with), in place on ``x`` (host vectors). ``A`` must be the level's
+    matrix (``ml.levels[k].A``); the smoother is set up for it."""
+
+    def __init__(self, amg, level: int, post: bool):
+        self.amg, self.level, self.post = amg, level, post
+
+    def __call__(self, A, x, b) -> None:
+        amg, k = self.amg, self.level
+        Ak, dinv, lmax = amg._dev[k][:3]
+        name = f"levels[{k}].{'post' if self.post else 'pre'}smoother"
+        if amg.xp is not np:
+            raise ValueError(f"{name}: this hierarchy runs on the GPU; build it with "
+                             f"xp=numpy to call its smoothers on host vectors")
+        if getattr(A, "shape", None) != Ak.shape:
+            raise ValueError(f"{name}(A, x, b): A is {getattr(A, 'shape', None)}, the level's "
+                             f"matrix is {Ak.shape}: give ml.levels[{k}].A")
+        if not (isinstance(x, np.ndarray) and x.shape in ((Ak.shape[0],), (Ak.shape[0], 1))):
+            raise ValueError(f"{name}(A, x, b): x must be a numpy array of {Ak.shape[0]} "
+                             f"values, changed in place (pyamg's)")
+        xv = x.reshape(-1)
+        bv = np.asarray(b).reshape(-1)
+        sgs = amg._sgs[k] if amg._sgs is not None else None
+        if sgs is not None:
+            out = sgs.post(xv, bv) if self.post else sgs.pre(xv, bv, False)[0]
+        else:
+            out = amg._smooth(Ak, dinv, lmax, xv, bv, amg.degree)
+        if out is not xv:
+            xv[...] = out
+
+    def __repr__(self) -> str:
+        return (f"<{'post' if self.post else 'pre'}smoother of level {self.level}: "
+                f"{getattr(self.amg, 'smoother', 'chebyshev')}, degree {self.amg.degree}>")
+
+
+def _cycle_flops(nnz: list, cycle: str) -> float:
+    """pyamg's ``cycle_complexity`` sums: each level's pre- and post-smoothing cost its nnz,
+    the coarsest its nnz once; W visits the next level twice, F an F then a V."""
+    last = len(nnz) - 1
+
+    def v(k):
+        return nnz[k] if k == last else 2 * nnz[k] + v(k + 1)
+
+    def w(k):
+        return nnz[k] if k == last else 2 * nnz[k] + (w(k + 1) if k + 1 == last
+                                                       else 2 * w(k + 1))
+
+    def f(k):
+        return nnz[k] if k == last else 2 * nnz[k] + (f(k + 1) if k + 1 == last
+                                                       else f(k + 1) + v(k + 1))
+
+    return {"V": v, "W": w, "AMLI": w, "F": f}[cycle](0)
+
+
+def cycle_complexity(amg, cycle="V") -> float:
+    """pyamg's ``ml.cycle_complexity(cycle)``: the nonzeros a (1,1) cycle reads over all its
+    levels, over the finest level's (its estimate: smoothing costs one product a sweep).
+    This hierarchy runs V-cycles; W and F are pyamg's measure of its levels."""
+    c = str(cycle).upper()
+    if c not in ("V", "W", "F", "AMLI"):
+        raise ValueError(f"cycle_complexity(cycle={cycle!r}): 'V', 'W', 'F' or 'AMLI' "
+                         f"(pyamg's)")
+    nnz = [lv.A.nnz for lv in amg.levels]
+    return float(_cycle_flops(nnz, c)) / float(max(nnz[0], 1))
+
+
+def finish_levels(amg, A, B=None) -> None:
     """Append the coarsest level ``A`` to ``amg.levels`` (pyamg's ``levels``: every level, the
     coarsest last) and set both complexities as pyamg defines them (sum over the levels of
-    nnz / rows, over the finest level's)."""
+    nnz / rows, over the finest level's). Each level but the coarsest gets pyamg's
+    ``presmoother`` / ``postsmoother``; ``B`` (a list: each level's near null space, the
+    coarsest's last) sets ``lv.B``."""
     amg.levels = [Level(*lv) for lv in amg.levels] + [Level(A)]
+    for k, lv in enumerate(amg.levels[:-1]):
+        lv.presmoother = LevelSmoother(amg, k, False)
+        lv.postsmoother = LevelSmoother(amg, k, True)
+    if B is not None:
+        for lv, Bk in zip(amg.levels, B):
+            lv.B = Bk
     first = amg.levels[0].A
     amg.operator_complexity = Complexity(sum(lv.A.nnz for lv in amg.levels) / max(first.nnz, 1))
     amg.grid_complexity = Complexity(sum(lv.A.shape[0] for lv in amg.levels)
@@ -921,6 +999,7 @@ class SmoothedAggregation:
         if blocksize > 1 and strength == "symmetric":
             unknowns = np.arange(A.shape[0])
             nodes = (unknowns // blocksize, unknowns % blocksize)
+        level_B = []   # each level's near null space (pyamg's levels[k].B), round 40
         while A.shape[0] > max_coarse and len(self.levels) < max_levels - 1:
             checkpoint()   # a cancel between the phases of a long setup (cancel.py)
             if self.levels and _dense_enough(A):
@@ -973,6 +1052,7 @@ class SmoothedAggregation:
             if not self.levels and improve > 0:   # the finest level's candidates, smoothed
                 B = improve_candidates(A, np.ones((n, 1)) if B is None else B, improve)
             checkpoint()
+            level_B.append(np.ones((n, 1)) if B is None else B)   # what T is fit to
             bfine = np.ones(n) if B is None else B[:, 0]   # the candidate the filter keeps
             if B is None:
                 # -1: no strong neighbour, a zero row; one entry a row, 1/sqrt(size of the
@@ -1057,7 +1137,8 @@ class SmoothedAggregation:
             self.coarse_inv = xp.asarray(coarse_inverse(A.toarray()))
         else:
             self.coarse_lu = _sparse_lu(A)
-        finish_levels(self, A)   # levels as pyamg's: the coarsest last, complexities
+        # levels as pyamg's: the coarsest last, complexities, smoothers, B
+        finish_levels(self, A, level_B + [np.ones((A.shape[0], 1)) if B is None else B])
 
     def same_pattern(self, A) -> bool:
         """Whether ``A`` (CSR, sorted) has this hierarchy's finest sparsity pattern."""
@@ -1174,6 +1255,24 @@ class SmoothedAggregation:
         if self.xp is not np:
             raise ValueError(f"{what}: this hierarchy runs on the GPU; build it with "
                              f"xp=numpy, {instead}")
+
+    def cycle_complexity(self, cycle="V") -> float:
+        """pyamg's ``ml.cycle_complexity(cycle='V')``: the nonzeros one (1,1) cycle reads on
+        all levels over the finest level's (:func:`cycle_complexity`)."""
+        return cycle_complexity(self, cycle)
+
+    def coarse_solver(self, A, b):
+        """pyamg's ``ml.coarse_solver(A, b)``: the coarsest level's solve (``A`` its
+        ``ml.levels[-1].A``), for a cycle a user writes with ``presmoother`` / ``R`` /
+        ``P``. Host vectors."""
+        last = self.levels[-1].A
+        if getattr(A, "shape", None) != last.shape:
+            raise ValueError(f"coarse_solver(A, b): A is {getattr(A, 'shape', None)}, the "
+                             f"coarsest level's matrix is {last.shape}: give ml.levels[-1].A")
+        b = np.asarray(b).reshape(-1)
+        if self.coarse_inv is not None:
+            return np.asarray(self.coarse_inv @ b)
+        return self.coarse_lu.solve(b)
 
     def aspreconditioner(self, cycle="V"):
         """One V-cycle from zero as a scipy ``LinearOperator`` (pyamg's name): a block of a

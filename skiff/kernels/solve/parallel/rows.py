@@ -5,7 +5,10 @@ a product exchanges the ghosts' values (one Alltoallv) and CG or BiCGStab with J
 on it with global sums (one Allreduce per inner product).
 
 The jobs' ``--np`` with a matrix file runs :class:`RowSolver` (``rows_job.py``, round 39
-h11). Not yet: GMRES, AMG over the ranks.
+h11; GMRES there too). Round 40 (h7): ``precond='ilu'`` / ``'amg'`` is block Jacobi, each
+rank's diagonal block solved by ILU(0) (IC(0) when symmetric) or a smoothed-aggregation
+V-cycle (``block_local.py``; PETSc's ``-pc_type bjacobi -sub_pc_type ilu|gamg``). Not yet:
+an overlap (additive Schwarz), AMG across the ranks.
 
 >>> plan = RowPlan.build(A[lo:hi], lo, hi, ranges)     # ranges: every rank's (lo, hi)
 >>> x, info = row_solve(A, b, method="cg", comm=MPI.COMM_WORLD)   # on every rank
@@ -91,13 +94,32 @@ class _Rows:
     def matvec(self, x) -> np.ndarray:
         if self.comm is None:
             return self.plan.product(x, np.empty(0))
+        return self.plan.product(x, self.ghost_values(x))
+
+    def ghost_values(self, x) -> np.ndarray:
+        """The ghosts' values of the distributed vector ``x`` (plan order): one Alltoallv."""
+        if self.comm is None:
+            return np.empty(0)
         send = np.ascontiguousarray(x[self._send_index], dtype=np.float64)
         ghost = np.empty(sum(self._rcount))
         D = self._mpi.DOUBLE
         self.comm.Alltoallv([send, self._scount, self._sdisp, D],
                             [ghost, self._rcount, self._rdisp, D])
         self.bytes += send.nbytes
-        return self.plan.product(x, ghost)
+        return ghost
+
+    def add_to_owners(self, z, ghost_part) -> None:
+        """The reverse of :meth:`ghost_values`: each ghost's value (plan order) is sent to
+        its owner and added there into ``z`` (one Alltoallv)."""
+        if self.comm is None:
+            return
+        back = np.empty(sum(self._scount))
+        D = self._mpi.DOUBLE
+        ghost_part = np.ascontiguousarray(ghost_part, dtype=np.float64)
+        self.comm.Alltoallv([ghost_part, self._rcount, self._rdisp, D],
+                            [back, self._scount, self._sdisp, D])
+        self.bytes += ghost_part.nbytes
+        np.add.at(z, self._send_index, back)
 
     def dots(self, V, w) -> np.ndarray:
         """``V @ w`` summed over the ranks (V: rows of local vectors): one Allreduce."""
@@ -129,7 +151,7 @@ def _plan(A, comm) -> RowPlan:
 
 
 METHODS = ("cg", "bicgstab", "gmres")   # what the row split runs
-PRECONDS = ("jacobi", "none")
+PRECONDS = ("jacobi", "ilu", "amg", "none")   # ilu / amg: block Jacobi (block_local.py)
 
 
 @dataclass
@@ -152,7 +174,8 @@ class RowSolver:
     once (the plan, the halo's all-to-all, the inverse diagonal), solved by :meth:`iterate`
     on every rank. ``A`` whole on every rank (as read from a file); each keeps its rows."""
 
-    def __init__(self, A, *, method="cg", precond="jacobi", comm=None, restart=30):
+    def __init__(self, A, *, method="cg", precond="jacobi", comm=None, restart=30,
+                 overlap=0):
         import time
 
         t0 = time.perf_counter()
@@ -165,10 +188,20 @@ class RowSolver:
                              "(solve it on one rank)")
         if method not in METHODS:
             raise ValueError(f"row_solve: method={method!r}; distributed by rows: "
-                             f"{' or '.join(repr(m) for m in METHODS)} (Jacobi-preconditioned)")
+                             f"{' or '.join(repr(m) for m in METHODS)}")
+        from .block_local import ALIASES
+
+        precond = ALIASES.get(str(precond).lower(), str(precond).lower())
         if precond not in PRECONDS:
             raise ValueError(f"row_solve: precond={precond!r}; distributed by rows: "
-                             f"{' or '.join(repr(p) for p in PRECONDS)}")
+                             f"{' or '.join(repr(p) for p in PRECONDS)} ('ilu': block "
+                             f"Jacobi with ILU(0) of each rank's block, IC(0) when it is "
+                             f"symmetric; 'amg': a smoothed-aggregation V-cycle of it)")
+        if overlap not in (0, 1) or (overlap and precond not in ("ilu", "amg")):
+            raise ValueError(f"row_solve: overlap={overlap!r}; 0 (block Jacobi) or 1 "
+                             f"(additive Schwarz: each rank's block with its ghosts' rows) "
+                             f"with precond='ilu' or 'amg'")
+        self.overlap = int(overlap)
         self.n, self.comm, self.method, self.precond = n, comm, method, precond
         self.restart = int(restart)
         if self.restart < 1:
@@ -181,15 +214,65 @@ class RowSolver:
         self.plan = _plan(A, comm)
         self.op = _Rows(self.plan, comm)
         lo, hi = self.plan.lo, self.plan.hi
-        d = A.diagonal()[lo:hi].astype(np.float64)
+        whole = A.diagonal()
+        d = whole[lo:hi].astype(np.float64)
+        self.dinv = np.ones(hi - lo)
         if precond == "jacobi":
-            if np.any(d == 0):
-                raise ValueError("row_solve: a zero on the diagonal (Jacobi divides by it): "
-                                 "give precond='none'")
+            zero = np.flatnonzero(whole == 0)
+            if zero.size:   # the whole diagonal: every rank says it (rank 0 was left waiting
+                # in the first sum when the zero was in rank 1's rows only, round 40)
+                raise ValueError(f"row_solve: a zero on the diagonal (row {int(zero[0])}; "
+                                 f"Jacobi divides by it): give precond='none', or 'ilu' "
+                                 f"/ 'amg' where each rank's block is nonsingular")
             self.dinv = 1.0 / d
-        else:
-            self.dinv = np.ones(hi - lo)
+            dinv = self.dinv
+            self.M = lambda r: dinv * r
+        elif precond == "none":
+            self.M = lambda r: r
+        else:   # block Jacobi: this rank's diagonal block, no communication
+            from .block_local import block_preconditioner, own_block
+
+            err = None
+            try:
+                if overlap:   # additive Schwarz: the block grown by the ghosts' rows
+                    self.M = self._schwarz(A, precond)
+                else:
+                    self.M = block_preconditioner(own_block(self.plan.local, hi - lo),
+                                                  precond, self.rank)
+            except Exception as e:   # noqa: BLE001 (every rank learns of one rank's zero
+                # pivot or failed setup: a rank raising alone left the others in a collective)
+                err = str(e) if isinstance(e, ValueError) else (
+                    f"precond={precond!r} on rank {self.rank}'s block: {type(e).__name__}: {e}")
+                self.M = None
+            errs = [err] if comm is None else comm.allgather(err)
+            if any(errs):
+                raise ValueError(f"row_solve: {next(e for e in errs if e)}")
         self.setup_time = time.perf_counter() - t0
+
+    def _schwarz(self, A, kind):
+        """Additive Schwarz with an overlap of one (PETSc's ``-pc_type asm``): this rank's
+        rows and its ghosts' rows, ``A`` on those unknowns solved by ``kind`` (ILU(0) or a
+        V-cycle); the residual's ghost values come by the halo exchange. For CG the
+        ghosts' part of the correction goes back to their owners and is added (``basic``:
+        symmetric, sum over ranks of ``R_i^T A_i^-1 R_i``); for BiCGStab and GMRES it is
+        dropped (``restrict``, PETSc's default: one exchange, fewer iterations)."""
+        from .block_local import block_preconditioner
+
+        plan, op = self.plan, self.op
+        m = plan.hi - plan.lo
+        ghosts = np.concatenate(plan.ghosts) if plan.ghosts else np.empty(0, dtype=np.int64)
+        idx = np.concatenate([np.arange(plan.lo, plan.hi), ghosts])
+        solve = block_preconditioner(A[idx][:, idx].tocsr(), kind, self.rank)
+        basic = self.method == "cg"
+
+        def apply(r):
+            z = solve(np.concatenate([r, op.ghost_values(r)]))
+            out = z[:m].copy()
+            if basic:
+                op.add_to_owners(out, z[m:])
+            return out
+
+        return apply
 
     def subdomains(self) -> list[dict]:
         """Every rank's rows, as the grid split's ``subdomains`` (``index``: ``[[lo, hi]]``)."""
@@ -220,10 +303,10 @@ class RowSolver:
             x = x0[lo:hi].copy()
         hist: list = []
         if self.method == "gmres":
-            its = _gmres(op, bl, x, self.dinv, tol, maxiter, hist, callback, self.restart)
+            its = _gmres(op, bl, x, self.M, tol, maxiter, hist, callback, self.restart)
         else:
             fn = _cg if self.method == "cg" else _bicgstab
-            its = fn(op, bl, x, self.dinv, tol, maxiter, hist, callback)
+            its = fn(op, bl, x, self.M, tol, maxiter, hist, callback)
         r = bl - op.matvec(x)
         true = math.sqrt(op.dot(r, r))
         converged = bool(hist) and hist[-1] <= tol and np.isfinite(true)
@@ -248,24 +331,29 @@ class RowSolver:
 
 
 def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None, x0=None,
-              callback=None, precond="jacobi", restart=30):
+              callback=None, precond="jacobi", restart=30, overlap=0):
     """Solve ``A x = b`` with this rank's block of rows (``A`` and ``b`` whole on every rank,
     as read from a file; each rank keeps its rows): CG (symmetric positive definite A),
     BiCGStab or GMRES(``restart``; ``maxiter`` counts its restart cycles, as SciPy's),
-    Jacobi-preconditioned (``precond='none'``: not), stopping on SciPy's ``|r| <=
-    max(rtol |b|, atol)`` of the recurrence. Returns ``(x, info)`` on every rank, x whole (one
-    Allgatherv), info 0 when the true residual of x meets the tolerance, else the iterations
-    done. ``callback(it, rnorm, x_local)`` runs on every rank after each iteration."""
-    solver = RowSolver(A, method=method, precond=precond, comm=comm, restart=restart)
+    Jacobi-preconditioned (``precond='none'``: not; ``'ilu'``: block Jacobi with ILU(0) of
+    each rank's diagonal block, IC(0) on a symmetric one, PETSc's default over ranks;
+    ``'amg'``: block Jacobi with a smoothed-aggregation V-cycle of it; ``overlap=1`` with
+    either: additive Schwarz, each block grown by its ghosts' rows, PETSc's ``asm``),
+    stopping on SciPy's ``|r| <= max(rtol |b|, atol)`` of the recurrence. Returns ``(x,
+    info)`` on every rank, x whole (one Allgatherv), info 0 when the true residual of x meets
+    the tolerance, else the iterations done. ``callback(it, rnorm, x_local)`` runs on every
+    rank after each iteration."""
+    solver = RowSolver(A, method=method, precond=precond, comm=comm, restart=restart,
+                       overlap=overlap)
     res = solver.iterate(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback)
     info = 0 if res.true <= 10 * max(res.tol, 1e-300) and np.isfinite(res.true) \
         else res.iterations
     return solver.gather(res.x), info
 
 
-def _cg(op, b, x, dinv, tol, maxiter, hist, callback=None) -> int:
+def _cg(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
     r = b - op.matvec(x)   # every rank (a collective), x0 or not
-    z = dinv * r
+    z = M(r)
     p = z.copy()
     rz = op.dot(r, z)
     rn = math.sqrt(op.dot(r, r))
@@ -283,14 +371,14 @@ def _cg(op, b, x, dinv, tol, maxiter, hist, callback=None) -> int:
             callback(k, rn, x)
         if rn <= tol:
             return k
-        z = dinv * r
+        z = M(r)
         rz_new = op.dot(r, z)
         p = z + (rz_new / rz) * p
         rz = rz_new
     return maxiter
 
 
-def _bicgstab(op, b, x, dinv, tol, maxiter, hist, callback=None) -> int:
+def _bicgstab(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
     r = b - op.matvec(x)   # every rank (a collective), x0 or not
     rn = math.sqrt(op.dot(r, r))
     hist.append(rn)
@@ -306,7 +394,7 @@ def _bicgstab(op, b, x, dinv, tol, maxiter, hist, callback=None) -> int:
             return k
         beta = (rho_new / rho) * (alpha / omega)
         p = r + beta * (p - omega * v)
-        phat = dinv * p
+        phat = M(p)
         v = op.matvec(phat)
         alpha = rho_new / op.dot(rhat, v)
         s = r - alpha * v
@@ -317,7 +405,7 @@ def _bicgstab(op, b, x, dinv, tol, maxiter, hist, callback=None) -> int:
             if callback is not None:
                 callback(k, sn, x)
             return k
-        shat = dinv * s
+        shat = M(s)
         t = op.matvec(shat)
         tt = op.dot(t, t)
         omega = op.dot(t, s) / tt if tt else 0.0
@@ -333,7 +421,7 @@ def _bicgstab(op, b, x, dinv, tol, maxiter, hist, callback=None) -> int:
     return maxiter
 
 
-def _gmres(op, b, x, dinv, tol, maxiter, hist, callback, restart) -> int:
+def _gmres(op, b, x, M, tol, maxiter, hist, callback, restart) -> int:
     """Restarted GMRES, right-preconditioned (``A D^-1 y = b``, ``x = D^-1 y``: the
     Arnoldi residual is ``|b - A x|``, what SciPy's rtol tests), classical Gram-Schmidt
     twice (two Allreduces of the basis' dots a step). ``callback(it, rnorm, x)`` with x a
@@ -355,7 +443,7 @@ def _gmres(op, b, x, dinv, tol, maxiter, hist, callback, restart) -> int:
         V[0] = r / beta
         j_done = 0
         for j in range(m):
-            w = op.matvec(dinv * V[j])
+            w = op.matvec(M(V[j]))
             h = op.dots(V[:j + 1], w)
             w -= h @ V[:j + 1]
             h2 = op.dots(V[:j + 1], w)   # again: the basis stays orthogonal to rounding
@@ -383,7 +471,7 @@ def _gmres(op, b, x, dinv, tol, maxiter, hist, callback, restart) -> int:
 
                 def current(k=k, V=V, H=H, g=g, x=x):
                     y = np.linalg.solve(np.triu(H[:k, :k]), g[:k]) if k else np.zeros(0)
-                    return x + dinv * (y @ V[:k])
+                    return x + M(y @ V[:k])
 
                 callback(it, rn, current)
             if rn <= tol or hn == 0.0:
@@ -391,7 +479,7 @@ def _gmres(op, b, x, dinv, tol, maxiter, hist, callback, restart) -> int:
             V[j + 1] = w / hn
         k = j_done
         y = np.linalg.solve(np.triu(H[:k, :k]), g[:k])
-        x += dinv * (y @ V[:k])
+        x += M(y @ V[:k])
         if hist[-1] <= tol:
             return cycle
         r = b - op.matvec(x)

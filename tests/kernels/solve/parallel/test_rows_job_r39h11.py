@@ -113,8 +113,8 @@ def test_a_cancel_stops_both_ranks_and_keeps_the_last_iterate(method):
 @pytest.mark.parametrize("words, needle", [
     ("--method minres", "--method minres is not split by rows; a matrix file on several "
                         "ranks runs cg, bicgstab, gmres"),
-    ("--precond amg", "--precond amg is not split by rows; a matrix file on several ranks "
-                      "takes --precond jacobi, none"),
+    ("--precond chebyshev", "--precond chebyshev is not split by rows; a matrix file on "
+                            "several ranks takes --precond jacobi, amg (block Jacobi"),
     ("--stop scipy --method cg", "--stop scipy runs on one rank"),
 ])
 def test_what_the_row_split_does_not_run_is_one_line_before_any_run(words, needle, tmp_path,

@@ -1,8 +1,8 @@
 """Ranks as threads of one process for the row split's tests (``parallel/rows.py``,
 ``parallel/rows_job.py``): an in-process stand-in for the mpi4py calls they make
-(``alltoall``, ``Alltoallv``, ``Allreduce``, ``allreduce``, ``bcast``, ``Allgatherv``,
-``Gatherv``), and the shuffled Laplacian both test files solve. The MPI run of the same
-code: ``scripts/rows_mpi.py`` and the CLI test of ``test_rows_job_r39h11.py``."""
+(``alltoall``, ``Alltoallv``, ``Allreduce``, ``allreduce``, ``allgather``, ``bcast``,
+``Allgatherv``, ``Gatherv``), and the shuffled Laplacian both test files solve. The MPI run
+of the same code: ``scripts/rows_mpi.py`` and the CLI test of ``test_rows_job_r39h11.py``."""
 
 from __future__ import annotations
 
@@ -67,6 +67,9 @@ class ThreadRank:
 
     def allreduce(self, value):
         return sum(self._share(value))
+
+    def allgather(self, value):
+        return self._share(value)
 
     def bcast(self, value, root=0):
         return self._share(value)[root]
