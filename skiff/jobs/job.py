@@ -283,8 +283,16 @@ class Job:
         whose end it could not write (:meth:`end_unrecorded`)."""
         if (self.run_dir / "config.json").is_file():
             return message
+        # a file of the removed folder not found is that removal again, its path the
+        # folder's a third time (round 40): left out, what else the message says kept
+        import re
+
+        missing = re.compile(r"(?:;?\s*its end could not be written \()?(?:\w+Error: )?"
+                             r"\[Errno 2\] No such file or directory: '"
+                             + re.escape(str(self.run_dir)) + r"[^']*'\)?")
+        rest = missing.sub("", str(message)).strip(" ;-")
         return (f"its run folder {self.run_dir} was removed while it ran (the job stops: "
-                f"nothing more can be recorded) - {message}")
+                f"nothing more can be recorded)" + (f" - {rest}" if rest else ""))
 
     def end_unrecorded(self, status: str, message: str) -> None:
         """Show the job ended (``status``, ``message``) in this process, writing nothing: its

@@ -204,10 +204,14 @@ def record_lines(rec: dict) -> list[str]:
 
 
 def output_lines(job) -> list[str]:
-    """What each rank of a process job printed, under a line naming its file."""
+    """What each rank of a process job printed (a thread job's thread: rank 0's file),
+    under a line naming its file."""
     lines = []
+    meta = getattr(job, "meta", None)
+    ranked = isinstance(meta, dict) and meta.get("runner") in ("process", "slurm")
     for rank, text in rank_outputs(job).items():
-        lines.append(f"--- rank {rank} printed (logs/rank{rank}.out) ---")
+        who = f"rank {rank}" if ranked else "the job"
+        lines.append(f"--- {who} printed (logs/rank{rank}.out) ---")
         lines.append(text)
     return lines
 
@@ -474,8 +478,9 @@ class JobTable(list):
         p.text(repr(self))
 
 
-def describe(job) -> str:
-    """A few lines about a job for a terminal: its repr, then its error or its result."""
+def describe(job, front: str = "cli") -> str:
+    """A few lines about a job for a terminal: its repr, then its error or its result
+    (``front="magic"``: the hints in ``%jobs`` words)."""
     if getattr(job, "status", None) == "damaged":
         return plain(repr(job))
     lines = [repr(job)]
@@ -495,7 +500,7 @@ def describe(job) -> str:
         lines.append(ranks_text(ranks))
     from .going_on import resume_hint
 
-    hint = resume_hint(job)
+    hint = resume_hint(job, front)
     if job.status == "failed":
         error = job.error or ""
         if "\n" in error.strip() or len(error) > 100:  # more than the repr shows

@@ -200,9 +200,10 @@ def plain_line(job, *, now: float | None = None) -> str:
     return clean(", ".join(bits))
 
 
-def running_lines(job) -> list[str]:
+def running_lines(job, front: str = "cli") -> list[str]:
     """``jobs show ID`` of a running job, under its description: where it is, how fast, and
-    its last three log lines (it printed the repr alone)."""
+    its last three log lines (it printed the repr alone); ``front="magic"``: how to follow
+    it in ``%jobs`` words."""
     state = job.refresh()
     if state.final:
         return []
@@ -212,7 +213,11 @@ def running_lines(job) -> list[str]:
     for t, level, msg in summarise_logs(state.logs)[-3:]:
         when = time.strftime("%H:%M:%S", time.localtime(t)) if t else ""
         lines.append(clean(f"  {when} {'' if level == 'info' else level + ': '}{msg}"))
-    lines.append(f"  jobs attach {job.id} follows it live; jobs logs {job.id} has its log")
+    if front == "magic":
+        lines.append(f"  %jobs show {job.id} -f follows it live; %jobs logs {job.id} has its "
+                     "log")
+    else:
+        lines.append(f"  jobs attach {job.id} follows it live; jobs logs {job.id} has its log")
     return lines
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .reporter import JobCancelled, RunReporter, returned_status
 from .store import write_json
+from .thread_output import kept_output
 
 if TYPE_CHECKING:
     from .job import Job
@@ -92,7 +93,8 @@ class ThreadRunner:
         try:
             try:
                 reporter.emit("status", status="running")
-                value = fn(config, reporter)
+                with kept_output(job.run_dir):  # what it prints, in its run folder too
+                    value = fn(config, reporter)
                 seen = reporter.stop_seen  # told to stop before it returned
             except JobCancelled as exc:
                 outcome = "it was cancelled"

@@ -446,7 +446,10 @@ def _run(run_dir: Path, meta: dict, reporter, stops, rank: int, size: int, ranks
         if stops is not None and stops.pending:
             stops._note(stops.pending)
         if rank == 0:
-            why = stops.why() if stops is not None else None
+            # stopped because nobody holds it: said so (a solve, which raises at the cancel
+            # its watchdog wrote, ended "cancelled by request", no one having asked; round 40)
+            why = ORPHAN_MESSAGE if ORPHANED.is_set() else \
+                stops.why() if stops is not None else None
             keep_partial(run_dir, exc, reporter, why or str(exc))
             reporter.emit("status", status="cancelled", message=why or str(exc))
         if size > 1 and stops is not None and stops.raised:

@@ -24,7 +24,8 @@ def run(config: dict, reporter: Reporter) -> dict:
     ``deaf_rank``: a rank that never stops on a cancel (its peers' stop leaves it waiting in
     the all-reduce, as a rank that saw the cancel one step later than they did); ``split``:
     the ranks share the work (``reporter.split_progress()``: each rank's steps are its part,
-    the job's progress their sum, each rank's part in the Jobs sidebar's tab)."""
+    the job's progress their sum, each rank's part in the Jobs sidebar's tab);
+    ``raise_on_stop``: a stop raises ``JobCancelled`` (as a solve does) instead of returning."""
     steps = int(config.get("steps", 10))
     sleep = float(config.get("sleep", 0.05))
     fail_at = config.get("fail_at")
@@ -42,6 +43,10 @@ def run(config: dict, reporter: Reporter) -> dict:
     for step in range(1, steps + 1):
         if reporter.should_stop() and rank != deaf:
             reporter.log(f"stopping at step {step}")
+            if config.get("raise_on_stop"):  # as a solve stops: JobCancelled raised
+                from skiff.kernels.backend.report import JobCancelled
+
+                raise JobCancelled("cancelled by request")
             return {"steps": step - 1, "stopped": True}
         if config.get("hold_at") is not None and step == int(config["hold_at"]):
             if not _held(str(config["hold_until"]), reporter):

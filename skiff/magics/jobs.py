@@ -127,6 +127,18 @@ class JobsMagics(Magics):
             out = JobTable(out)
         if ns.output:
             self.shell.user_ns[ns.output] = out
+        if ns.action == "attach" and not getattr(out, "done", True):
+            from skiff.widgets.display import widgets_enabled
+
+            if not widgets_enabled():  # IPython in a terminal: no live widget to follow
+                # it (the snapshot it showed said "-f follows it live"): the progress line
+                # until it ends, as `jobs attach` in a terminal (round 40)
+                try:
+                    wait_quietly(out, cancel=False)
+                except KeyboardInterrupt:
+                    print(f"stopped following; job {out.id} goes on ({out.status}): "
+                          f"%jobs cancel {out.id} stops it")
+                    return None
         if ns.wait:  # resume --wait: stored first, then followed as %train --wait does
             wait_quietly(out)
         if ns.json:  # the document `python -m skiff jobs ... --json` prints
@@ -169,10 +181,18 @@ def _name_variables(ns, user_ns: dict) -> None:
         if not isinstance(value, Job):
             return word
         if not value.run_dir.is_dir():   # it said "no job 'ID'" of the job the variable holds
+            error = value.error or ""
+            removed = f"its run folder {value.run_dir} was removed while it ran"
+            if error.startswith(removed):  # the folder's path said once (it was thrice)
+                rest = error[len(removed):].split(")", 1)[-1].strip(" -")
+                raise ValueError(f"{word} holds job {value.id}, whose run folder "
+                                 f"{value.run_dir} was removed while it ran (it ended "
+                                 f"{value.status}{': ' + rest if rest else ''}): nothing of "
+                                 f"it is left for %jobs {ns.action}")
             raise ValueError(f"{word} holds job {value.id}, whose run folder {value.run_dir} "
                              "is gone (removed or moved): nothing of it is left for "
                              f"%jobs {ns.action}" + (f"; it ended {value.status}: "
-                                                    f"{value.error}" if value.error else ""))
+                                                    f"{error}" if error else ""))
         try:
             found = find_run_dir(word)
         except KeyError:  # no such job, or an ambiguous prefix: the variable's

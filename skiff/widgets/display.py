@@ -15,7 +15,7 @@ def widgets_enabled() -> bool:
 
 
 def display_job(job) -> None:
-    from IPython.display import HTML, display
+    from IPython.display import display
 
     if widgets_enabled():
         try:
@@ -25,4 +25,27 @@ def display_job(job) -> None:
         if view_for is not None:
             display(view_for(job))  # the same live widget each time the job is shown
             return
-    display(HTML(job._repr_html_()))
+    # the HTML with the terminal's text beside it: a front end that shows no HTML (IPython
+    # in a terminal, a notebook saved as text) printed "<IPython.core.display.HTML object>"
+    # for every job a magic started or showed (round 40)
+    try:
+        text = job_text(job)
+    except Exception:  # noqa: BLE001 - a display must not fail: its one line then
+        text = repr(job)
+    display({"text/plain": text, "text/html": job._repr_html_()}, raw=True)
+
+
+def job_text(job) -> str:
+    """What ``python -m skiff jobs show ID`` prints of ``job``, in ``%jobs`` words."""
+    from skiff.jobs.render import describe
+    from skiff.jobs.terminal import running_lines
+
+    text = "\n".join([describe(job, front="magic"), *running_lines(job, front="magic")])
+    run_dir = getattr(job, "run_dir", None)
+    if run_dir is not None and not run_dir.is_dir() and \
+            "was removed while it ran" not in str(getattr(job, "error", "") or ""):
+        # `%jobs rm` of it, then its variable shown: its command alone, as if nothing came of
+        # it (the result's lines are read from the folder)
+        text += (f"\n  its run folder {run_dir} is gone (removed or moved): its result and "
+                 "log went with it")
+    return text

@@ -105,17 +105,36 @@ def _result_html(job) -> str | None:
         return None
 
 
-def reattach_hint_text(job_id: str) -> str:
+def _dies_with_kernel(job) -> bool:
+    """Whether ``job`` runs on a thread of this process: a restart of this kernel cancels it
+    (a process job is handed over and goes on; another kernel's job is not this one's)."""
+    return getattr(job, "runner", None) is not None and job.meta.get("runner") == "thread"
+
+
+def reattach_hint_text(job_id: str, dies: bool = False) -> str:
     """How to follow a job once the kernel that shows it is gone (at most 110 characters:
-    ipywidgets' plain-text form of a widget)."""
+    ipywidgets' plain-text form of a widget); ``dies``: the job runs in that kernel."""
+    if dies:
+        return (f"skiff job: runs in this kernel (a restart cancels it); Jobs sidebar or "
+                f"%jobs show {job_id}")[:110]
     return f"skiff job: if this view stops, see the Jobs sidebar or %jobs show {job_id}"[:110]
 
 
-def reattach_hint_html(job_id: str) -> str:
+def reattach_hint_html(job_id: str, dies: bool = False) -> str:
+    """The view's line on how to follow its job without this kernel. A job on one of this
+    kernel's threads does not go on when it restarts (it is cancelled, a training at a
+    step with its checkpoint kept): the line said "the job goes on" of every job (round 40)."""
+    jid = html.escape(job_id)
+    follow = (f"JupyterLab's <b>Jobs</b> sidebar (skiff jobs) follows it live, and so does "
+              f"<code>%jobs show {jid}</code> (or <code>python -m skiff jobs show {jid}</code>)")
+    if dies:
+        return (f"<span style='color:#888;font-size:85%'>Runs in this kernel: if it restarts "
+                f"or stops, the job is cancelled (what it did is kept, a training's last "
+                f"checkpoint: <code>%jobs resume {jid}</code> goes on; <code>--runner "
+                f"process</code> runs a job that outlives its kernel). Meanwhile "
+                f"{follow}.</span>")
     return (f"<span style='color:#888;font-size:85%'>Live while this kernel runs. If it "
-            f"restarts or stops, the job goes on: JupyterLab's <b>Jobs</b> sidebar (skiff jobs) "
-            f"follows it live, and so does <code>%jobs show {html.escape(job_id)}</code> "
-            f"(or <code>python -m skiff jobs show {html.escape(job_id)}</code>).</span>")
+            f"restarts or stops, the job goes on: {follow}.</span>")
 
 
 class JobView(W.VBox):
@@ -207,7 +226,8 @@ class JobView(W.VBox):
         self._resumed_said = ""
         # saved with the notebook: while the job runs, the view says how to follow it should
         # this kernel go (a view whose kernel is gone stays frozen at its last state)
-        self.reattach_hint = W.HTML(reattach_hint_html(job.id))
+        self._dies = _dies_with_kernel(job)
+        self.reattach_hint = W.HTML(reattach_hint_html(job.id, self._dies))
         self.reattach_hint.add_class("skiff-reattach")
         # what the kind shows once the job is done (OCR: the lines it read)
         self.result_view = W.HTML("", layout=W.Layout(display="none"))
@@ -231,7 +251,12 @@ class JobView(W.VBox):
             self.start()
 
     def __repr__(self) -> str:  # the plain-text form saved beside the widget in a notebook
-        return reattach_hint_text(self.job.id)
+        job = getattr(self, "job", None)
+        state = getattr(job, "state", None)
+        if job is not None and getattr(state, "final", False):  # nothing left to follow
+            # (a done job's saved text said how to follow it should the kernel go; round 40)
+            return f"skiff job {job.id}: {state.status} (%jobs show {job.id} shows it)"[:110]
+        return reattach_hint_text(self.job.id, getattr(self, "_dies", False))
 
     # the watcher thread ----------------------------------------------------------------------
     def start(self) -> None:
