@@ -38,14 +38,50 @@ def _sum_rightmost(v, dims):
 
 class Transform:
     """Base: ``t(x)``, ``t.inv(y)``, ``t.log_abs_det_jacobian(x, y)``; elementwise (event
-    dim 0) unless an ``event_dim`` is given."""
+    dim 0) unless an ``event_dim`` is given.
 
-    event_dim = 0
+    As torch's for a user's subclass (a flow's coupling layer): ``__init__(cache_size=0)``
+    (1 keeps the last ``(x, y)``, so ``log_prob`` of an ``rsample`` gets ``x`` back without
+    an inverse, as an inverse autoregressive flow needs), ``domain``/``codomain`` declared as
+    constraints give ``event_dim`` (torch's error when they differ), ``t.inv.inv is t``,
+    ``with_cache``."""
+
     bijective = True
     sign = 1
+    _cache_size = 0
+    _cached_x_y = (None, None)
+
+    def __init__(self, cache_size: int = 0):
+        if cache_size not in (0, 1):
+            raise ValueError("cache_size must be 0 or 1")
+        self._cache_size = cache_size
+        self._cached_x_y = (None, None)
+        self._inv = None
+
+    def _declares_domains(self) -> bool:
+        cls = type(self)
+        return cls.domain is not Transform.domain or cls.codomain is not Transform.codomain
+
+    @property
+    def event_dim(self):
+        own = self.__dict__.get("_event_dim")
+        if own is not None:
+            return own
+        if self._declares_domains():  # a user's subclass: torch's rule
+            d, c = self.domain.event_dim, self.codomain.event_dim
+            if d == c:
+                return d
+            raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
+        return 0
+
+    @event_dim.setter
+    def event_dim(self, value):
+        self.__dict__["_event_dim"] = value
 
     def _dims(self):
         """(domain, codomain) event dims: ``event_dim`` both, unless the shape changes."""
+        if self._declares_domains():
+            return self.domain.event_dim, self.codomain.event_dim
         return self.event_dim, self.event_dim
 
     @property
@@ -58,10 +94,38 @@ class Transform:
 
     @property
     def inv(self):
-        return _Inverse(self)
+        inv = self.__dict__.get("_inv")
+        if inv is None:
+            inv = _Inverse(self)
+            self.__dict__["_inv"] = inv
+        return inv
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        if type(self).__init__ is Transform.__init__:
+            return type(self)(cache_size=cache_size)
+        raise NotImplementedError(f"{type(self)}.with_cache is not implemented")
 
     def __call__(self, x):
-        return self._call(x)
+        if not self._cache_size:
+            return self._call(x)
+        x_old, y_old = self._cached_x_y
+        if x is x_old:
+            return y_old
+        y = self._call(x)
+        self._cached_x_y = (x, y)
+        return y
+
+    def _inv_call(self, y):
+        if not self._cache_size:
+            return self._inverse(y)
+        x_old, y_old = self._cached_x_y
+        if y is y_old:
+            return x_old
+        x = self._inverse(y)
+        self._cached_x_y = (x, y)
+        return x
 
     def _call(self, x):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -85,7 +149,10 @@ class Transform:
 class _Inverse(Transform):
     def __init__(self, t):
         self._t = t
-        self.event_dim = t.event_dim
+
+    @property
+    def event_dim(self):
+        return self._t.event_dim
 
     @property
     def inv(self):
@@ -95,7 +162,7 @@ class _Inverse(Transform):
         return self._t._dims()[::-1]
 
     def __call__(self, y):
-        return self._t._inverse(y)
+        return self._t._inv_call(y)
 
     def log_abs_det_jacobian(self, x, y):
         return -self._t.log_abs_det_jacobian(y, x)

@@ -38,19 +38,35 @@ def _scaled(t, s):
     return t if s == 1 else t * s
 
 
+def _add_product(input, a, b, beta, alpha, product):  # noqa: A002
+    """``beta input + alpha product(a, b)``; under a CPU autocast (torch's lower-precision
+    list holds addmm, baddbmm and addbmm) all three operands rounded to the autocast dtype,
+    the sum formed in float32 (torch's fused 16-bit GEMM) and rounded once to that dtype."""
+    from . import autocast_ops as _ac
+
+    low = _ac.LOW
+    if low is not None and all(isinstance(t, Tensor) for t in (input, a, b)) and any(
+            t.dtype.itemsize == 4 and t.dtype.kind == "f" for t in (input, a, b)):
+        f32 = np.dtype(np.float32)
+        input, a, b = (t.to(dtype=f32) for t in _ac.low(input, a, b))
+        with _ac.off():
+            return (_scaled(input, beta) + _scaled(product(a, b), alpha)).to(dtype=low)
+    return _scaled(input, beta) + _scaled(product(a, b), alpha)
+
+
 @with_out
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002 - torch's names
-    return _scaled(input, beta) + _scaled(mat1 @ mat2, alpha)
+    return _add_product(input, mat1, mat2, beta, alpha, lambda a, b: a @ b)
 
 
 @with_out
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
-    return _scaled(input, beta) + _scaled(batch1 @ batch2, alpha)
+    return _add_product(input, batch1, batch2, beta, alpha, lambda a, b: a @ b)
 
 
 @with_out
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
-    return _scaled(input, beta) + _scaled((batch1 @ batch2).sum(0), alpha)
+    return _add_product(input, batch1, batch2, beta, alpha, lambda a, b: (a @ b).sum(0))
 
 
 @with_out

@@ -13,7 +13,15 @@ import math
 import types
 
 from .lr_scheduler_more import CosineAnnealingWarmRestarts, PolynomialLR
-from .optim import ConstantLR, LRSchedule, Optimizer, StepLR, WarmupCosine
+from .optim import (
+    ConstantLR,
+    LRSchedule,
+    Optimizer,
+    StepLR,
+    WarmupCosine,
+    group_lrs,
+    with_float_lrs,
+)
 
 __all__ = ["LRScheduler", "_LRScheduler", "LambdaLR", "MultiplicativeLR", "MultiStepLR",
            "ExponentialLR", "OneCycleLR", "CyclicLR", "SequentialLR", "ChainedScheduler",
@@ -183,6 +191,7 @@ class ReduceLROnPlateau:
             return a < (self.best * (1 - self.threshold) if rel else self.best - self.threshold)
         return a > (self.best * (1 + self.threshold) if rel else self.best + self.threshold)
 
+    @with_float_lrs
     def step(self, metrics) -> None:
         current = float(metrics)
         self.last_step += 1
@@ -201,7 +210,7 @@ class ReduceLROnPlateau:
             self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
 
     def get_last_lr(self) -> list[float]:
-        return [g["lr"] for g in self.optimizer.param_groups]
+        return group_lrs(self.optimizer)
 
     def state_dict(self) -> dict:
         """torch's keys (``last_epoch`` for the steps taken)."""
@@ -257,6 +266,8 @@ class OneCycleLR(LRSchedule):
         del state["phases"]
         keys = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
         state["_schedule_phases"] = [dict(zip(keys, ph)) for ph in self.phases]
+
+    _float_initial_lr = True  # torch's sets each group's initial_lr to a number
 
     def __init__(self, optimizer: Optimizer, max_lr, total_steps=None, epochs=None,
                  steps_per_epoch=None, pct_start: float = 0.3, anneal_strategy: str = "cos",
@@ -391,6 +402,7 @@ class SequentialLR:
     restarting from step 0 at its milestone, from the groups' ``initial_lr``); e.g. a linear
     warmup then a cosine decay."""
 
+    @with_float_lrs
     def __init__(self, optimizer: Optimizer, schedulers, milestones, last_epoch: int = -1):
         schedulers = list(schedulers)
         if not schedulers:
@@ -424,6 +436,7 @@ class SequentialLR:
     def last_epoch(self) -> int:
         return self.last_step
 
+    @with_float_lrs
     def step(self) -> None:
         self.last_step += 1
         i = bisect.bisect_right(self._milestones, self.last_step)
@@ -434,7 +447,7 @@ class SequentialLR:
             s.step()
 
     def get_last_lr(self) -> list[float]:
-        return [g["lr"] for g in self.optimizer.param_groups]
+        return group_lrs(self.optimizer)
 
     def state_dict(self) -> dict:
         """torch's keys: ``last_epoch``, ``_milestones``, ``_schedulers`` (their states)."""
@@ -485,7 +498,7 @@ class ChainedScheduler:
             s.step()
 
     def get_last_lr(self) -> list[float]:
-        return [g["lr"] for g in self.optimizer.param_groups]
+        return group_lrs(self.optimizer)
 
     def state_dict(self) -> dict:
         """torch's keys: ``_schedulers`` (their states) and ``_last_lr``."""

@@ -113,7 +113,9 @@ class ScatterReduceFn(Function):
             hits = xp.zeros(out.shape, dtype=g.dtype)  # how many values equal the result
             src_hit = (part == out[where]).astype(g.dtype)
             np.add.at(hits, where, src_hit) if xp is np else _add_at(hits, where, src_hit)
-            self_hit = ((x == out) & touched).astype(g.dtype) if self.inc else 0
+            # torch's rule counts the old value when it equals the result even with
+            # include_self=False (its N_to_distribute: ``self == result`` then the sources)
+            self_hit = ((x == out) & touched).astype(g.dtype)
             hits = hits + self_hit
             share = g / xp.where(hits > 0, hits, 1)
             gx = xp.where(touched, share * self_hit, g) if self.inc else xp.where(touched, 0, g)

@@ -143,6 +143,10 @@ def _quiet_step(step):
 
     @functools.wraps(step)
     def quiet(self, *args, **kwargs):
+        with float_lrs(self):
+            return _quiet(self, *args, **kwargs)
+
+    def _quiet(self, *args, **kwargs):
         if self.__dict__.get("_stepping") or not (_GLOBAL_STEP_HOOKS["pre"] or _GLOBAL_STEP_HOOKS[
                 "post"] or self.__dict__.get("_step_pre_hooks")
                 or self.__dict__.get("_step_post_hooks")):
@@ -234,7 +238,7 @@ class Optimizer:
         else:
             defaults = {"lr": lr, **defaults}
         if "lr" in defaults:
-            defaults["lr"] = _lr_number(defaults["lr"])
+            _lr_number(defaults["lr"])  # checked; a tensor lr is kept, as torch's
         if hasattr(params, "requires_grad"):  # torch refuses one tensor as the params
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             f"Tensors or dicts, but got {type(params).__name__}")
@@ -250,7 +254,7 @@ class Optimizer:
             group = {**self.defaults, **g,
                      "params": [ps] if hasattr(ps, "requires_grad") else list(ps)}
             if "lr" in group:
-                group["lr"] = _lr_number(group["lr"])
+                _lr_number(group["lr"])
             for p in group["params"]:
                 # a frozen tensor (requires_grad=False) is kept and skipped while it has no
                 # gradient, as torch's optimizers do; a tensor computed from others is refused
@@ -285,7 +289,7 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
         group = {**self.defaults, **param_group, "params": params}
         if "lr" in group:
-            group["lr"] = _lr_number(group["lr"])
+            _lr_number(group["lr"])
         self.param_groups.append(group)
 
     @staticmethod
@@ -370,8 +374,8 @@ class Optimizer:
         params = list(self._params())
         for g, saved in zip(self.param_groups, groups):
             for k, v in saved.items():
-                if k != "params":
-                    g[k] = v
+                if k != "params":  # a tensor (a tensor lr) copied, as torch's deepcopy
+                    g[k] = v.detach().clone() if _is_tensor_lr(v) else v
         self.state = collections.defaultdict(dict)
         for i, st in state_dict["state"].items():
             p = params[int(i)]
@@ -409,14 +413,100 @@ class StepCount(int):
         return (int, (int(self),))
 
 
+def _is_tensor_lr(value) -> bool:
+    return hasattr(value, "requires_grad") and hasattr(value, "shape")
+
+
 def _lr_number(value):
     """torch's ``lr=torch.tensor(1e-3)`` (one element): its float, which the updates and the
-    schedules use (skiff keeps the number in ``param_groups``, where torch keeps the tensor)."""
-    if hasattr(value, "requires_grad") and hasattr(value, "shape"):
+    schedules use (``param_groups`` keeps the tensor itself, as torch's: see
+    :func:`float_lrs`)."""
+    if _is_tensor_lr(value):
         if int(np.prod(value.shape)) != 1:
             raise ValueError("Tensor lr must be 1-element")
-        return float(value.detach().reshape(-1)[0].item())
+        return float(to_numpy(value._data).reshape(-1)[0])
     return value
+
+
+class float_lrs:  # noqa: N801 - a context manager, named as a function
+    """Inside: each group's tensor ``lr`` (torch's ``lr=torch.tensor(...)``, kept in
+    ``param_groups`` as torch keeps it) and ``initial_lr`` read as floats, so the updates and
+    the schedules do plain arithmetic (and an in-place change of the user's tensor between
+    steps is seen, as torch's); on the way out a new lr is written into the tensor in place
+    (torch's schedulers ``fill_`` it; float32 rounding as torch's) and the tensors put back. A
+    schedule that adds ``initial_lr`` to a tensor-lr group gets a tensor copy, as torch's.
+    Nested uses (a subclass's ``super().step()``) find floats and do nothing."""
+
+    def __init__(self, optimizer, tensor_initial: bool = True):
+        self.groups = getattr(optimizer, "param_groups", None) or []
+        self.tensor_initial = tensor_initial  # OneCycleLR's own initial_lr is a float
+
+    def __enter__(self):
+        self.held = []
+        for g in self.groups:
+            lr, init = g.get("lr"), g.get("initial_lr")
+            t_lr, t_init = _is_tensor_lr(lr), _is_tensor_lr(init)
+            if t_lr or t_init:
+                self.held.append((g, lr if t_lr else None, init if t_init else None,
+                                  "initial_lr" in g))
+                if t_lr:
+                    g["lr"] = _lr_number(lr)
+                if t_init:
+                    g["initial_lr"] = _lr_number(init)
+        return self
+
+    def __exit__(self, *exc):
+        for g, lr, init, had_init in self.held:
+            if lr is not None:
+                new = g.get("lr")
+                if not _is_tensor_lr(new) and isinstance(new, (int, float, np.floating)):
+                    if float(new) != _lr_number(lr):
+                        lr._data[...] = new
+                    g["lr"] = lr
+            if init is not None:
+                if not _is_tensor_lr(g.get("initial_lr")):
+                    g["initial_lr"] = init
+            elif lr is not None and not had_init and "initial_lr" in g and not _is_tensor_lr(
+                    g["initial_lr"]) and self.tensor_initial:
+                copy = lr.detach().clone()  # a plain tensor, as torch's ``lr.clone()``
+                copy._data[...] = g["initial_lr"]
+                g["initial_lr"] = copy
+        return False
+
+
+def with_float_lrs(method):
+    """A schedule's method run under :func:`float_lrs` of its optimizer (``self.optimizer``,
+    or the constructor's optimizer argument)."""
+    if getattr(method, "_float_lrs", False):
+        return method
+
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        opt = self.__dict__.get("optimizer")
+        if opt is None:
+            opt = next((a for a in (*args, *kwargs.values()) if hasattr(a, "param_groups")),
+                       None)
+        with float_lrs(opt, not getattr(self, "_float_initial_lr", False)):
+            return method(self, *args, **kwargs)
+
+    run._float_lrs = True
+    return run
+
+
+def group_lrs(optimizer, values=None) -> list:
+    """torch's ``get_last_lr``: each group's lr (or ``values``), a copy of the tensor where
+    the group's lr is a tensor (as torch's clones)."""
+    groups = optimizer.param_groups
+    values = [g["lr"] for g in groups] if values is None else list(values)
+    out = []
+    for k, v in enumerate(values):
+        lr = groups[k].get("lr") if k < len(groups) else None
+        if _is_tensor_lr(lr):
+            c = lr.detach().clone()
+            c._data[...] = _lr_number(v)
+            v = c
+        out.append(v)
+    return out
 
 
 def _check_hyper(name, value, low=0.0, high=None):
@@ -478,6 +568,9 @@ class AdamW(Optimizer):
                  amsgrad=False, *, maximize=False, foreach=None, capturable=False,
                  differentiable=False, fused=None):
         _check_hyper("lr", lr)
+        if _is_tensor_lr(lr) and foreach and not capturable:  # torch's refusal
+            raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                             "foreach=True")
         _check_hyper("beta1", betas[0], 0.0, 1.0)
         _check_hyper("beta2", betas[1], 0.0, 1.0)
         _check_hyper("eps", eps)
@@ -658,6 +751,14 @@ class LRSchedule:
     # as torch's do; the closed form ``lr_at`` serves SequentialLR's restarts
     _chainable = False
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in ("__init__", "step", "load_state_dict"):  # tensor lrs: see float_lrs
+            method = cls.__dict__.get(name)
+            if method is not None:
+                setattr(cls, name, with_float_lrs(method))
+
+    @with_float_lrs
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1, verbose=None):
         self.optimizer = optimizer
         self.base_lrs = [g.setdefault("initial_lr", g["lr"]) for g in optimizer.param_groups]
@@ -695,8 +796,7 @@ class LRSchedule:
         """torch's: the lrs this schedule set at its last step (a schedule stepped after it
         on the same optimizer does not change them)."""
         last = self.__dict__.get("_last_lr")
-        return list(last) if last is not None else [g["lr"] for g in
-                                                    self.optimizer.param_groups]
+        return group_lrs(self.optimizer, last)
 
     @property
     def last_epoch(self) -> int:
@@ -719,6 +819,7 @@ class LRSchedule:
             g["lr"] = lr
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
 
+    @with_float_lrs
     def step(self) -> None:
         self.last_step += 1
         if self._chainable:
@@ -749,6 +850,7 @@ class LRSchedule:
         self._torch_state_extra(state)
         return state
 
+    @with_float_lrs
     def load_state_dict(self, state: dict) -> None:
         """Restore the step count (``last_epoch``; a state saved before round 26 has
         ``last_step``), the base lrs and the scalar settings a torch state carries under this
@@ -759,7 +861,7 @@ class LRSchedule:
                            f"'last_step' (skiff's before round 26); got keys {sorted(state)}")
         self.last_step = int(state["last_epoch"] if "last_epoch" in state
                              else state["last_step"])
-        self.base_lrs = list(state.get("base_lrs", self.base_lrs))
+        self.base_lrs = [_lr_number(b) for b in state.get("base_lrs", self.base_lrs)]
         back = {v: k for k, v in self._TORCH_KEYS.items()}
         for key, value in state.items():
             key = back.get(key, key)
@@ -769,7 +871,7 @@ class LRSchedule:
                     and isinstance(value, (int, float)) and not isinstance(value, bool)):
                 setattr(self, key, type(here)(value))
         if state.get("_last_lr") is not None:  # torch's: the lrs of the saved last step
-            self._last_lr = list(state["_last_lr"])
+            self._last_lr = [_lr_number(v) for v in state["_last_lr"]]
         if not self._chainable:
             self._apply()
 

@@ -30,7 +30,8 @@ def _derivative(kind, a, out):
     xp = xp_of(a)
     with np.errstate(all="ignore"):
         if kind == "entr":
-            return xp.where(a > 0, -(xp.log(a) + 1), xp.where(a == 0, -xp.inf, xp.nan))
+            # torch's ``-(1 + log x)``: +inf at 0 (the slope of -x log x there), nan below
+            return xp.where(a > 0, -(xp.log(a) + 1), xp.where(a == 0, xp.inf, xp.nan))
         if kind == "log_ndtr":
             return xp.exp(-0.5 * a * a - _LOG_SQRT_2PI - out)
         if kind == "ndtri":
@@ -64,8 +65,8 @@ class _Unary(Function):
 
 
 class _Xlog1py(Function):
-    """``x * log1p(y)``, 0 where ``x == 0`` (y not nan); gradients ``log1p(y)`` and
-    ``x / (1 + y)``."""
+    """``x * log1p(y)``, 0 where ``x == 0`` (y not nan); gradients ``log1p(y)`` (0 where
+    ``x == 0`` and ``y <= -1``, torch's) and ``x / (1 + y)``."""
 
     def forward(self, x, y):
         self.save_for_backward(x, y)
@@ -77,7 +78,8 @@ class _Xlog1py(Function):
         xp = xp_of(g)
         nx, ny = self.needs_input_grad
         with np.errstate(all="ignore"):
-            gx = unbroadcast(g * xp.where((x == 0) & ~xp.isnan(y), 0.0, xp.log1p(y)),
+            # torch's: log1p(y), 0 only where x == 0 and y <= -1 (where log1p(y) is -inf/nan)
+            gx = unbroadcast(g * xp.where((x == 0) & (y <= -1), 0.0, xp.log1p(y)),
                              x.shape) if nx else None
             gy = unbroadcast(g * x / (1 + y), y.shape) if ny else None
         return gx, gy
@@ -168,10 +170,11 @@ def gammaincc(input, other):  # noqa: A002
 
 def multigammaln(input, p):  # noqa: A002
     """``log`` of the multivariate gamma function of dimension ``p`` (torch's ``mvlgamma``):
-    ``p (p - 1) / 4 log(pi) + sum_j lgamma(x - j / 2)``; torch refuses ``x <= (p - 1) / 2``."""
+    ``p (p - 1) / 4 log(pi) + sum_j lgamma(x - j / 2)``; torch 2.13 computes it for every
+    ``x`` (older torch refused ``x <= (p - 1) / 2``) and refuses ``p < 1``."""
     x = _float(input)
-    if bool((x._data <= (p - 1) / 2).any()):
-        raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
     out = (x - 0.0).lgamma()
     for j in range(1, p):
         out = out + (x - j / 2).lgamma()

@@ -27,7 +27,12 @@ class ParametrizationList(ModuleList):
         super().__init__(modules)
         self.unsafe = unsafe
         first = modules[0]
-        new = first.right_inverse(original) if hasattr(first, "right_inverse") else original
+        new = original
+        if hasattr(first, "right_inverse"):
+            try:
+                new = first.right_inverse(original)
+            except NotImplementedError:  # torch's: the inverse is then taken as the identity
+                pass
         self.is_tensor = isinstance(new, Tensor)
         if self.is_tensor:
             self.ntensors = 1
