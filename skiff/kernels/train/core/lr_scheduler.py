@@ -80,6 +80,15 @@ class MultiStepLR(LRSchedule):
     def _torch_state_extra(self, state):  # torch's: a Counter of the milestones
         state["milestones"] = collections.Counter(self.milestones)
 
+    def load_state_dict(self, state: dict) -> None:
+        """torch's: the state's milestones (a Counter, or a list) replace this one's."""
+        saved = state.get("milestones")
+        if isinstance(saved, dict):
+            self.milestones = sorted(int(k) for k, n in saved.items() for _ in range(int(n)))
+        elif saved is not None:
+            self.milestones = sorted(int(m) for m in saved)
+        super().load_state_dict(state)
+
     def __init__(self, optimizer: Optimizer, milestones, gamma: float = 0.1):
         self.milestones, self.gamma = sorted(int(m) for m in milestones), float(gamma)
         super().__init__(optimizer)
