@@ -276,6 +276,10 @@ def test_bars_read_as_they_stand_make_no_new_line(pipe, monkeypatch):
             noise = np.random.default_rng(i).normal(0, 15, img.shape)
             img = np.clip(img + noise, 0, 255).astype(np.uint8)
         images.append(img)
+    # the first five of the 24 drawn (two noisy, single and stacked bars): image 3 is the one
+    # that gains a line where dash lines under min_score are read again too (round 40,
+    # measured: 1 line against 0; no other of the 24 does); the 24 took ~65 CPU s, these ~11
+    images = images[:5]
     with_rule = sum(len(r.lines) for r in pipe.run(images))
     monkeypatch.setattr(reading, "DASHES", frozenset())
     assert sum(len(r.lines) for r in pipe.run(images)) == with_rule
