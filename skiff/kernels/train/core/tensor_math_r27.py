@@ -143,10 +143,8 @@ def logit(self, eps=None):
     if eps is None:  # torch's gradient is nan outside [0, 1] (1/x - 1/(x-1) is finite there)
         bad = (x._data < 0) | (x._data > 1)
         if x.xp is not np or bool(bad.any()):
-            from .tensor import Tensor
-
             nan = x.xp.where(bad, x.xp.nan, 0.0).astype(x.dtype)
-            out = out + Tensor(nan, dtype=x.dtype) * x  # nan there already; 0 elsewhere
+            out = out + x * nan  # nan there already; 0 elsewhere (and in the gradient)
     return out
 
 
