@@ -210,6 +210,15 @@ def COMMAND(p):
                         "iteration, x0 back with its residual, as SciPy's cg; one rank)")
     p.add_argument("--restart", type=positive_int, default=30, metavar="M",
                    help="GMRES restart length")
+    p.add_argument("--overlap", type=nonneg_int, default=0, metavar="K",
+                   help="a matrix file over ranks (--np 2) with --precond ilu or amg: 1 grows "
+                        "each rank's block by its ghosts' rows (additive Schwarz, PETSc's "
+                        "-pc_type asm); 0, block Jacobi")
+    p.add_argument("--reorder", choices=("auto", "rcm", "none"), default=None,
+                   help="a matrix file over ranks (--np 2): rcm renumbers the rows by reverse "
+                        "Cuthill-McKee before the split (rows in a random order, a graph's); "
+                        "auto (the default) where it halves the bandwidth; none, as given. "
+                        "x comes back in the file's order")
     p.add_argument("--stop", choices=("residual", "scipy"), default="residual",
                    help="residual: |b - Ax| <= max(rtol |b|, atol); scipy: SciPy's minres "
                         "stopping tests (method minres: SciPy's iteration count)")
@@ -328,7 +337,7 @@ _ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder", "train-nose"),
 _GRID_ONLY = ("grid", "method", "precond", "cycle", "smoother", "pre", "post", "rtol", "atol",
               "maxiter", "restart", "bc", "velocity", "compatibility", "stop", "amg",
               "amg_options", "x0", "strength", "max_coarse", "interpolation",
-              "near_nullspace")
+              "near_nullspace", "overlap", "reorder")
 _FLOW = ("cylinder", "train-nose")
 
 
@@ -814,6 +823,8 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         "atol": opts.get("atol", values.get("atol", 0.0)),
         "maxiter": opts.get("maxiter", values.get("maxiter")),
         "restart": opts.get("restart", values.get("restart", 30)),
+        **({"overlap": int(values["overlap"])} if values.get("overlap") else {}),
+        **({"reorder": values["reorder"]} if values.get("reorder") else {}),
         "stop": values.get("stop") or "residual",
         "bc": spec.get("bc", values.get("bc", "dirichlet")),
         "contrast": float(values.get("contrast", 1000.0)),
@@ -1336,6 +1347,8 @@ class SolveKind(Kind):
         memory of one device. Records the split in
         ``config["decomposition"]`` and returns it in a line for the job's log."""
         if ranks <= 1:
+            if config.get("overlap") or config.get("reorder"):
+                check_row_split_options(config, "a matrix on one rank")
             if config.get("problem") in PROBLEMS and config["problem"] != "cylinder":
                 _check_memory(config)   # the whole grid on one device
             return None
@@ -1483,6 +1496,8 @@ class SolveKind(Kind):
                 raise ValueError("%%solve needs a cell with a spec (domain: 256x256, ...)")
             values["spec"] = parse_spec(cell)
             config = to_config(values, memory=False)
+            check_row_split_options(values, "a %%solve cell's grid")
+            _check_ilu_grid(config)
             check_amg_kind("custom", config, None)   # a cell's options: amg, precond
             check_restart(values, config["method"])
             check_mg_options(values, config["method"], config["precond"])
@@ -1502,11 +1517,14 @@ class SolveKind(Kind):
                     f"the built-in grid problems, %%solve specs and matrix files: "
                     f"{ROW_SPLIT}); drop --np "
                     "/ --launcher")
+            check_row_split_options(values, f"the notebook's {name!r} (one rank)")
             return _objects_request(values, user_ns)
         if name is not None and name not in user_ns and _missing_matrix_file(name):
             raise missing_file(name, "matrix file", ": ")
         if name is not None and name not in PROBLEMS and _matrix_file(name):
             # several ranks (--np, --launcher slurm): split by rows, check_launch checks it
+            if where == "thread":
+                check_row_split_options(values, f"{os.path.basename(name)!r} on one rank")
             return _file_request(values)
         if values.get("b") is not None and name is not None and name not in PROBLEMS:
             # %solve Anope b: a mistyped variable, not a built-in problem given a B
@@ -1522,6 +1540,9 @@ class SolveKind(Kind):
             raise ValueError(f"B ({values['b']!r}) goes with a notebook matrix or a matrix "
                              f"file; {name!r} is a built-in problem")
         config = to_config(values, memory=False)   # checked by check_launch, per rank
+        if config["problem"] not in _FLOW:
+            check_row_split_options(values, f"the built-in grid {config['problem']!r}")
+            _check_ilu_grid(config)
         check_amg_kind(config["problem"], config, None)
         if config["problem"] not in _FLOW:   # (the flows refuse --restart as theirs)
             check_restart(values, config.get("method"))
@@ -1535,6 +1556,31 @@ def _matrix_file(name: str) -> bool:
     return is_matrix_file(name)
 
 
+def _check_ilu_grid(config: dict) -> None:
+    """``--precond ilu`` factors a matrix's entries: a built-in grid (a stencil) has none."""
+    if config.get("precond") == "ilu":
+        raise ValueError(f"--precond ilu factors a matrix's entries (ILU(0)), and "
+                         f"{config.get('problem')!r} is a grid problem (a stencil): use "
+                         f"--precond mg or amg, or solve a matrix (a notebook matrix, "
+                         f"A.mtx / A.npz) with --precond ilu")
+
+
+def check_row_split_options(values: dict, what: str) -> None:
+    """``--overlap`` / ``--reorder`` shape the row split of a matrix file over MPI ranks
+    (round 40 h10): with one rank, a notebook matrix or a grid they would be read by nothing,
+    so they are refused in one line (``--precond ilu`` runs on one rank too)."""
+    given = [f for f, k in (("--overlap", "overlap"), ("--reorder", "reorder"))
+             if values.get(k)]
+    if not given:
+        return
+    flags = " and ".join(given)
+    raise ValueError(f"{flags} shape{'s' if len(given) == 1 else ''} the split of a matrix "
+                     f"file's rows over MPI ranks (solve A.mtx --np 2 --precond ilu "
+                     f"--overlap 1), and {what} has no such split: drop {flags}"
+                     + ("; --precond ilu alone is ILU(0) on one rank"
+                        if "--overlap" in given else ""))
+
+
 def _check_row_launch(config: dict, ranks: int) -> str:
     """A matrix file on several ranks (round 39 h11): split by rows over them
     (``kernels/solve/parallel/rows_job.py``); refuse, in one line, what that split does not
@@ -1542,7 +1588,8 @@ def _check_row_launch(config: dict, ranks: int) -> str:
     matrix, --maxiter 0, --stop, several right-hand sides, fewer rows than ranks)."""
     from skiff.kernels.solve.parallel.rows_job import check_row_split
 
-    check_row_split(config.get("method"), config.get("precond"), ranks)
+    check_row_split(config.get("method"), config.get("precond"), ranks,
+                    overlap=int(config.get("overlap") or 0))
     from skiff.kernels.solve.files import matrix_is_complex
 
     if matrix_is_complex(config["problem"]):

@@ -75,7 +75,9 @@ COMPLEX_SHIFT_AMG = 0.02
 # what runs on complex vectors
 COMPLEX_METHODS = ("cg", "bicgstab", "gmres", "minres", "cocg", "direct")
 COMPLEX_PRECONDS = ("none", "jacobi", "amg", "user")   # on a complex matrix (real: any, by parts)
-PRECONDS = ("auto", "none", "jacobi", "chebyshev", "mg", "amg", "saddle")
+PRECONDS = ("auto", "none", "jacobi", "chebyshev", "mg", "amg", "saddle", "ilu")
+# names of ILU(0) / IC(0) (precond='ilu', round 40 h10: the row split's block kernel, ilu0.py)
+ILU_NAMES = ("ilu0", "ic", "ic0", "ichol", "ichol0", "incomplete-lu")
 # a solve stopped by maxiter whose residual fell by this factor a step or faster (geometric
 # mean) was converging well: its status says how many more iterations reach the tolerance
 # instead of naming another method or smoother
@@ -200,10 +202,9 @@ SCIPY_METHODS = {
 # preconditioners a SciPy user names: an incomplete LU is SciPy's spilu given as M
 _SPILU = ("SciPy's incomplete LU as M: M=scipy.sparse.linalg.spilu(A.tocsc()) (its solve "
           "is applied; GMRES or BiCGStab, as it is not symmetric)")
-_ILU = _SPILU + ", or precond='amg'"
-_IC = "precond='amg' (no incomplete Cholesky here nor in SciPy), or " + _SPILU
-SCIPY_PRECONDS = {"ilu": _ILU, "spilu": _ILU, "ilu0": _ILU, "ilut": _ILU, "ic": _IC,
-                  "ichol": _IC,
+_ILU = ("precond='ilu' (ILU(0): no fill; IC(0) on a symmetric matrix), or " + _SPILU
+        + " (spilu: a threshold ILU with fill), or precond='amg'")
+SCIPY_PRECONDS = {"spilu": _ILU, "ilut": _ILU,
                   "lu": "method='direct' (a sparse LU solves A outright: no Krylov method)",
                   "splu": "method='direct' (a sparse LU solves A outright: no Krylov method)"}
 
@@ -216,6 +217,8 @@ def _choice(value, valid, what):
 
 
 def _check_options(precond, cycle, smoother, compatibility):
+    if precond not in PRECONDS and str(precond).lower() in ("ilu",) + ILU_NAMES:
+        return _check_options("ilu", cycle, smoother, compatibility)
     if precond not in PRECONDS and str(precond).lower() in SCIPY_PRECONDS:
         raise ValueError(f"unknown preconditioner {precond!r}: use "
                          f"{SCIPY_PRECONDS[str(precond).lower()]} (preconditioners: "
@@ -610,6 +613,45 @@ class UserPrecond:
         return f"the user's M ({self.kind})"
 
 
+class ILUPrecond:
+    """``precond='ilu'`` on one rank (round 40 h10): ILU(0) of the matrix on its own pattern,
+    IC(0) in ``L D L^T`` form when A is symmetric (so CG takes it), the kernel of the row
+    split's block Jacobi (:mod:`.ilu0`); PETSc's ``-pc_type ilu`` (``icc`` for the
+    symmetric). A zero pivot is refused in one line."""
+
+    def __init__(self, A, xp):
+        import scipy.sparse as sp
+
+        from .ilu0 import ILU0
+
+        A = sp.csr_matrix(to_numpy(A) if not sp.issparse(A) else A)
+        self.ilu = ILU0(A, "precond='ilu'")
+        self.xp, self.bytes = xp, 0
+        self.symmetric = bool(abs(A - A.T).max() == 0) if A.shape[0] else True
+
+    def __call__(self, r, out):
+        out[...] = self.ilu.solve(r.ravel()).reshape(out.shape)
+        return out
+
+    def describe(self):
+        return "IC(0) (ILU(0) of a symmetric matrix)" if self.symmetric else "ILU(0)"
+
+
+def _check_ilu(system, is_grid, device) -> None:
+    """``precond='ilu'`` needs a real matrix's entries, on the CPU: one line otherwise."""
+    if is_grid:
+        raise ValueError("precond='ilu' factors a matrix's entries, and this is a grid "
+                         "problem (a stencil): use precond='mg' (or 'amg'), or pass the "
+                         "assembled matrix (problem.matrix())")
+    if is_matrix_free(system):
+        raise ValueError("precond='ilu' factors a matrix's entries, and A is a function / "
+                         "LinearOperator: give the assembled matrix, or precond='none' / "
+                         "your own M")
+    if device.is_gpu:
+        raise ValueError("precond='ilu' runs on the CPU (its triangular solves are "
+                         "sequential): give device='cpu', or precond='amg' on the GPU")
+
+
 def takes_precond(method: str, precond: str) -> bool:
     """Whether ``method`` runs with ``precond``: the Krylov methods take any; multigrid
     cycles ('mg', 'fmg') only themselves, and 'direct' none ('auto' and 'none' always fit)."""
@@ -741,6 +783,8 @@ class Solver:
                 precond = precond.aspreconditioner()   # a pyamg solver: its V-cycle as M
             M, precond = precond, "auto"
         _check_options(precond, cycle, smoother, compatibility)
+        if str(precond).lower() in ("ilu",) + ILU_NAMES:   # ILU(0)'s other names (PETSc's)
+            precond = "ilu"
         self.device = resolve_device(device)
         self.xp = xp_for(self.device)
         system = _nested_rows(system)
@@ -769,6 +813,8 @@ class Solver:
         self.user_M = M
         if M is not None:
             self.precond_name = "user"
+        if self.precond_name == "ilu":
+            _check_ilu(system, self.is_grid, self.device)
         self.compatibility = compatibility
         self.near_nullspace = _near_nullspace(near_nullspace, system, self.is_grid, n)
         if restart is None:   # SciPy's gmres(restart=None): 20
@@ -1283,6 +1329,8 @@ class Solver:
             return None
         if name == "user":
             return UserPrecond(self.user_M, self.op.n, self.xp)
+        if name == "ilu":
+            return ILUPrecond(self.op.A, self.xp)
         try:
             return self._make_diagonal_precond(name)
         except SolveError as exc:

@@ -57,8 +57,9 @@ def test_auto_takes_cocg_and_matches_spsolve():
 def test_cocg_fewer_iterations_than_scipy_krylov():
     """Without a preconditioner COCG needs fewer products with A than SciPy's gmres(30)
     and bicgstab (2 per iteration) on the same matrix; with AMG it converges, and its x is
-    spsolve's."""
-    A, b = helmholtz()
+    spsolve's. (m=32, round 40: at m=48 SciPy's gmres(30) took 7924 iterations, 2.8 s CPU
+    of the test's; at 32, COCG 151, gmres 2556, bicgstab 271, 0.5 s.)"""
+    A, b = helmholtz(m=32)
     ref = sla.spsolve(A.tocsc(), b)
     sol = solve(A, b, method="cocg", precond="none", rtol=1e-8, maxiter=20000)
     g_its, g_info, _ = _count(sla.gmres, A, b, restart=30, maxiter=2000)

@@ -175,8 +175,10 @@ class RowSolver:
     on every rank. ``A`` whole on every rank (as read from a file); each keeps its rows."""
 
     def __init__(self, A, *, method="cg", precond="jacobi", comm=None, restart=30,
-                 overlap=0):
+                 overlap=0, reorder="none"):
         import time
+
+        from .reorder import choose_reorder
 
         t0 = time.perf_counter()
         A = sp.csr_matrix(A)
@@ -211,6 +213,12 @@ class RowSolver:
         if n < self.size:
             raise ValueError(f"row_solve: {n} unknowns on {self.size} ranks: fewer rows "
                              f"than ranks")
+        # round 40 (h10): rows renumbered (reverse Cuthill-McKee) before the split, the same
+        # on every rank; b, x0 and the gathered x stay in the user's order
+        self.perm = choose_reorder(A, reorder)
+        if self.perm is not None:
+            A = A[self.perm][:, self.perm].tocsr()
+        self.reorder = "none" if self.perm is None else "rcm"
         self.plan = _plan(A, comm)
         self.op = _Rows(self.plan, comm)
         lo, hi = self.plan.lo, self.plan.hi
@@ -288,7 +296,7 @@ class RowSolver:
         b = np.asarray(b, dtype=np.float64).ravel()
         if b.size != n:
             raise ValueError(f"row_solve: b has {b.size} values and A is {n} x {n}")
-        bl = b[lo:hi]
+        bl = self.local(b)
         bnorm = math.sqrt(op.dot(bl, bl))
         tol = max(rtol * bnorm, atol)
         if maxiter is None:   # GMRES's counts restart cycles (SciPy's meaning)
@@ -300,7 +308,7 @@ class RowSolver:
             x0 = np.asarray(x0, dtype=np.float64).ravel()
             if x0.size != n:
                 raise ValueError(f"x0 has {x0.size} entries but the system has {n} unknowns")
-            x = x0[lo:hi].copy()
+            x = self.local(x0).copy()
         hist: list = []
         if self.method == "gmres":
             its = _gmres(op, bl, x, self.M, tol, maxiter, hist, callback, self.restart)
@@ -312,8 +320,23 @@ class RowSolver:
         converged = bool(hist) and hist[-1] <= tol and np.isfinite(true)
         return RowResult(x, hist, its, converged, true, bnorm, tol)
 
+    def local(self, v) -> np.ndarray:
+        """This rank's rows of a whole vector given in the user's order."""
+        v = np.asarray(v, dtype=np.float64).ravel()
+        rows = slice(self.plan.lo, self.plan.hi)
+        return v[rows] if self.perm is None else v[self.perm[rows]]
+
     def gather(self, x_local, root=None) -> np.ndarray | None:
-        """x whole: on every rank (``root`` None, one Allgatherv) or on ``root`` only."""
+        """x whole in the user's order: on every rank (``root`` None, one Allgatherv) or on
+        ``root`` only."""
+        whole = self._gather(x_local, root)
+        if whole is None or self.perm is None:
+            return whole
+        out = np.empty_like(whole)
+        out[self.perm] = whole
+        return out
+
+    def _gather(self, x_local, root=None) -> np.ndarray | None:
         if self.comm is None:
             return np.asarray(x_local)
         counts = [b_ - a for a, b_ in row_ranges(self.n, self.size)]
@@ -331,7 +354,7 @@ class RowSolver:
 
 
 def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None, x0=None,
-              callback=None, precond="jacobi", restart=30, overlap=0):
+              callback=None, precond="jacobi", restart=30, overlap=0, reorder="none"):
     """Solve ``A x = b`` with this rank's block of rows (``A`` and ``b`` whole on every rank,
     as read from a file; each rank keeps its rows): CG (symmetric positive definite A),
     BiCGStab or GMRES(``restart``; ``maxiter`` counts its restart cycles, as SciPy's),
@@ -342,9 +365,11 @@ def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None
     stopping on SciPy's ``|r| <= max(rtol |b|, atol)`` of the recurrence. Returns ``(x,
     info)`` on every rank, x whole (one Allgatherv), info 0 when the true residual of x meets
     the tolerance, else the iterations done. ``callback(it, rnorm, x_local)`` runs on every
-    rank after each iteration."""
+    rank after each iteration. ``reorder='rcm'`` renumbers the unknowns by reverse
+    Cuthill-McKee before the split (``'auto'``: where it halves the bandwidth); x comes back
+    in the user's order."""
     solver = RowSolver(A, method=method, precond=precond, comm=comm, restart=restart,
-                       overlap=overlap)
+                       overlap=overlap, reorder=reorder)
     res = solver.iterate(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback)
     info = 0 if res.true <= 10 * max(res.tol, 1e-300) and np.isfinite(res.true) \
         else res.iterations

@@ -22,13 +22,13 @@ __all__ = ["RowJobSolver", "check_row_split", "rows_system"]
 # the grammar's names the row split takes, and what each means here
 _METHOD = {"auto": None, "cg": "cg", "bicgstab": "bicgstab", "gmres": "gmres"}
 # --precond amg: block Jacobi, one smoothed-aggregation V-cycle of each rank's diagonal block
-# (round 40 h7, ``block_local.py``); ILU(0) blocks are row_solve's precond='ilu' (the
-# grammar's --precond has no ilu)
-_PRECOND = {"auto": None, "jacobi": "jacobi", "amg": "amg", "none": "none"}
+# (round 40 h7, ``block_local.py``); --precond ilu: ILU(0) (IC(0)) of each block (h10)
+_PRECOND = {"auto": None, "jacobi": "jacobi", "ilu": "ilu", "amg": "amg", "none": "none"}
 
 
-def check_row_split(method, precond, ranks) -> None:
-    """Refuse, in one line, a method or preconditioner the row split does not run."""
+def check_row_split(method, precond, ranks, overlap=0) -> None:
+    """Refuse, in one line, a method, preconditioner or overlap the row split does not
+    run."""
     method = method or "auto"
     precond = precond or "auto"
     if method not in _METHOD:
@@ -38,9 +38,17 @@ def check_row_split(method, precond, ranks) -> None:
                          f"of them, or drop --np")
     if precond not in _PRECOND:
         raise ValueError(f"--np {ranks}: --precond {precond} is not split by rows; a matrix "
-                         f"file on several ranks takes --precond jacobi, amg (block Jacobi: a "
-                         f"V-cycle of each rank's block), none (auto: amg where the diagonal "
-                         f"is positive, else jacobi): give one of them, or drop --np")
+                         f"file on several ranks takes --precond jacobi, ilu (block Jacobi: "
+                         f"ILU(0) of each rank's block, IC(0) when symmetric), amg (a V-cycle "
+                         f"of each rank's block), none (auto: amg where the diagonal is "
+                         f"positive, else jacobi): give one of them, or drop --np")
+    if overlap not in (0, 1):
+        raise ValueError(f"--np {ranks}: --overlap {overlap}; the row split grows each rank's "
+                         f"block by one layer of its ghosts' rows (--overlap 1) or none (0)")
+    if overlap and precond not in ("ilu", "amg"):
+        raise ValueError(f"--np {ranks}: --overlap {overlap} grows each rank's block for "
+                         f"--precond ilu or amg (additive Schwarz), and the preconditioner is "
+                         f"{precond}: add --precond ilu or --precond amg, or drop --overlap")
 
 
 def _auto_precond(A) -> str:
@@ -60,28 +68,33 @@ class RowJobSolver:
     """:class:`RowSolver` with the one-rank :class:`~..solver.Solver`'s ``solve`` (what
     :func:`~..entry.solve_and_report` calls): the Solution on rank 0, None on the others."""
 
-    def __init__(self, A, *, method="auto", precond="auto", comm=None, restart=30):
+    def __init__(self, A, *, method="auto", precond="auto", comm=None, restart=30,
+                 overlap=0, reorder="auto"):
         import scipy.sparse as sp
 
         A = sp.csr_matrix(A)
-        check_row_split(method, precond, 1 if comm is None else comm.Get_size())
+        check_row_split(method, precond, 1 if comm is None else comm.Get_size(), overlap)
         method = _METHOD[method or "auto"] or _auto_method(A)
         chosen = _PRECOND[precond or "auto"]
         try:
             self.rows = RowSolver(A, method=method, precond=chosen or _auto_precond(A),
-                                  comm=comm, restart=restart)
+                                  comm=comm, restart=restart, overlap=overlap,
+                                  reorder=reorder)
         except ValueError:   # auto's block AMG did not set up (said on every rank): Jacobi
             if chosen is not None or _auto_precond(A) != "amg":
                 raise
             self.rows = RowSolver(A, method=method, precond="jacobi", comm=comm,
-                                  restart=restart)
+                                  restart=restart, reorder=reorder)
         self.method, self.precond = method, self.rows.precond
         self.setup_time = self.rows.setup_time
 
     def describe(self) -> str:
         r = self.rows
         block = "block " if self.precond in ("ilu", "amg") else ""   # each rank's own block
-        return (f"{self.method} + {block}{self.precond} on {r.size} ranks by rows ({r.n} "
+        if r.overlap:
+            block = f"overlap-{r.overlap} schwarz "
+        order = ", rcm-ordered" if r.perm is not None else ""
+        return (f"{self.method} + {block}{self.precond} on {r.size} ranks by rows{order} ({r.n} "
                 f"unknowns, {r.plan.local.shape[1] - (r.plan.hi - r.plan.lo)} ghosts on rank "
                 f"{r.rank})")
 
@@ -122,8 +135,7 @@ class RowJobSolver:
         rows = self.rows
         if callable(x_local):   # GMRES forms its iterate when asked
             x_local = x_local()
-        lo, hi = rows.plan.lo, rows.plan.hi
-        r = b[lo:hi] - rows.op.matvec(x_local)
+        r = rows.local(b) - rows.op.matvec(x_local)
         true = math.sqrt(rows.op.dot(r, r))
         x = rows.gather(x_local, root=0)
         exc = JobCancelled("cancelled by request")
@@ -195,7 +207,9 @@ def rows_system(config: dict, reporter, comm=None):
     with checking(reporter):
         solver = RowJobSolver(A, method=config.get("method") or "auto",
                               precond=config.get("precond") or "auto", comm=comm,
-                              restart=int(config.get("restart") or 30))
+                              restart=int(config.get("restart") or 30),
+                              overlap=int(config.get("overlap") or 0),
+                              reorder=config.get("reorder") or "auto")
     reporter.info(problem=f"matrix {config['problem']}", unknowns=n, ranks=comm.Get_size(),
                   subdomains=solver.rows.subdomains())
     return solver, rhs, exact

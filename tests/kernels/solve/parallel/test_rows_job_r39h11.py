@@ -114,7 +114,7 @@ def test_a_cancel_stops_both_ranks_and_keeps_the_last_iterate(method):
     ("--method minres", "--method minres is not split by rows; a matrix file on several "
                         "ranks runs cg, bicgstab, gmres"),
     ("--precond chebyshev", "--precond chebyshev is not split by rows; a matrix file on "
-                            "several ranks takes --precond jacobi, amg (block Jacobi"),
+                            "several ranks takes --precond jacobi, ilu (block Jacobi"),
     ("--stop scipy --method cg", "--stop scipy runs on one rank"),
 ])
 def test_what_the_row_split_does_not_run_is_one_line_before_any_run(words, needle, tmp_path,
