@@ -33,6 +33,8 @@ def config_from(config: dict, run_dir=None) -> FineTuneConfig:
         cfg.train_from = str(config["train_from"])
     if config.get("general_fonts"):   # --general-fonts F1,F2: the general lines' faces
         cfg.general_fonts = list(config["general_fonts"])
+    if config.get("pull") is not None:   # --pull SHARE: the weights that far from the base
+        cfg.pull = float(config["pull"])
     if config.get("val_split") is not None:   # --val-split: the share of --data held out
         cfg.val_fraction = float(config["val_split"])
     for key in ("epochs", "steps", "lr", "batch_size", "mix", "freeze", "checkpoint_every",

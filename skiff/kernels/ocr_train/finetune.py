@@ -34,6 +34,7 @@ from skiff.kernels.train.onnx.ops import linear
 
 from .data import Augment, GeneralText, as_read, load_crop, make_batch
 from .labels import Dictionary, LabelRow, read_label_files
+from .pull import PULLS, Pulled, pull_back, set_pull, snapshot
 
 __all__ = ["FineTuneConfig", "FineTuneResult", "fine_tune", "base_model_path", "evaluate",
            "BASE_MODELS", "RecTrainer", "split_rows", "going_on", "freeze_before",
@@ -140,6 +141,9 @@ class FineTuneConfig:
     # before it stay fixed (in place of freeze); see freeze_before
     general_fonts: list | None = None  # font files the rendered general lines are drawn in
     # (default: the OCR test set's, synth.fonts()); keeps an evaluation set's faces out
+    pull: float | None = None     # the share of the way from the base to the tuned weights
+    # kept (WiSE-FT, pull.py): None: 1.0, or where the run forgets general text (more than
+    # half a point) the best of PULLS on the held-out and general sets; 1.0: never pulled
 
 
 @dataclass
@@ -165,6 +169,8 @@ class FineTuneResult:
     resumed_from: int | None = None  # the step a resumed run went on from (None: from 0)
     upright: bool = False         # the export says its crops come upright (skiff_upright)
     upright_measure: str = ""     # why: the held-out crops read with and without direction
+    pull: float = 1.0             # the share of the way from the base kept (1.0: tuned)
+    pull_measure: str = ""        # the readings of the shares tried, when any was
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -808,6 +814,8 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     """Run the whole sentence of the module docstring; see :class:`FineTuneConfig`."""
     reporter = reporter or NullReporter()
     t0 = time.perf_counter()
+    if cfg.pull is not None and not 0.0 <= cfg.pull <= 1.0:  # said now, not after the run
+        raise ValueError(f"pull {cfg.pull!r}: a share of the way from the base, 0 to 1")
     base = base_model_path(cfg.base)
     _check_out(cfg, reporter)
     module = OnnxModule.load(base)
@@ -898,6 +906,7 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
                 + " (character accuracy)")
     if result.val_before is not None:
         reporter.metric("val_char_acc", result.val_before, step=0)
+    start = snapshot(module)  # where the run begins: a forgetting run is pulled back to it
     module.train()
     trainer = RecTrainer(module, dictionary, cfg, reporter)
     t1, c1 = time.perf_counter(), time.process_time()
@@ -929,10 +938,17 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     if vcrops:
         result.val_after = evaluate(onnx_path, vcrops, vtexts, dictionary.alphabet,
                                     max_width=EVAL_MAX_WIDTH)
-        reporter.metric("val_char_acc", result.val_after, step=result.steps)
     if general:
         result.general_after = evaluate(onnx_path, *general, dictionary.alphabet,
                                         max_width=EVAL_MAX_WIDTH)
+    _pull(cfg, result, module, start, lambda: export_onnx(
+        module, out / "rec.onnx", metadata={"character": dictionary.text()}),
+        lambda path: (evaluate(path, vcrops, vtexts, dictionary.alphabet,
+                               max_width=EVAL_MAX_WIDTH) if vcrops else None,
+                      evaluate(path, *general, dictionary.alphabet, max_width=EVAL_MAX_WIDTH)
+                      if general else None), reporter)
+    if vcrops:  # (the pulled weights' reading, where they were pulled)
+        reporter.metric("val_char_acc", result.val_after, step=result.steps)
     result.upright, result.upright_measure = _upright(cfg, onnx_path, vcrops, vtexts)
     if result.upright_measure and not result.upright:
         reporter.log("the direction model stays before this recognizer ("
@@ -954,6 +970,40 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
         result.model_set = cfg.name
         reporter.log(f"registered OCR model set {cfg.name!r}: %ocr ... --lang {cfg.name}")
     return result
+
+
+def _pull(cfg: FineTuneConfig, result: FineTuneResult, module, start: dict, export, measure,
+          reporter) -> None:
+    """Where the run forgot general text (more than half a point under the base), or
+    ``cfg.pull`` says a share: the weights pulled back towards ``start`` (pull.py), the file
+    exported again with the chosen ones and ``result``'s after-measures theirs."""
+    before, after = result.general_before, result.general_after
+    forgot = before is not None and after is not None and after < before - 0.005
+    if cfg.pull == 1.0 or (cfg.pull is None and not forgot):
+        return
+    first = Pulled(1.0, result.val_after, after)
+    if cfg.pull is not None:  # a share asked for: kept whatever it reads
+        set_pull(module, start, snapshot(module), cfg.pull)
+        chosen = Pulled(cfg.pull, *measure(export()))
+        tried = [first, chosen]
+    else:
+        reporter.log(f"the tuned model reads general text {100 * (before - after):.1f} points "
+                     f"worse than its base ({before:.4f} -> {after:.4f}): reading it with its "
+                     "weights pulled " + " and ".join(f"{s:g}" for s in PULLS) + " of the way "
+                     "from the base to the tuned ones (WiSE-FT)")
+        chosen, tried = pull_back(module, start, export, measure, first, before)
+        if chosen.share != tried[-1].share:
+            export()  # the file holds the chosen weights (the last export was the last tried)
+
+    def said(p):
+        return f"{p.share:g}: held-out {_fmt(p.val)}, general {_fmt(p.general)}"
+
+    result.pull_measure = "; ".join(said(p) for p in tried)
+    result.pull, result.val_after, result.general_after = chosen.share, chosen.val, \
+        chosen.general
+    reporter.log((f"kept the weights {chosen.share:g} of the way from the base to the tuned "
+                  "ones" if chosen.share != 1.0 else "kept the tuned weights") +
+                 f" ({result.pull_measure})")
 
 
 def _after_plan(held: int, general: int, upright: bool) -> str:

@@ -22,12 +22,13 @@ def sets(tmp_path_factory, fonts):
 
 def test_quick_fine_tune_raises_held_out_accuracy(sets, tmp_path):
     train, val = sets
-    # forgetting is measured by default (100 lines; 30 here, and the upright measure left to
-    # test_upright_rec_r35h2: round 39 cut this test's cost without losing what it checks)
-    assert FineTuneConfig(data="x").general_eval > 0
+    # forgetting is measured by default (100 lines; 10 here, and the upright measure left to
+    # test_upright_rec_r35h2: round 39 cut this test's cost without losing what it checks;
+    # round 40: the pull back a forgetting run tries is test_pull_back_r40h4's, kept out)
+    assert FineTuneConfig(data="x").general_eval > 0 and FineTuneConfig(data="x").pull is None
     cfg = FineTuneConfig(data=str(train), val_data=str(val), base="ch-v4",
                          out=str(tmp_path / "rec"), steps=12, batch_size=8, lr=5e-4, seed=0,
-                         general_eval=30, upright=False)
+                         general_eval=10, upright=False, pull=1.0)
     result = fine_tune(cfg)
     assert result.train_rows == 48 and result.val_rows == 24 and not result.errors
     # rendered general text through both files
@@ -46,7 +47,7 @@ def test_quick_fine_tune_from_the_tiny_recognizer(sets, tmp_path):
     train, val = sets
     cfg = FineTuneConfig(data=str(train), val_data=str(val), base="ch-tiny",
                          out=str(tmp_path / "rec"), steps=12, batch_size=8, lr=5e-4, seed=0,
-                         general_eval=20)
+                         general_eval=20, pull=1.0)
     result = fine_tune(cfg)
     assert result.train_rows == 48 and result.val_rows == 24 and not result.errors
     assert result.val_before > 0.9 and result.val_after > result.val_before - 0.03, result

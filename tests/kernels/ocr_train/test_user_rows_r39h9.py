@@ -94,7 +94,8 @@ def test_the_run_says_what_it_does_after_its_last_step(tmp_path, fonts, monkeypa
         res = ft.fine_tune(ft.FineTuneConfig(
             data=str(data), base="ch-tiny", out=str(tmp_path / "rec"), steps=1, batch_size=4,
             val_fraction=0.25, general_eval=3, augment=False, checkpoint_every=0,
-            eval_every=0), log)
+            eval_every=0, pull=1.0), log)  # (a forgetting run's pulled readings, said too:
+    # test_pull_back_r40h4; 3 general lines forget by a character)
     # the upright measure is the run's own reading: the pipeline's "a script ... does not
     # read ... %train ocr-rec adds one from labelled crops" went to the user running it
     assert not [w for w in caught if w.category.__name__ == "UnreadScriptWarning"], \
