@@ -235,10 +235,14 @@ def _ocr_rec_arguments(p):
     g.add_argument("--general-eval", type=int, default=None, metavar="N",
                    help="ocr-rec: rendered general lines read before and after, to measure "
                         "what the model forgets (100; 0: not measured, the faster run)")
+    g.add_argument("--pull", type=float, default=None, metavar="SHARE",
+                   help="ocr-rec: keep the weights SHARE of the way from the base to the "
+                        "tuned ones (WiSE-FT; default: 1, or where the run forgets general "
+                        "text by more than half a point the best of 0.7 and 0.5; 1: never)")
 
 
 _OCR_REC_ONLY = ("add_chars", "mix", "freeze", "val", "out", "register", "upright",
-                 "freeze_head", "train_from", "general_fonts", "general_eval")
+                 "freeze_head", "train_from", "general_fonts", "general_eval", "pull")
 
 
 def _refuse_ocr_rec_options(values: dict, model) -> None:
@@ -272,7 +276,7 @@ def ocr_rec_config(values: dict) -> dict:
                              "(it fine-tunes an OCR recognizer with its own loop: --epochs, "
                              "--steps, --lr, --batch-size, --weight-decay, --mix, "
                              "--freeze, --freeze-head, --train-from, --general-fonts, "
-                             "--general-eval, --val, "
+                             "--general-eval, --pull, --val, "
                              "--val-split, --eval-every, --checkpoint-every, "
                              "--checkpoint-dir, --resume); "
                              "drop it")
@@ -299,6 +303,10 @@ def ocr_rec_config(values: dict) -> dict:
     freeze = values.get("freeze")
     if freeze is not None and not 0.0 <= freeze < 1.0:
         raise ValueError(f"--freeze must be in [0, 1), got {freeze!r}")
+    pull = values.get("pull")
+    if pull is not None and not 0.0 <= pull <= 1.0:
+        raise ValueError(f"--pull must be in [0, 1] (a share of the way from the base to "
+                         f"the tuned weights), got {pull!r}")
     if values.get("train_from") and freeze is not None:
         raise ValueError("--train-from names where training starts and --freeze a share of "
                          "the weights: give one of them")
@@ -339,6 +347,8 @@ def ocr_rec_config(values: dict) -> dict:
             # --general-eval N: the forgetting measure's lines (100); in the config when given
             **({"general_eval": int(values["general_eval"])}
                if values.get("general_eval") is not None else {}),
+            # --pull SHARE: WiSE-FT's share kept (default: chosen where the run forgets)
+            **({"pull": float(pull)} if pull is not None else {}),
             "mix": mix, "freeze": freeze, "val_split": values.get("val_split"),
             "epochs": values.get("epochs"),
             "steps": values.get("steps"),
@@ -1745,6 +1755,10 @@ def _ocr_rec_summary(result: dict) -> list[str]:
                                       general_after=result.get("general_after")))
     if lost:
         lines.append(f"warning: {lost}")
+    pull = result.get("pull")
+    if isinstance(pull, (int, float)) and pull != 1.0:
+        lines.append(f"weights kept {pull:g} of the way from the base to the tuned ones "
+                     f"({result.get('pull_measure') or 'asked'})")
     if result.get("added_chars"):
         lines.append(f"characters added to the dictionary: {''.join(result['added_chars'])}")
     errors = result.get("errors") or []
