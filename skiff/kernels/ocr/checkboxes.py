@@ -63,16 +63,13 @@ def frame_state(bw: np.ndarray, rows: tuple[float, float], strict: np.ndarray | 
     n, labels, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
     best = None
     H, W = bw.shape
-    for k in range(1, n):
-        x, y, w, h = (int(stats[k, i]) for i in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP,
-                                                  cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
-        if w < 7 or h < 7 or max(w, h) > BOX_ASPECT * min(w, h) or \
-                not rows[0] <= h <= rows[1]:
+    for k in _sized(stats, rows[0]):
+        framed = _frame_part(labels, stats, k, rows[0])
+        if framed is None:
             continue
-        if x == 0 or y == 0 or x + w >= W or y + h >= H:
-            continue
-        part = labels[y:y + h, x:x + w] == k
-        if not _is_frame(part):
+        x, y, w, h, part, tall = framed
+        if not (rows[0] <= tall and h <= rows[1]) or x == 0 or y == 0 or x + w >= W or \
+                y + h >= H:
             continue
         if best is None or (x < best[0] if first else x > best[0]):
             best = (x, y, w, h, part)
@@ -86,6 +83,74 @@ def frame_state(bw: np.ndarray, rows: tuple[float, float], strict: np.ndarray | 
     return None if state is None else (state, (x, y, x + w, y + h))
 
 
+# a hand's tick drawn past the frame (its long arm out over the top side): the frame is the
+# rectangle of the component's longest rows and columns where the ink beyond it is at most
+# OVERSHOOT of the frame's side out and TICK_SHARE of the frame's own ink
+OVERSHOOT, TICK_SHARE = 0.6, 0.5
+
+
+def _sized(stats: np.ndarray, lowest: float) -> list[int]:
+    """The components 7 px or more each way and ``lowest`` high or more (a frame's least)."""
+    w, h = stats[1:, 2], stats[1:, 3]
+    return [int(k) + 1 for k in np.flatnonzero((w >= 7) & (h >= 7) & (h >= lowest))]
+
+
+def _frame_part(labels: np.ndarray, stats: np.ndarray, k: int, lowest: float = 0.0):
+    """Component ``k`` as a square frame ``(x, y, w, h, part, tall)`` (its mask over its box;
+    ``tall`` the component's height, the tick's overshoot in it, that grew the line's box),
+    or the frame inside it where a tick runs out over its sides (:func:`_overshot`), or
+    None (``lowest``: no lower component is looked at)."""
+    import cv2
+
+    x, y, w, h = (int(stats[k, i]) for i in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP,
+                                              cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
+    if w < 7 or h < 7 or h < lowest:
+        return None
+    part = labels[y:y + h, x:x + w] == k
+    plain = max(w, h) <= BOX_ASPECT * min(w, h) and _is_frame(part)
+    cut = _overshot(part) if plain or stats[k, cv2.CC_STAT_AREA] >= 2 * (w + h) else None
+    if cut is None or max(cut[0], h - cut[1], cut[2], w - cut[3]) < 2:
+        return (x, y, w, h, part, h) if plain else None
+    y0, y1, x0, x1 = cut
+    return x + x0, y + y0, x1 - x0, y1 - y0, part[y0:y1, x0:x1], h
+
+
+def _overshot(part: np.ndarray):
+    """``(y0, y1, x0, x1)`` of the frame a tick overshoots inside ``part``: the rows whose
+    longest run of ink reaches 0.8 of the longest row's (the top and bottom sides) and the
+    columns whose run reaches 0.8 of the height between them (left and right), a square
+    frame (:func:`_is_frame`) the ink outside which is small (:data:`OVERSHOOT`,
+    :data:`TICK_SHARE`) and whose inside holds a tick or a cross; else None."""
+    h, w = part.shape
+    counts = part.sum(1)  # cheap first: two rows of ink 7 rows apart or more, as a frame's
+    full = np.flatnonzero(counts >= max(7, SIDE_RUN * counts.max()))  # top and bottom
+    if len(full) < 2 or full[-1] - full[0] < 6:
+        return None
+    runs_r, runs_c = _runs(part), _runs(part.T)
+    wide, tall = int(runs_r.max()), int(runs_c.max())
+    if wide < 7 or tall < 7:
+        return None
+    rows = np.flatnonzero(runs_r >= SIDE_RUN * wide)
+    y0, y1 = int(rows[0]), int(rows[-1]) + 1  # the sides' columns span the frame's height
+    # (a tick joined to the right side, reaching higher, makes that column the tallest)
+    cols = np.flatnonzero(runs_c >= SIDE_RUN * min(tall, y1 - y0))
+    x0, x1 = int(cols[0]), int(cols[-1]) + 1
+    fh, fw = y1 - y0, x1 - x0
+    if (y0, y1, x0, x1) == (0, h, 0, w) or fh < 7 or fw < 7 or \
+            max(fh, fw) > BOX_ASPECT * min(fh, fw):
+        return None
+    if max(y0, h - y1, x0, w - x1) > OVERSHOOT * min(fh, fw):
+        return None
+    inner = part[y0:y1, x0:x1]
+    if not _is_frame(inner) or part.sum() - inner.sum() > TICK_SHARE * inner.sum():
+        return None
+    # the ink beyond is a mark's that crosses the frame: the inside holds a tick or a cross
+    # (a blurred monospaced "d": its bowl a frame, its stem running on above, nothing inside)
+    if _state(inner.view(np.uint8), _thickness(inner)) not in (TICKED, CROSSED):
+        return None
+    return y0, y1, x0, x1
+
+
 def _is_frame(part: np.ndarray) -> bool:
     h, w = part.shape
     band = max(1, min(w, h) // 6)
@@ -97,6 +162,14 @@ def _is_frame(part: np.ndarray) -> bool:
         return False
     inner = part[band:h - band, band:w - band]
     return inner.size > 0 and inner.mean() < 0.5
+
+
+def _runs(lines: np.ndarray) -> np.ndarray:
+    """The longest run of ink along each of ``lines``' rows (as :func:`_longest`)."""
+    lines = np.asarray(lines, dtype=bool)
+    idx = np.arange(1, lines.shape[1] + 1)
+    last_blank = np.maximum.accumulate(np.where(lines, 0, idx), axis=1)
+    return (idx - last_blank).max(axis=1)
 
 
 def _longest(lines: np.ndarray) -> int:
@@ -432,14 +505,13 @@ def inline_frames(bw: np.ndarray, strict: np.ndarray,
     cols = bw.any(0)
     gap = max(2, int(round(APART * H)))
     found = []
-    for k in range(1, n):
-        x, y, w, h = (int(stats[k, i]) for i in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP,
-                                                  cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT))
-        if w < 7 or h < 7 or max(w, h) > BOX_ASPECT * min(w, h) or \
-                not LOWEST * H <= h <= 1.2 * H or x == 0 or y == 0 or x + w >= W or y + h >= H:
+    for k in _sized(stats, LOWEST * H):
+        framed = _frame_part(labels, stats, k, LOWEST * H)
+        if framed is None:
             continue
-        part = labels[y:y + h, x:x + w] == k
-        if not _is_frame(part):
+        x, y, w, h, part, tall = framed
+        if not (LOWEST * H <= tall and h <= 1.2 * H) or x == 0 or y == 0 or x + w >= W or \
+                y + h >= H:
             continue
         before, after = cols[max(0, x - gap):x], cols[x + w:x + w + gap]
         if before.any() and cols[:x].any() or after.any() or not cols[x + w:].any():

@@ -45,6 +45,7 @@ from .engine import (
 )
 from .images import PDF_DPI, ImageError, PixelBudget, is_pdf, iter_pages
 from .item import Item
+from .keycaps import dangling_keys
 from .layout import is_amounts, monospace_text, overlap_repeats, reading_rows
 from .letter_case import letter_case
 from .marks import (
@@ -79,7 +80,8 @@ from .rec import (
 from .result import OcrResult, TextLine
 from .script_mix import greek_warning, unread_ink, user_stacklevel
 from .spacing import _cjk_char, cell_spaces, digit_spaces, letter_spaces, one_width
-from .symbols import lone_symbol
+from .symbols import inline_symbols, lone_symbol
+from .symbols import symbol_page as symbol_page_of
 from .turn_bound import settle_unturnable
 
 __all__ = ["OcrPipeline"]
@@ -656,6 +658,8 @@ class OcrPipeline(DetectionPasses, LineReading):
         kept = [k for k in mine if texts[k][0] and texts[k][1] >= self.min_score]
         unread = len(mine) - len(kept)  # found, but read as nothing or under min_score
         cjk_page = any(_cjk_char(c) for k in kept for c in texts[k][0])  # full-width colons
+        # a page reading a symbol somewhere ("★", "✓", "•", "©"): lines' dropped symbols
+        symbol_page = symbol_page_of(texts[k][0] for k in kept)
         for k in kept:
             text, score = texts[k]
             if is_speck(crops[k], text) or is_shape_line(text) or is_rule_line(text) or \
@@ -673,6 +677,8 @@ class OcrPipeline(DetectionPasses, LineReading):
             text = letter_case(text, crops[k])   # a keycap's "ctrl + c" of capital ink
             text = fraction_echoes(text)   # a photo's "1½2" for "½"
             text = lone_symbol(text, crops[k])   # a lone "☀" read "米", "♥" read "V"
+            if symbol_page:   # "Rating ♥ 4 of 5" read "Rating 4 of 5", "☺" read "©"
+                text = inline_symbols(text, crops[k])
             box = it.boxes[owners[k][1]][0]
             if could_be_box(text):
                 text = box_marks(text, crops[k], _around(it.bgr, box))
@@ -729,6 +735,12 @@ class OcrPipeline(DetectionPasses, LineReading):
         # a dot leader's first dot read onto its name ("Croissant. 2.80")
         for line, t in zip(lines, leader_stubs(rows, boxes, [line.text for line in lines],
                                                it.bgr), strict=True):
+            line.text = t
+        # a key the detector left unboxed after a "+" ("Ctrl +" for "Ctrl + C" on a photo of
+        # a shortcut sheet), read from its keycap (only lines ending in "+" are looked at)
+        for line, t in zip(lines, dangling_keys(
+                rows, boxes, [line.text for line in lines], it.bgr,
+                read=lambda cs: [r for r, _ in self._recognize_once(cs, True)]), strict=True):
             line.text = t
         # a comb's one-character boxes ("M U E L L E R" in a form's cells) read as one field
         # (a photographed comb's strokes read as marks inside one box of the whole field:

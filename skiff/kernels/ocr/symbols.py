@@ -19,7 +19,7 @@ import numpy as np
 
 from .spacing import ink_mask
 
-__all__ = ["lone_symbol"]
+__all__ = ["inline_symbols", "lone_symbol", "symbol_page"]
 
 # a disc of at least SOLID of the glyph's larger side fits in a symbol's ink (0.18 at most
 # in a letter); under FILLED (a bullet's, a square's 0.46 or more)
@@ -30,15 +30,38 @@ HEART_HULL, STAR_HULL = (0.9, 1.2), (0.5, 0.8)
 # diamond's, a disc's outline by none)
 HEART_NOTCH = 0.05
 SUN_DISC, SUN_RAYS = 0.15, 4
+# a plain solid shape: a square fills SQUARE_FILL of its box; a triangle's flat side runs
+# along FLAT_SIDE of its box's side or more (a diamond's points touch each side in a pixel)
+SQUARE_FILL, FLAT_SIDE = 0.9, 0.7
+# inside a line (`inline_symbols`): a word of one glyph as tall as SYMBOL_TALL of the
+# line's cap height, words apart by WORD_GAP of it; a component filling CANDIDATE_FILL of
+# its box lets a line be looked at, as does a character the recognizer reads for a symbol
+SYMBOL_TALL, WORD_GAP, CANDIDATE_FILL = 0.6, 0.4, 0.4
+# a heart is its own mirror image (MIRRORED of its ink or more); inside a line its cleft
+# dents it by INLINE_NOTCH (a 14-20 px "◆"'s stepped edge by up to 0.1); a star stands on
+# the line (its foot within STAR_BASE of the cap height of the glyphs' feet: an asterisk's
+# hangs higher)
+MIRRORED, INLINE_NOTCH, STAR_BASE = 0.85, 0.14, 0.2
+# a heart's lowest fifth is on the mean at most HEART_FOOT of its widest row (a point: 0.14-0.31
+# in DejaVu, blurred too; a "☎"'s base 0.45-0.87)
+HEART_FOOT = 0.38
+_SYMBOLISH = "*\u2022\u2192\u2190\u00b7"  # "*", "•", "→", "←", "·" (not "So" in Unicode)
+_MISREAD = {"\u00a9": "\u263a", "*": "\u2600\u2605", "\u25c6": "\u2665"}  # "©" for "☺", "*"
+# for "☀" or "★", "◆" for "♥": a one-character word so read is written over where its ink
+# says so
 
 
 def _shape(crop: np.ndarray) -> tuple[int, float, float, int, float] | None:
     """``(components, disc, hull fill of the largest, marks inside its ring, notch)`` of
     the crop's ink (components of 2 pixels or more), the disc and the deepest dent of the
     largest's outline into its hull over the ink's larger side."""
+    return _shape_of(ink_mask(crop))
+
+
+def _shape_of(bw: np.ndarray) -> tuple[int, float, float, int, float] | None:
+    """:func:`_shape` of a 0/1 ink mask."""
     import cv2
 
-    bw = ink_mask(crop)
     n, lab, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
     keep = [k for k in range(1, n) if stats[k, 4] >= 2]
     if not keep:
@@ -67,6 +90,191 @@ def _shape(crop: np.ndarray) -> tuple[int, float, float, int, float] | None:
     inside = sum(1 for k in keep if k != big and filled[int(stats[k, 1] + stats[k, 3] // 2),
                                                         int(stats[k, 0] + stats[k, 2] // 2)])
     return len(keep), disc, fill, inside, notch
+
+
+def _solid(own: np.ndarray) -> str | None:
+    """The plain solid shape a glyph of one component is ("■", "●", "▶", "◀", "▲", "▼",
+    "◆"), or None: its inner disc :data:`SOLID` of its side or more (a letter's at most
+    0.18), a square filling its box (:data:`SQUARE_FILL`), a disc filling 0.7-0.9 of it
+    with an inner disc of :data:`FILLED`, a triangle or a diamond filling half of it, the
+    triangle with one side flat against its box (a column or row of ink along it spanning
+    :data:`FLAT_SIDE` of the other side), the diamond with none."""
+    import cv2
+
+    ys, xs = np.nonzero(own)
+    h, w = int(ys.max() - ys.min() + 1), int(xs.max() - xs.min() + 1)
+    if not 0.7 <= w / h <= 1.45:
+        return None
+    box = own[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+    disc = float(cv2.distanceTransform(np.pad(box, 1), cv2.DIST_L2, 3).max()) / max(h, w)
+    fill = float(box.sum()) / (h * w)
+    if disc < SOLID:
+        return None
+    if fill >= SQUARE_FILL and disc >= FILLED:
+        return "\u25a0"
+    if 0.7 <= fill < SQUARE_FILL and disc >= FILLED:
+        return "\u25cf"
+    if not 0.4 <= fill <= 0.62:
+        return None
+    sides = {"\u25b6": box[:, :2].any(1).mean(), "\u25c0": box[:, -2:].any(1).mean(),
+             "\u25bc": box[:2].any(0).mean(), "\u25b2": box[-2:].any(0).mean()}
+    flat = [k for k, v in sides.items() if v >= FLAT_SIDE]
+    if len(flat) == 1:
+        return flat[0]
+    if not flat and max(sides.values()) < 0.35:
+        return "\u25c6"
+    return None
+
+
+def _mirrored(own: np.ndarray) -> float:
+    """How much of a glyph's ink its mirror image (left for right) covers: a heart's 0.9
+    or more, a check mark's (a heavy "✔" fills its hull and dents it as a heart) far less."""
+    ys, xs = np.nonzero(own)
+    box = own[ys.min():ys.max() + 1, xs.min():xs.max() + 1].astype(bool)
+    return float((box & box[:, ::-1]).sum()) / max(int(box.sum()), 1)
+
+
+def _pointed(own: np.ndarray) -> bool:
+    """Whether a glyph ends below in a point (a heart's foot: its lowest fifth no wider than
+    :data:`HEART_FOOT` of its width at the widest); a telephone "☎" stands on a flat base,
+    and blurred its handset's dip reads as a heart's cleft."""
+    ys, xs = np.nonzero(own)
+    box = own[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+    widths = box.sum(1)
+    foot = widths[-max(1, len(widths) // 5):]
+    return float(foot.mean()) <= HEART_FOOT * float(widths.max())
+
+
+def _glyph_symbol(own: np.ndarray) -> str | None:
+    """The symbol one glyph's ink is (``own``: its 0/1 mask, cut to its box with a margin),
+    as :func:`lone_symbol` and :func:`_solid` say, or None."""
+    found = _shape_of(own)
+    if found is None:
+        return None
+    parts, disc, fill, inside, notch = found
+    if parts == 1 and SOLID <= disc < FILLED:
+        if HEART_HULL[0] <= fill <= HEART_HULL[1] and notch >= HEART_NOTCH and \
+                _mirrored(own) >= MIRRORED and _pointed(own):
+            return "\u2665"
+        if STAR_HULL[0] <= fill <= STAR_HULL[1]:
+            return "\u2605"
+    if parts >= SUN_RAYS and SUN_DISC <= disc < FILLED and inside == 0:
+        return "\u2600"
+    if disc < SUN_DISC and inside >= 2:
+        return "\u263a"
+    return _solid(own) if parts == 1 else None
+
+
+def symbol_page(texts) -> bool:
+    """Whether a page's readings hold a symbol ("★", "✓", "•", "→", "©", "◆", "*": a
+    character of Unicode's "other symbol" or "math symbol" class outside ASCII, or "*"):
+    the gate of :func:`inline_symbols` (a review card's stars and ticks, a slide's bullets;
+    symbols come in company), so that a page of plain print pays nothing for it."""
+    import unicodedata
+
+    return any(c in _SYMBOLISH or ord(c) > 127 and unicodedata.category(c) == "So"
+               for t in texts for c in t)
+
+
+def _notch(own: np.ndarray) -> float:
+    """The deepest dent of a glyph's outline into its hull over its larger side."""
+    found = _shape_of(own)
+    return 0.0 if found is None else found[4]
+
+
+def inline_symbols(text: str, crop: np.ndarray) -> str:
+    """``text`` with a symbol inside its line that the recognizer dropped or misread
+    written as its ink says ("☎ Support" aside: "♥ 4 of 5" read "4 of 5", "Rating ☺" read
+    "Rating ©", a DejaVu Serif "♥" read "◆"). The crop's components are joined into glyphs
+    where their columns overlap and the glyphs into words where the blank between them is
+    under :data:`WORD_GAP` of the line's cap height (the median height of its glyphs of
+    half the tallest's or more); a word of one glyph at least :data:`SYMBOL_TALL` of that
+    height whose ink is a symbol (:func:`_glyph_symbol`) is put where the reading left it
+    out (the ink holds one word more than the reading: inserted after as many words as
+    stand left of it) or written over a one-character word read for it (as many words;
+    not over a bullet or a check box the reading holds). Cheap where no glyph can be a
+    symbol: only a component as wide as half its height, at least :data:`SYMBOL_TALL` of
+    the tallest and filling :data:`CANDIDATE_FILL` of its box with an inner disc of
+    :data:`SOLID` of its side (a solid shape, a heart, a star, a sun's disc: no letter) or
+    a line read with a "©", "*" or "◆" is looked at; and the pipeline asks only on a page
+    whose readings hold a symbol (:func:`symbol_page`)."""
+    import cv2
+
+    if len(text.strip()) < 2 or crop.ndim < 2 or min(crop.shape[:2]) < 10:
+        return text
+    bw = ink_mask(crop)
+    n, lab, st, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
+    ok = (st[1:, 4] >= 2) & (st[1:, 2] < 0.9 * bw.shape[1])
+    if ok.sum() < 2:
+        return text
+    w, h, area = st[1:, 2], st[1:, 3], st[1:, 4]
+    solid = ok & (h >= SYMBOL_TALL * h[ok].max()) & (w >= 0.5 * h) & \
+        (area >= CANDIDATE_FILL * w * h)
+    tall = float(h[ok].max())
+    r = int(SOLID * SYMBOL_TALL * tall / np.sqrt(2))  # a square inside the least such disc
+    if r >= 1:  # what survives its erosion: a symbol's solid middle, a bold stroke at most
+        inner = np.unique(lab[cv2.erode(bw, np.ones((2 * r + 1, 2 * r + 1), np.uint8)) > 0])
+        solid &= np.isin(np.arange(1, n), inner)
+    solid = [int(k) + 1 for k in np.flatnonzero(solid)]
+    solid = [k for k in solid if cv2.distanceTransform(cv2.copyMakeBorder(
+        (lab[st[k, 1]:st[k, 1] + st[k, 3], st[k, 0]:st[k, 0] + st[k, 2]] == k).view(np.uint8),
+        1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0), cv2.DIST_L2, 3).max()
+        >= SOLID * max(st[k, 2], st[k, 3])]  # no letter's stroke is so thick
+    if not solid and not any(c in text for c in _MISREAD):
+        return text
+    keep = [int(k) + 1 for k in np.flatnonzero(ok)]
+    glyphs: list[list[int]] = []  # components whose columns overlap, left to right
+    for k in sorted(keep, key=lambda k: st[k, 0]):
+        x0, x1 = st[k, 0], st[k, 0] + st[k, 2]
+        if glyphs and x0 < glyphs[-1][1]:
+            glyphs[-1][1] = max(glyphs[-1][1], x1)
+            glyphs[-1][2].append(k)
+        else:
+            glyphs.append([x0, x1, [k]])
+    heights, bottoms = [], []
+    for *_, ks in glyphs:
+        bottoms.append(max(st[k, 1] + st[k, 3] for k in ks))
+        heights.append(bottoms[-1] - min(st[k, 1] for k in ks))
+    cap = float(np.median([h for h in heights if h >= 0.5 * max(heights)]))
+    words: list[list[int]] = []
+    for g in range(len(glyphs)):
+        if words and glyphs[g][0] - glyphs[words[-1][-1]][1] < WORD_GAP * cap:
+            words[-1].append(g)
+        else:
+            words.append([g])
+    read = text.split()
+    out = list(read)
+    found = []
+    for w, gs in enumerate(words):
+        if len(gs) != 1 or heights[gs[0]] < SYMBOL_TALL * cap:
+            continue
+        x0, x1, ks = glyphs[gs[0]]
+        own = np.isin(lab, ks).astype(np.uint8)
+        ys = np.flatnonzero(own.any(1))
+        pad = 3
+        y0, y1 = max(0, ys[0] - pad), ys[-1] + 1 + pad
+        cut = np.pad(own[y0:y1, max(0, x0 - pad):x1 + pad], pad)
+        sym = _glyph_symbol(np.ascontiguousarray(cut))
+        tall = [b for b, h in zip(bottoms, heights, strict=True) if h >= 0.5 * max(heights)]
+        if sym == "\u2605" and bottoms[gs[0]] < np.median(tall) - STAR_BASE * cap:
+            continue  # a raised asterisk, not a star on the line
+        if sym == "\u2665" and _notch(cut) < INLINE_NOTCH:
+            continue  # a small diamond's stepped edge, not a heart's cleft
+        if sym == "\u25cf":
+            continue  # a disc: the recognizer reads "●" itself, and a drawn bullet is "•"
+            # (`marks.bullet_mark`, later)
+        if sym is not None:
+            found.append((w, sym))
+    if len(found) != 1:
+        return text
+    w, sym = found[0]
+    if len(words) == len(read) + 1 and heights[words[w][0]] >= SYMBOL_TALL * max(heights):
+        out.insert(w, sym)
+    elif len(words) == len(read) and sym in _MISREAD.get(read[w], ()):
+        out[w] = sym
+    else:
+        return text
+    return " ".join(out)
 
 
 def lone_symbol(text: str, crop: np.ndarray) -> str:
