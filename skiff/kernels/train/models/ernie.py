@@ -686,9 +686,18 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
 
         want = {k: bool(options.pop(k)) for k in STATE_OPTIONS if options.get(k) is not None}
         if any(want.values()) and options.get("return_dict_in_generate"):
-            if beams is not None and int(beams) > 1:
-                raise ValueError("output_hidden_states / output_attentions with beam search "
-                                 "(num_beams > 1) are not supported: greedy or sampling")
+            if beams is not None and int(beams) > 1:  # round 40: each forward's rows
+                from .ernie_beam import generate_beams
+                from .ernie_generate_states import beam_states
+
+                return beam_states(self, want, lambda fed: generate_beams(
+                    self, input_ids, max_new_tokens, attention_mask=attention_mask,
+                    eos_token_id=eos_token_id, pad_token_id=pad_token_id,
+                    repetition_penalty=repetition_penalty, do_sample=do_sample,
+                    temperature=temperature, top_k=top_k, top_p=top_p, streamer=streamer,
+                    stop_strings=stop_strings, use_cache=use_cache, seed=seed,
+                    generator=generator, tokenizer=tokenizer, fed=fed, **hooks, **options),
+                    input_ids, attention_mask, int(beams))
             return generate_with_states(self, want, lambda: self.generate(
                 input_ids, max_new_tokens, do_sample=do_sample, temperature=temperature,
                 top_k=top_k, top_p=top_p, repetition_penalty=repetition_penalty,

@@ -60,7 +60,7 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
                 no_repeat_ngram_size=None, min_new_tokens: int = 0,
                 return_dict_in_generate: bool = False, output_scores: bool = False,
                 output_logits: bool = False, warp=None, draw=None, processors=None,
-                hooks=None, past=None):
+                hooks=None, past=None, fed=None):
     """Beam search over each row of ``input_ids`` (B, T) (host ints; ``rows``: each row's
     (start, end) of real tokens when padded, or the real columns (an int array: a mask
     with holes), None: all real). ``eos``: the ids that finish
@@ -79,7 +79,10 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
     before the warpers) and ``stopping_criteria`` (on each candidate's sequence: a hit
     finishes it as an eos does), ``ernie_generate_hooks.UserHooks``. ``past``: a cache of
     the prompts' first columns (a second chat turn): only the columns after it are run
-    (``ernie_beam_cache.prefill_past``)."""
+    (``ernie_beam_cache.prefill_past``). ``fed``: a list that gets, for each forward run,
+    the (B * num_beams, length) rows it read (the expanded prompts, then each step's running
+    beams; ``ernie_generate_states.beam_states`` computes transformers' per-step hidden
+    states and attentions of them)."""
     opt = BeamOptions(num_beams, length_penalty, early_stopping, num_return_sequences)
     ids = np.asarray(input_ids, dtype=np.int64)
     B, T = ids.shape
@@ -131,6 +134,8 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
     logits = np.repeat(logits, nb, axis=0)  # (B * nb, V)
     _reorder(cache, np.repeat(np.arange(B), nb))
     cur = T
+    if fed is not None:
+        fed.append(np.repeat(ids, nb, axis=0))
     while True:
         z = logits.astype(np.float32)
         if output_logits:
@@ -205,6 +210,8 @@ def beam_search(model, input_ids, *, num_beams: int, max_new_tokens: int,
         # each surviving beam continues the cache row it came from
         origin = running_origin[:, :, cur - 1 - T].reshape(-1)
         _reorder(cache, origin)
+        if fed is not None:
+            fed.append(running[:, :, :cur].reshape(B * nb, cur).copy())
         logits = _host(model.forward_step(running[:, :, cur - 1].reshape(-1), cache)._data)
 
     n = opt.num_return_sequences
@@ -319,7 +326,7 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
                    do_sample=None, temperature=None, top_k=None, top_p=None, streamer=None,
                    stop_strings=None, use_cache=True, seed=None, generator=None,
                    tokenizer=None, logits_processor=None, stopping_criteria=None,
-                   **options):
+                   fed=None, **options):
     """``model.generate(..., num_beams=N)`` as transformers takes it: ``input_ids`` (B, T)
     (numpy, list or CPU torch tensor), ``attention_mask`` of a left-padded batch,
     ``max_new_tokens`` / ``max_length``, ``length_penalty``, ``early_stopping``,
@@ -333,7 +340,7 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
     ``logits_processor`` / ``stopping_criteria`` (``ernie_generate_hooks``; ``max_time``
     too; ``stop_strings`` with ``tokenizer``, as transformers' ``StopStringCriteria``: a
     candidate reaching one finishes). The other options are refused by name; a
-    ``streamer`` as transformers refuses it."""
+    ``streamer`` as transformers refuses it. ``fed``: see :func:`beam_search` (round 40)."""
     if streamer is not None:  # transformers' own refusal, word for word
         raise ValueError("`streamer` cannot be used with beam search (yet!). Make sure that "
                          "`num_beams` is set to 1.")
@@ -432,6 +439,6 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
                 no_repeat_ngram_size=extra["no_repeat_ngram_size"], min_new_tokens=min_new,
                 return_dict_in_generate=extra["return_dict_in_generate"],
                 output_scores=extra["output_scores"], output_logits=extra["output_logits"],
-                warp=warp, draw=draw, processors=procs, hooks=hooks, past=past)
+                warp=warp, draw=draw, processors=procs, hooks=hooks, past=past, fed=fed)
     finally:
         model.train(was_training)

@@ -101,17 +101,18 @@ class TransformersModelApi:
     def merge_and_unload(self, progressbar: bool = False, safe_merge: bool = False,
                          adapter_names=None):
         """peft's ``merge_and_unload()``: the active adapter folded in, the others dropped
-        (a plain model, as peft leaves it)."""
+        (a plain model, as peft leaves it). ``adapter_names``: those folded in instead
+        (round 40: any loaded ones, active or not, each added as peft's merge adds them)."""
         from .lora import has_lora, merge_lora
 
         if not has_lora(self):
             raise ValueError("the model has no LoRA adapters to merge")
         if adapter_names is not None:
-            self._adapter_names(adapter_names)
-            if list(adapter_names) != self.active_adapters():
-                raise ValueError(f"adapter_names={adapter_names!r}: skiff merges the active "
-                                 f"adapter ({self.active_adapter!r}); set_adapter the one to "
-                                 "merge first")
+            names = self._adapter_names(adapter_names)
+            if not names:  # peft folds none in: the base model
+                return self.unload()
+            if names != self.active_adapters():
+                self.set_adapter(names if len(names) > 1 else names[0])
         return merge_lora(self)
 
     def unload(self):

@@ -40,7 +40,9 @@ from .tokenizer_added import EXTRA_KEYS, AddedTokensMixin
 from .tokenizer_encoding import (
     KEYS,
     BatchEncoding,
+    _tensor,
     assemble,
+    overflow_windows,
     pad_rows,
     pair_lengths,
     rows_from_features,
@@ -60,6 +62,7 @@ def _missing(package: str, path) -> ImportError:
 
 
 _LARGE = int(1e20)  # transformers' "no limit" model_max_length is larger than this
+_UNLIMITED = int(1e30)  # transformers' VERY_LARGE_INTEGER: the model_max_length it reports
 _CLEANUPS = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
              (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
 
@@ -130,7 +133,7 @@ class _CallMixin:
         self.truncation_side = side if side in ("left", "right") else "right"
         limit = config.get("model_max_length")
         self.model_max_length = int(limit) if isinstance(limit, (int, float)) and \
-            limit < _LARGE else _LARGE
+            limit < _LARGE else _UNLIMITED
         self.clean_up_tokenization_spaces = bool(config.get("clean_up_tokenization_spaces",
                                                             False))
         # transformers 5 leaves BPE text as it is unless this says otherwise
@@ -240,6 +243,8 @@ class _CallMixin:
         ``attention_mask``; ``token_type_ids``, ``special_tokens_mask``,
         ``offset_mapping``, ``length`` when asked) to pass as ``model(**enc)`` /
         ``model.generate(**enc)``."""
+        overflow = bool(kwargs.pop("return_overflowing_tokens", False))  # round 40
+        stride = int(kwargs.pop("stride", 0) or 0)
         unknown = sorted(k for k, v in kwargs.items() if v not in (None, False, 0))
         if unknown:
             raise TypeError(f"skiff's tokenizer does not take {', '.join(unknown)} (it takes "
@@ -247,7 +252,7 @@ class _CallMixin:
                             "pad_to_multiple_of, padding_side, return_tensors, "
                             "return_attention_mask, return_token_type_ids, "
                             "return_special_tokens_mask, return_offsets_mapping, "
-                            "return_length)")
+                            "return_length, return_overflowing_tokens, stride)")
         if text is None:
             raise ValueError("the tokenizer needs text (a str, a list of str, or pairs)")
         single = isinstance(text, str)
@@ -294,9 +299,15 @@ class _CallMixin:
         if padding != "do_not_pad" and pad is None:
             raise ValueError("asking to pad but the tokenizer has no pad token: set "
                              "tok.pad_token (e.g. tok.pad_token = tok.eos_token)")
-        rows = [self._encode_row(t, p, add_special_tokens, max_length if truncate else None,
-                                 truncation, self.truncation_side)
-                for t, p in zip(texts, pairs)]
+        mapping = list(range(len(texts)))
+        single = single and not overflow  # transformers' rows of windows, even of one text
+        if overflow and truncate:  # every window of each text, not only the first
+            rows, mapping = self._overflowing(texts, pairs, add_special_tokens, max_length,
+                                              stride)
+        else:
+            rows = [self._encode_row(t, p, add_special_tokens,
+                                     max_length if truncate else None, truncation,
+                                     self.truncation_side) for t, p in zip(texts, pairs)]
         width = None
         if padding == "longest":
             width = max((len(r["input_ids"]) for r in rows), default=0)
@@ -312,7 +323,28 @@ class _CallMixin:
         keys |= {"special_tokens_mask"} if return_special_tokens_mask else set()
         keys |= {"offset_mapping"} if return_offsets_mapping else set()
         keys |= {"length"} if return_length else set()
-        return assemble(rows, single, return_tensors, keys)
+        out = assemble(rows, single, return_tensors, keys)
+        if overflow:  # which text each row came from
+            out["overflow_to_sample_mapping"] = mapping if return_tensors is None else \
+                _tensor(mapping, return_tensors)
+        return out
+
+    def _overflowing(self, texts, pairs, add_special_tokens, max_length, stride):
+        """``return_overflowing_tokens=True`` with truncation: (rows, the text of each)."""
+        if any(p is not None for p in pairs):
+            raise ValueError("return_overflowing_tokens with text pairs is not supported: "
+                             "window each text alone (or truncate the pair)")
+        if self.truncation_side != "right":
+            raise ValueError("return_overflowing_tokens needs truncation_side='right' (the "
+                             "windows run from the text's start)")
+        rows, mapping = [], []
+        for i, t in enumerate(texts):
+            full = self._encode_row(t, None, add_special_tokens, None, None, "right")
+            bare = self._encode_row(t, None, False, None, None, "right")["input_ids"]
+            for row in overflow_windows(full, bare, max_length, stride):
+                rows.append(row)
+                mapping.append(i)
+        return rows, mapping
 
     def _encode_as_transformers(self, text, text_pair=None, *, add_special_tokens=True,
                                 return_tensors=None, **kwargs):

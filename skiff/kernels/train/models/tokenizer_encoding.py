@@ -148,3 +148,31 @@ def rows_from_features(features) -> tuple[list[dict], bool]:
         rows.append({k: (np.asarray(v).tolist() if hasattr(v, "tolist") else list(v))
                      for k, v in f.items() if k != "length"})
     return rows, False
+
+
+def overflow_windows(full: dict, bare: list, max_length: int, stride: int) -> list[dict]:
+    """transformers' ``return_overflowing_tokens=True`` (its fast tokenizers'): the text's
+    tokens (``bare``: its ids without special tokens; ``full``: the row with them) cut in
+    windows of ``max_length`` minus the special tokens, each next window starting ``stride``
+    tokens before the last one ended, each with the special tokens around it."""
+    n, extra = len(bare), len(full["input_ids"]) - len(bare)
+    pre = next((k for k in range(extra + 1) if full["input_ids"][k:k + n] == bare), None)
+    if pre is None:  # the special tokens are not around the text: one row, as encoded
+        return [full]
+    width = int(max_length) - extra
+    if width <= 0:
+        raise ValueError(f"max_length={max_length} leaves no room for the text beside its "
+                         f"{extra} special tokens")
+    if not 0 <= int(stride) < width:
+        raise ValueError(f"stride={stride} must be below the window's {width} tokens "
+                         f"(max_length={max_length} minus {extra} special tokens): each "
+                         "window must move on")
+    rows, start = [], 0
+    while True:
+        end = min(start + width, n)
+        keep = list(range(pre)) + list(range(pre + start, pre + end)) + \
+            list(range(pre + n, pre + n + extra - pre))
+        rows.append({k: [v[i] for i in keep] for k, v in full.items()})
+        if end >= n:
+            return rows
+        start += width - int(stride)

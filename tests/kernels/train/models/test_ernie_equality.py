@@ -134,22 +134,22 @@ def test_prompts_of_different_lengths_generated_together(pair):
     name, ref, model = pair
     prompts = [_ids(model.config.vocab_size, (n,), seed=n) for n in (3, 9, 1, 14)]
     got = model.generate_batch(prompts, max_new_tokens=20, eos_token_id=None)
+    wants = []
     for prompt, row in zip(prompts, got):
         with torch.no_grad():
             want = ref.generate(torch.tensor(prompt[None]), max_new_tokens=20, do_sample=False,
                                 eos_token_id=None, pad_token_id=0).numpy()[0]
         assert np.array_equal(row, want), (name, len(prompt))
-    # a row stops after its eos; the others go on
+        wants.append(want)
+    # a row stops after its eos; the others go on. transformers' greedy run of one prompt
+    # with that eos is its run without it, cut after the first new eos (round 40: derived
+    # from the runs above instead of four more transformers runs)
     eos = int(got[1][len(prompts[1]) + 2])
     stopped = model.generate_batch(prompts, max_new_tokens=20, eos_token_id=eos)
     assert len({len(r) for r in stopped}) > 1  # rows stopped at different steps
-    for prompt, full, row in zip(prompts, got, stopped):
-        n = len(row)
-        assert np.array_equal(row, full[:n])
-        assert n == len(full) or row[-1] == eos
-        with torch.no_grad():
-            alone = ref.generate(torch.tensor(prompt[None]), max_new_tokens=20,
-                                 do_sample=False, eos_token_id=eos, pad_token_id=0).numpy()[0]
+    for prompt, want, row in zip(prompts, wants, stopped):
+        hits = np.flatnonzero(want[len(prompt):] == eos)
+        alone = want[:len(prompt) + int(hits[0]) + 1] if hits.size else want
         assert np.array_equal(row, alone), (name, len(prompt))
 
 

@@ -78,11 +78,22 @@ def test_adapter_mistakes(tmp_path):
         load_adapter(from_pretrained(tmp_path / "base"), tmp_path / "adapter")
 
 
-def test_generate_on_an_adapter_folder_from_the_terminal(tmp_path):
+def test_generate_on_an_adapter_folder_from_the_terminal(tmp_path, monkeypatch, capsys):
     """``python -m skiff generate ADAPTER_DIR --prompt ... --json``: the base named by the
-    adapter with the adapter on it, the tokens of peft's greedy ``generate``."""
+    adapter with the adapter on it, the tokens of peft's greedy ``generate``. (Round 40:
+    the CLI's ``main`` in this process, in the folder a terminal would be in.)"""
+    from types import SimpleNamespace
+
+    from skiff.cli import main
+
     from .ernie_reference import LINES, add_tokenizer
-    from .test_ernie_probe_cli import _cli
+
+    def _cli(*args, cwd):
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        rc = main(list(args))
+        out = capsys.readouterr()
+        return SimpleNamespace(returncode=rc, stdout=out.out, stderr=out.err)
 
     pm = _peft_adapter(tmp_path, "dense-gqa-tied", target_modules=["q_proj", "v_proj"])
     add_tokenizer(tmp_path / "base", "\n".join(LINES), pm.config.vocab_size)
