@@ -235,8 +235,8 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
             if chat_default or values.get("use_template"):
                 raise ValueError(f"{built} has no chat template: continue the text with "
                                  f"python -m skiff generate {shlex.quote(str(model))} "
-                                 f"\"text\" (%generate {model} \"text\" in a notebook; "
-                                 "no --chat)")
+                                 f"\"text\" (%generate {shlex.quote(str(model))} \"text\" in a "
+                                 "notebook; no --chat)")
             for flag, given in (("--system", values.get("system") is not None),
                                 ("--no-thinking", bool(values.get("no_thinking")))):
                 if given:  # (the words for a checkpoint, "add --chat", do not hold here)
