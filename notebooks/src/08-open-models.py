@@ -231,8 +231,9 @@ for k in after:
 # What fine-tuning taught is the form, not the facts. The answers are now one sentence of the
 # instruction set's shape, and the held-out loss fell (full mode: 3.56 to 1.47, perplexity 35
 # to 4.4, nearly all of it in the first quarter of the steps). But greedy answers to held-out
-# questions name a country of the fine-tuning set ("The capital of Japan is Tokyo." asked
-# about Belgium), so exact match stays at or near 0 (0 in full mode; the quick run's table
+# questions name a country of the fine-tuning set (full mode: "The capital of Germany is
+# Berlin." asked about Belgium, Hungary and Serbia), so exact match stays at or near 0 (0 in
+# full mode; the quick run's table
 # can show one lucky answer in ten). The pre-training left the facts in the model only
 # weakly: between the right capital and a wrong one, scored by likelihood, it picks the right
 # one 6 times in 10 before and 8 after (full mode; a coin scores 5). Fine-tuning on questions

@@ -450,8 +450,9 @@ if save_to:
 # %% [markdown]
 # Between the PINNs, building the boundary condition into the network beats learning it as a
 # penalty by about two orders of magnitude here (the penalty's error sits at the boundary and
-# in the corners), and the Trainer's warmup and cosine decay end well below the hand loop's
-# single step down (quick mode: 2.9e-4 against 4.5e-3 after the same 400 steps). A few
+# in the corners), and the Trainer's warmup and cosine decay end below the hand loop's
+# single step down (quick mode: 2.9e-4 against 4.5e-3 after the same 400 steps, 15x; full
+# mode: 9.6e-5 against 1.4e-4 after 3000, where the hand loop has had time to catch up). A few
 # L-BFGS steps from the Adam weights take the error down by more than an order of magnitude
 # (quick mode: 4.5e-3 to 1.2e-4 in 3 steps; full mode: 1.4e-4 to 8e-6 in 25), for a fraction
 # of Adam's time: the usual recipe, Adam to get near, L-BFGS to finish.

@@ -73,6 +73,13 @@ def did_you_mean(word, choices) -> str:
         close = [bare[m] for m in found]
     if not close:
         close = [n for n in lower if sorted(n) == sorted(text)][:1]
+    if not close:
+        # a valid name inside the word, the longest if one is longest: a model as its
+        # family calls it (`plan llama-7b`, `train nanogpt-mini`) named none before
+        inside = [n for n in lower if len(n.lstrip("-")) >= 2 and n.lstrip("-") in text]
+        longest = max((len(n) for n in inside), default=0)
+        inside = [n for n in inside if len(n) == longest]
+        close = inside if len(inside) == 1 else []
     return f" (did you mean {lower[close[0]]!r}?)" if close else ""
 
 
@@ -584,10 +591,14 @@ def cluster_options(p):
 
 @_group
 def dry_run_option(p):
+    # the Slurm half only where the command has --launcher (ocr, chat and generate have none:
+    # their help told of a --launcher slurm they refuse)
+    slurm = any("--launcher" in a.option_strings for a in getattr(p, "_actions", ()))
     p.add_argument("--dry-run", action="store_true",
                    help="check the job and print what it would run, starting nothing (in a "
-                        "terminal; with --launcher slurm: write the script, checked by sbatch "
-                        "--test-only where it exists, without queueing it)")
+                        + ("terminal; with --launcher slurm: write the script, checked by "
+                           "sbatch --test-only where it exists, without queueing it)"
+                           if slurm else "terminal)"))
 
 
 @_group

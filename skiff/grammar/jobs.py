@@ -65,7 +65,9 @@ def age_seconds(text: str) -> float:
                       "trust ID signs a run folder's code with your key (after reading it).")
 @json_option
 def JOBS(p):
-    p.add_argument("action", nargs="?", default="list", choices=JOB_ACTIONS, type=_action)
+    p.add_argument("action", nargs="?", default="list", choices=JOB_ACTIONS, type=_action,
+                   help="what to do (default: list); show, logs, wait, cancel, resume, "
+                        "attach and trust take an ID, rm one or more, prune none")
     p.add_argument("job_id", nargs="?", default=None, metavar="ID",
                    help="a job id (a unique prefix or suffix is enough) or a job's name")
     p.add_argument("more_ids", nargs="*", default=[], metavar="ID",

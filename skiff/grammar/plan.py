@@ -22,6 +22,16 @@ from .common import (
 __all__ = ["COMMAND", "to_kwargs", "cli"]
 
 PRECISIONS = {"bf16": 2, "fp16": 2, "fp32": 4}
+# %train's --precision spellings, taken here too: a user plans the run they will train
+# (`plan 7b --precision bf16-mixed` was refused as an invalid choice with no hint)
+PRECISION_ALIASES = {"bf16-mixed": "bf16", "fp16-mixed": "fp16", "32": "fp32", "float32": "fp32",
+                     "bfloat16": "bf16", "float16": "fp16"}
+
+
+def _precision(text: str) -> str:
+    """``--precision``: bf16, fp16 or fp32, or %train's bf16-mixed, fp16-mixed, 32."""
+    key = text.strip().lower()
+    return PRECISION_ALIASES.get(key, key)
 
 
 def _bandwidth(text: str) -> float:
@@ -55,9 +65,13 @@ def COMMAND(p):
                    help="sustained flop/s of one device (default 1.5e14)")
     p.add_argument("--global-batch", type=positive_int, default=None, metavar="B",
                    help="sequences per optimizer step (default: ~1M tokens)")
-    p.add_argument("--seq-len", type=positive_int, default=None, metavar="T")
-    p.add_argument("--precision", choices=tuple(PRECISIONS), default="bf16")
-    p.add_argument("--top", type=positive_int, default=8, help="rows of the table")
+    p.add_argument("--seq-len", type=positive_int, default=None, metavar="T",
+                   help="tokens per sequence (default: the preset's, 4096 for 7b)")
+    p.add_argument("--precision", type=_precision, choices=tuple(PRECISIONS), default="bf16",
+                   help="bytes per weight: bf16 or fp16 (2, the default), fp32 (4); "
+                        "%%train's bf16-mixed, fp16-mixed and 32 are taken too")
+    p.add_argument("--top", type=positive_int, default=8, metavar="N",
+                   help="rows of the table (default 8)")
     notebook_only(p.add_argument("-o", "--output", metavar="NAME", default=None,
                                  help="store the plan in the notebook variable NAME"))
 

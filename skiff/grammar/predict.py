@@ -69,6 +69,9 @@ def _check_predicts(run_dir) -> None:
     takes = ("predict takes a job that trained mlp on a table file (train mlp data.csv) or "
              "cnn on a folder of class folders (train cnn photos/)")
     if kind == "train" and model in ("mlp", "cnn"):
+        ended = _ended_without_model(run_dir)
+        if ended:
+            raise ValueError(f"{run_dir.name} {ended}")
         return  # the kernel names what is missing (no table.json: built-in data)
     if kind == "train" and model == "ocr-rec":
         folder = Path(str(config.get("out") or run_dir / "model"))
@@ -84,6 +87,38 @@ def _check_predicts(run_dir) -> None:
     if kind != "train":
         raise ValueError(f"{run_dir.name} is a{'n' if str(kind)[:1] in 'aeiou' else ''} "
                          f"{kind} job, not a training; {takes}")
+
+
+def _ended_without_model(run_dir) -> str:
+    """Why a table/image training's folder holds no model to predict with, when its event
+    log says it did not finish ("" when it did, or the log cannot be read): a failed job
+    gave "has no table.json: predict needs a job that trained mlp on a table file" for a job
+    that did exactly that and failed on its data."""
+    import json
+
+    status, message = None, ""
+    try:
+        with open(run_dir / "events.jsonl", encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(event, dict) and event.get("type") == "status":
+                    status, message = event.get("status"), str(event.get("message") or "")
+    except OSError:
+        return ""
+    if status == "failed":
+        why = f" ({message.splitlines()[0][:300]})" if message.strip() else ""
+        return (f"failed{why} and saved no model to predict with: train again "
+                f"(python -m skiff jobs logs {run_dir.name} has its log)")
+    if status == "cancelled":
+        return (f"was cancelled before it saved a model to predict with: python -m skiff "
+                f"jobs resume {run_dir.name} goes on")
+    if status in ("queued", "running"):
+        return (f"is still {status}: its model is saved when it ends (python -m skiff jobs "
+                f"wait {run_dir.name}, then predict)")
+    return ""
 
 
 def _check_out(out) -> None:
