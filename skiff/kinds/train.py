@@ -73,7 +73,9 @@ def COMMAND(p):
                    help=f"built-in data ({', '.join(BUILTIN_DATA)}), a text file, a table "
                         "for mlp (.csv, .tsv, .npz), a folder of class folders of images for "
                         "cnn, or a notebook variable; default: the model's own data")
-    p.add_argument("--epochs", type=positive_int, default=None, metavar="N")
+    p.add_argument("--epochs", type=_epochs_arg, default=None, metavar="N",
+                   help="passes over the data; a fraction too, e.g. 0.5 or 2.5 "
+                        "(transformers' num_train_epochs; ocr-rec: whole passes)")
     p.add_argument("--steps", type=positive_int, default=None, metavar="N",
                    help="optimizer steps (default: 1 epoch when neither is given)")
     p.add_argument("--lr", type=positive_float, default=None, metavar="X",
@@ -122,8 +124,9 @@ def COMMAND(p):
                         "logged)")
     p.add_argument("--val-split", type=fraction, default=None, metavar="F",
                    help="hold out this fraction of the data for a validation loss at each "
-                        "epoch's end (text and image folders: 0.1 unless given; tables and "
-                        "arrays: none); ocr-rec: the share of --data's crops held out (0.1)")
+                        "epoch's end, or every --eval-every N steps (text and image folders: "
+                        "0.1 unless given; tables and arrays: none); ocr-rec: the share of "
+                        "--data's crops held out (0.1)")
     p.add_argument("--early-stop", type=positive_int, default=None, metavar="N",
                    help="stop after N validations without a better val_loss (or --monitor's "
                         "metric) and keep the best validation's weights (needs a validation "
@@ -183,11 +186,22 @@ def COMMAND(p):
                         "\"answer\" adds exact match, \"choices\" multiple choice) evaluated "
                         "during training: eval_loss, eval_perplexity, ... as metrics")
     p.add_argument("--eval-every", type=positive_int, default=None, metavar="N",
-                   help="evaluate --eval every N steps (default: before and after training)")
+                   help="evaluate --eval, and validate --val-split's share, every N steps "
+                        "(default: --eval before and after training, the share at each "
+                        "epoch's end)")
     _ocr_rec_arguments(p)
 
 
 OCR_REC = "ocr-rec"  # %train ocr-rec: fine-tune a shipped OCR recognizer (kernels/ocr_train)
+
+
+def _epochs_arg(text: str):
+    """``--epochs``: a positive number of passes, a fraction too (transformers'
+    ``num_train_epochs=0.5``; the Trainer trains ``ceil(epochs x steps an epoch)`` steps, as
+    transformers does); an int when whole. It took whole numbers only: ``--epochs 0.5``
+    exited 2."""
+    value = positive_float(text)
+    return int(value) if float(value).is_integer() else value
 
 
 def _class_weight_arg(text: str):
@@ -280,6 +294,10 @@ def ocr_rec_config(values: dict) -> dict:
                              "--val-split, --eval-every, --checkpoint-every, "
                              "--checkpoint-dir, --resume); "
                              "drop it")
+    epochs = values.get("epochs")
+    if epochs is not None and not float(epochs).is_integer():
+        raise ValueError(f"train ocr-rec trains whole passes: --epochs {epochs} is not a "
+                         f"whole number (--epochs {max(1, round(epochs))}, or --steps N)")
     labels = values["labels"] = (values.get("data_opt") or values.get("labels")
                                  or values.get("data"))
     if not labels:
@@ -577,7 +595,8 @@ def to_config(values: dict) -> dict:
         raise ValueError(f"--image-size must be a multiple of 4 from 8 to 512, got {size}")
     epochs, steps = values.get("epochs"), values.get("steps")
     for name, value in (("steps", steps), ("epochs", epochs)):
-        if value is not None and not 1 <= value <= MAX_STEPS:
+        if value is not None and not (0 < value <= MAX_STEPS and (name == "epochs"
+                                                                 or value >= 1)):
             raise ValueError(f"--{name} must be from 1 to {MAX_STEPS:,}, got {value!r}")
     if epochs is not None and steps is not None:  # the job failed on it after reading its data
         raise ValueError(f"give --epochs or --steps, not both (got --epochs {epochs} "
@@ -1345,7 +1364,8 @@ class TrainKind(Kind):
             if config.get("steps"):
                 config["steps"] = done + int(config["steps"])
             else:
-                config["epochs"] = 2 * int(config.get("epochs") or 1)
+                epochs = 2 * (config.get("epochs") or 1)  # 2.5 epochs again: 5 in all
+                config["epochs"] = int(epochs) if float(epochs).is_integer() else epochs
             if (config.get("steps") or 0) > MAX_STEPS:
                 raise ValueError(f"job {job.id} finished at step {done:,}: as many steps again "
                                  f"pass {MAX_STEPS:,}; train more with "

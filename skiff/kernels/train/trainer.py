@@ -180,18 +180,19 @@ class Trainer(Inference, TrainerState):
         the ranks gather a whole copy for it; under PP the stages' weights.
     eval_every : int or None
         Optimizer steps between evaluations (None: only before and after training); the
-        validation data is validated every ``eval_every`` steps too, beside each epoch's end
-        (transformers' ``eval_steps``, Lightning's ``val_check_interval``): early stopping's
-        patience and a ``ReduceLROnPlateau`` count those validations.
+        validation data is validated every ``eval_every`` steps (and after the last) instead
+        of at each epoch's end (transformers' ``eval_steps`` with ``eval_strategy="steps"``,
+        Lightning's integer ``val_check_interval``): early stopping's patience and a
+        ``ReduceLROnPlateau`` count those validations.
     recompute : bool or None
         Activation checkpointing (:mod:`.core.recompute`): each block of a GPT or ERNIE-4.5
         model keeps only its input and is recomputed in backward (far less activation
         memory, ~1/3 more compute). None: as the plan chose.
     early_stopping : int or None
-        Stop once the validation loss (scored at each epoch's end) has not improved for this
-        many validations in a row, and end with the weights of the best one
-        (``result.best_step``; :mod:`.trainer_stop`). Needs ``val_dataset`` or ``val_split``;
-        a text or an image folder without them holds its last tenth out (said in the log).
+        Stop once the validation loss (scored at each epoch's end, or every ``eval_every`` steps)
+        has not improved for this many validations in a row, and end with the weights of the best
+        one (``result.best_step``; :mod:`.trainer_stop`). Needs ``val_dataset`` or ``val_split``; a
+        text or an image folder without them holds its last tenth out (said in the log).
     monitor, mode : str
         What early stopping (and a ``ReduceLROnPlateau`` schedule, stepped after each
         validation) watches: ``"val_loss"`` (default), ``"val_accuracy"``,
@@ -414,7 +415,8 @@ class Trainer(Inference, TrainerState):
               steps: int | None = None, val_dataset=None, val_split: float | None = None,
               **misplaced) -> TrainResult:
         """Train on ``dataset`` for ``epochs`` passes or ``steps`` optimizer steps (neither:
-        one epoch); evaluate ``val_dataset`` after each epoch (and after the last step).
+        one epoch); evaluate ``val_dataset`` after each epoch, or every ``eval_every`` steps
+        (and after the last step).
         ``val_split=0.2`` keeps the last fifth of ``dataset`` apart as the validation set
         instead. Returns a :class:`TrainResult`. ``epochs``, ``steps`` and ``val_dataset``
         may also be given by position, in that order.
@@ -630,7 +632,10 @@ class Trainer(Inference, TrainerState):
         # transformers' count: an epoch's last window takes the micro-batches left (its
         # steps never cross into the next epoch, so epochs=1 sees every batch)
         per_epoch = max(1, -(-len(loader) // self.grad_accum))
-        total = int(steps) if steps is not None else max(1, round((epochs or 1) * per_epoch))
+        # a fraction of epochs: transformers' max_steps = ceil(num_train_epochs x steps an
+        # epoch) (round() gave 2 steps for 0.625 epochs of 4 where transformers trains 3)
+        total = int(steps) if steps is not None else \
+            max(1, math.ceil((epochs or 1) * per_epoch - 1e-9))
         self.scheduler = self._make_scheduler(total)
         self._check_monitor_used(self.scheduler)
         if on_plateau(self.scheduler):  # stepped after each validation, on self.monitor
@@ -781,9 +786,8 @@ class Trainer(Inference, TrainerState):
                 run, loss, lr, grad_norm))
             if run.watch.update(run.step, loss):
                 self._on_divergence(run)
-            if run.val_dataset is not None and (run.epoch_done or run.step == run.total or (
-                    self.eval_every and run.step % self.eval_every == 0)):
-                self._validate(run)  # also every eval_every steps (transformers' eval_steps)
+            if run.val_dataset is not None and self._validation_due(run):
+                self._validate(run)
                 self._step_on_plateau(run)
                 if self.callbacks and self.callbacks.validation_end(self, run.val_history[-1]):
                     stop = True
@@ -806,6 +810,18 @@ class Trainer(Inference, TrainerState):
                 run.stopped = "stopped by a callback"
                 break
         run.elapsed = time.perf_counter() - run.t_start
+
+    def _validation_due(self, run: Run) -> bool:
+        """Validate after this step? With ``eval_every=N``: every N-th optimizer step (counted
+        over the whole run, not per epoch) and after the last, and not at the epochs' ends
+        besides (transformers' ``eval_strategy="steps"``, Lightning's integer
+        ``val_check_interval``): a run of one-step epochs validated every step whatever N
+        was. Without it: each epoch's end and after the last step."""
+        if run.step == run.total:
+            return True
+        if self.eval_every:
+            return run.step % self.eval_every == 0
+        return run.epoch_done
 
     @staticmethod
     def _step_metrics(run: Run, loss, lr, grad_norm) -> dict:

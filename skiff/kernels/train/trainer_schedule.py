@@ -67,7 +67,8 @@ def check_plateau(scheduler, val_dataset, monitor: str, mode: str) -> None:
     ``"val_loss"`` by default, which early stopping watches too) in its direction."""
     if val_dataset is None:
         raise ValueError("schedule=ReduceLROnPlateau steps on a validation metric after each "
-                         "validation (every epoch's end): give val_dataset= or val_split=")
+                         "validation (each epoch's end, or every eval_every steps): give "
+                         "val_dataset= or val_split=")
     if scheduler.mode != mode:
         better = "smaller" if mode == "min" else "larger"
         raise ValueError(f"ReduceLROnPlateau(mode={scheduler.mode!r}) would step on "

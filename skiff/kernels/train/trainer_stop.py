@@ -2,12 +2,13 @@
 metric ``monitor=`` names, e.g. ``"val_accuracy"``, larger better) has not improved for N
 validations in a row, and gives back the weights of its best validation.
 
-The validation set is scored at each epoch's end (and after the last step): those are the
-points counted. "Improved" means below the best so far by more than ``min_delta`` (relative
-to the best's size, so the same setting serves a loss of 3.0 and one of 0.003). The best
-weights are kept as a host copy of the model's state and put back when the run ends (by
-stopping early or at its last step) if a later validation was worse; the result says which
-step's weights it holds (``TrainResult.best_step``).
+The validation set is scored at each epoch's end, or every ``eval_every`` steps when that is
+given (and after the last step): those are the points counted. "Improved" means below the
+best so far by more than ``min_delta`` (relative to the best's size, so the same setting
+serves a loss of 3.0 and one of 0.003). The best weights are kept as a host copy of the
+model's state and put back when the run ends (by stopping early or at its last step) if a
+later validation was worse; the result says which step's weights it holds
+(``TrainResult.best_step``).
 """
 
 from __future__ import annotations
