@@ -69,9 +69,6 @@ def test_every_option_has_a_help_line():
     missing = {name: [a.option_strings or a.dest for a in parser._actions
                       if not a.help and not isinstance(a, argparse._HelpAction)]
                for name, parser in _parsers()}
-    # train's --epochs and --batch-size are defined in skiff/kinds/train.py (requested)
-    missing["train"] = [m for m in missing.get("train", [])
-                        if m not in (["--epochs"], ["--batch-size"])]
     assert {k: v for k, v in missing.items() if v} == {}
 
 
