@@ -21,6 +21,9 @@ ERNIE-4.5 (round 28; each was an AttributeError or a TypeError):
   ``load_adapter(DIR, adapter_name=)``, ``add_adapter(LoraConfig)``, ``set_adapter``,
   ``delete_adapter``, ``add_weighted_adapter``, ``active_adapter``, ``peft_config``;
   ``compute_transition_scores`` (transformers' per-token scores of a generate output);
+* (round 40) ``merge_adapter(adapter_names=None, safe_merge=False)`` /
+  ``unmerge_adapter()``: peft's in-place merge, the adapters kept (:mod:`.lora_merge`);
+  ``set_adapter`` / ``disable_adapter`` on a merged model unmerge first, as peft;
 * ``enable_input_require_grads()`` / ``disable_input_require_grads()``: what peft's
   ``prepare_model_for_kbit_training`` and gradient checkpointing ask of a torch model (an
   input that requires grad so that a recomputed block's frozen weights still pass
@@ -104,9 +107,16 @@ class TransformersModelApi:
         (a plain model, as peft leaves it). ``adapter_names``: those folded in instead
         (round 40: any loaded ones, active or not, each added as peft's merge adds them)."""
         from .lora import has_lora, merge_lora
+        from .lora_merge import is_merged, merged_names, unmerge_in_place
 
         if not has_lora(self):
             raise ValueError("the model has no LoRA adapters to merge")
+        if is_merged(self):  # merge_adapter() ran: those stay in, the others added (peft)
+            asked = self.active_adapters() if adapter_names is None \
+                else self._adapter_names(adapter_names)
+            adapter_names = merged_names(self) + [n for n in asked
+                                                  if n not in merged_names(self)]
+            unmerge_in_place(self)
         if adapter_names is not None:
             names = self._adapter_names(adapter_names)
             if not names:  # peft folds none in: the base model
@@ -117,10 +127,40 @@ class TransformersModelApi:
 
     def unload(self):
         """peft's ``unload()``: the base model back, every adapter dropped unmerged."""
+        from .lora_merge import forget_merged
         from .lora_named import unload_all
 
         self._adapter_names([])
+        forget_merged(self)  # peft's unload leaves merged weights as they are
         return unload_all(self)
+
+    def merge_adapter(self, adapter_names=None, safe_merge: bool = False) -> None:
+        """peft's ``merge_adapter()`` (round 40, h14; :mod:`~.lora_merge`): the active
+        adapters (or ``adapter_names``) folded into the base weights in place, the adapters
+        kept; ``unmerge_adapter()`` takes them out again. ``safe_merge``: the merged
+        weights checked for NaN / inf first (peft's error, nothing merged)."""
+        from .lora_merge import merge_in_place
+
+        names = self.active_adapters() if adapter_names is None \
+            else self._adapter_names(adapter_names)
+        merge_in_place(self, names, safe_merge=safe_merge)
+
+    def unmerge_adapter(self) -> None:
+        """peft's ``unmerge_adapter()``: every merged adapter taken out of the weights."""
+        from .lora_merge import unmerge_in_place
+
+        unmerge_in_place(self)
+
+    def _unmerge_first(self) -> None:
+        """peft's ``set_adapter`` on a merged model: unmerged first, with its warning."""
+        import warnings
+
+        from .lora_merge import is_merged, unmerge_in_place
+
+        if is_merged(self):
+            warnings.warn("Adapter cannot be set when the model is merged. Unmerging the "
+                          "model first.", stacklevel=3)
+            unmerge_in_place(self, warn=False)
 
     def load_adapter(self, peft_model_id, adapter_name=None, is_trainable: bool = False,
                      **kwargs):
@@ -152,6 +192,7 @@ class TransformersModelApi:
         if isinstance(adapter_config, str):  # peft's order
             add_fresh(self, adapter_name, adapter_config, activate=False)
         else:
+            self._unmerge_first()  # the new one is made active
             add_fresh(self, adapter_config, str(adapter_name or "default"), activate=True)
 
     def set_adapter(self, adapter_name, inference_mode: bool = False) -> None:
@@ -162,7 +203,9 @@ class TransformersModelApi:
         each of them, all trained (:func:`~.lora_named.set_many`)."""
         from .lora_named import set_many, set_trainable
 
-        set_many(self, self._adapter_names(adapter_name))
+        names = self._adapter_names(adapter_name)
+        self._unmerge_first()
+        set_many(self, names)
         set_trainable(self, not inference_mode)
 
     def active_adapters(self) -> list:
@@ -192,7 +235,9 @@ class TransformersModelApi:
         one goes, the first left becomes active (none left: the base model)."""
         from .lora_named import delete_named, set_many
 
-        for name in self._adapter_names(adapter_name):
+        names = self._adapter_names(adapter_name)
+        self._unmerge_first()  # the merged updates read the adapters' own A and B
+        for name in names:
             active = self.active_adapters()
             if len(active) > 1 and name in active:  # the others stay active, as peft's
                 set_many(self, [n for n in active if n != name])
@@ -207,6 +252,7 @@ class TransformersModelApi:
         from .lora_named import add_weighted
 
         self._adapter_names([])
+        self._unmerge_first()  # the mix switches adapters to read them
         if svd_clamp is not None:
             raise ValueError("svd_clamp is not supported here (its quantile depends on the "
                              "signs torch's SVD picks): leave it out")
@@ -253,17 +299,21 @@ class TransformersModelApi:
 
     def _set_adapters(self, off: bool) -> None:
         from .lora import GateUpLoRA, LoRALinear, has_lora
+        from .lora_merge import reflag_merged, unmerge_in_place
         from .lora_modules_to_save import use_base_modules
         from .lora_tokens import TrainableTokensEmbedding, TrainableTokensHead
 
         if not has_lora(self):
             raise ValueError("the model has no LoRA adapters (apply_lora or load_adapter "
                              "first)")
+        if off:  # peft's merged layer unmerges when its adapters are disabled
+            unmerge_in_place(self, warn=False)
         for m in self.modules():
             if isinstance(m, (LoRALinear, GateUpLoRA, TrainableTokensEmbedding,
                               TrainableTokensHead)):
                 m.disabled = off
         use_base_modules(self, off)  # modules_to_save: their values before training
+        reflag_merged(self)  # a merged layer computes its (merged) base layer alone
 
     def compute_transition_scores(self, sequences, scores, beam_indices=None,
                                   normalize_logits: bool = False):

@@ -91,6 +91,12 @@ class LoRALinear(nn.Module):
 
     disabled = False  # ``with model.disable_adapter():`` the base layer alone (round 30)
     also = None  # other active adapters' pairs (``set_adapter([a, b])``), a ModuleDict
+    merged_adapters = ()  # ``merge_adapter()``: those in the weight now (lora_merge.py)
+
+    @property
+    def merged(self) -> bool:
+        """peft's ``layer.merged``: an adapter is merged into this layer's weight."""
+        return bool(self.merged_adapters)
 
     def forward(self, x):
         if self.disabled:
@@ -169,6 +175,8 @@ class GateUpLoRA(nn.Module):
 
     disabled = False  # ``with model.disable_adapter():`` the expert's own gate and up
     also = None  # other active adapters' pairs (``set_adapter([a, b])``), a ModuleDict
+    merged_adapters = ()  # ``merge_adapter()``: those in the weights now (lora_merge.py)
+    merged = LoRALinear.merged
 
     def forward(self, x):
         from ..core.tensor import split
@@ -465,13 +473,15 @@ def merged_state_dict(model) -> dict[str, np.ndarray]:
         state[key] = (state[key] + delta).astype(state[key].dtype)
 
     for name, m in lora_modules(model):
-        fold(f"{name}.weight", m.delta())
+        if not getattr(m, "merged_adapters", None):  # merge_adapter(): in the weight now
+            fold(f"{name}.weight", m.delta())
         for k in ("lora_A.weight", "lora_B.weight", "lora_magnitude_vector"):
             state.pop(f"{name}.{k}", None)
     for name, m in gate_up_modules(model):
-        delta = m.delta()
-        fold(f"{name}.gate_proj.weight", delta[:m.inner])
-        fold(f"{name}.up_proj.weight", delta[m.inner:])
+        if not getattr(m, "merged_adapters", None):
+            delta = m.delta()
+            fold(f"{name}.gate_proj.weight", delta[:m.inner])
+            fold(f"{name}.up_proj.weight", delta[m.inner:])
         for k in ("lora_A.weight", "lora_B.weight"):
             state.pop(f"{name}.gate_up_lora.{k}")
     return merged_rows(model, state)
@@ -494,19 +504,23 @@ def merge_lora(model):
     for name, m in lora_modules(model):
         parent = modules[name.rpartition(".")[0]] if "." in name else model
         lin = base_linear(m)
-        lin.weight._data += lin.weight.xp.asarray(m.delta()).astype(lin.weight.dtype)
+        if not getattr(m, "merged_adapters", None):  # merge_adapter(): in the weight now
+            lin.weight._data += lin.weight.xp.asarray(m.delta()).astype(lin.weight.dtype)
         setattr(parent, name.rpartition(".")[2], lin)
     for name, m in gate_up_modules(model):
         mlp = modules[name]
-        delta = m.delta()
-        for lin, part in ((mlp.gate_proj, delta[:m.inner]), (mlp.up_proj, delta[m.inner:])):
-            lin.weight._data += lin.weight.xp.asarray(part).astype(lin.weight.dtype)
+        if not getattr(m, "merged_adapters", None):
+            delta = m.delta()
+            for lin, part in ((mlp.gate_proj, delta[:m.inner]),
+                              (mlp.up_proj, delta[m.inner:])):
+                lin.weight._data += lin.weight.xp.asarray(part).astype(lin.weight.dtype)
         mlp.gate_up_lora = None
     remove_trainable_tokens(model)
     for p in model.parameters():
         p.requires_grad = True
     model.__dict__.pop("lora_config", None)
     model.__dict__.pop("_lora_adapters", None)  # other named adapters go too, as peft's
+    model.__dict__.pop("_lora_merged", None)  # merge_adapter()'s record (lora_merge.py)
     return model
 
 
