@@ -626,9 +626,11 @@ class OcrPipeline(DetectionPasses, LineReading):
         self.read_both_ways(crops, owners, good, flipped, settled, texts)
         if not self.use_det:
             self.read_tall_as_they_are(crops, owners, good, texts)
+            self.read_squat_turned(crops, owners, good, texts)
         else:
             self.read_bars_upright(crops, owners, good, texts)
             self.read_sideways_upright(crops, owners, good, texts)
+            self.read_squat_columns(crops, owners, good, texts)
         self.read_colour_axis(crops, owners, good, texts)
         self.read_points(crops, owners, good, texts)
         return crops, owners, texts, flipped

@@ -43,13 +43,26 @@ def as_read(crop: np.ndarray, text: str) -> np.ndarray:
     clockwise, its top to the left) before the recognizer sees it; a crop file of such a
     column is turned the same way, so the model learns it as it will be read (upright, a
     column of 5 characters was 1-2 frames wide at 48 px and refused as too narrow). A lone
-    character stays as it stands (a display's "1" is read so too)."""
+    character stays as it stands (a display's "1" is read so too). A crop at least as tall
+    as wide but under ``TALL`` whose text is two or more CJK characters is a short column
+    (a drawer label's "红花" one above the other, 1.35-1.45 times as tall as wide): the
+    pipeline reads such a crop turned too where that reading is the surer
+    (``LineReading.read_squat_turned``), and it is turned here as well (round 40)."""
     from skiff.kernels.ocr.rec import TALL
 
     h, w = crop.shape[:2]
-    if h >= TALL * w and len(text.strip()) > 1:
+    chars = text.replace(" ", "")
+    if (h >= TALL * w and len(chars) > 1) or \
+            (w <= h and len(chars) > 1 and all(_is_cjk(c) for c in chars)):
         return np.ascontiguousarray(np.rot90(crop))
     return crop
+
+
+def _is_cjk(ch: str) -> bool:
+    """Whether ``ch`` is a CJK ideograph (or a full-width form), written one above the
+    other in a column."""
+    return "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or \
+        "\uff00" <= ch <= "\uffef"
 
 
 def render_line(text: str, font_path: str, size: int, rng: random.Random, *,
