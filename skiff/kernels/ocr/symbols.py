@@ -151,10 +151,19 @@ def _glyph_symbol(own: np.ndarray) -> str | None:
     found = _shape_of(own)
     if found is None:
         return None
+    named = _named(found, lambda: _mirrored(own) >= MIRRORED and _pointed(own))
+    if named is not None:
+        return named
+    return _solid(own) if found[0] == 1 else None
+
+
+def _named(found, heart_too=lambda: True) -> str | None:
+    """The symbol a glyph's shape measures name (``_shape``'s parts, disc, hull fill, holes
+    and notch): a heart (where ``heart_too()`` agrees), a star, a sun, a smiling face; or
+    None."""
     parts, disc, fill, inside, notch = found
     if parts == 1 and SOLID <= disc < FILLED:
-        if HEART_HULL[0] <= fill <= HEART_HULL[1] and notch >= HEART_NOTCH and \
-                _mirrored(own) >= MIRRORED and _pointed(own):
+        if HEART_HULL[0] <= fill <= HEART_HULL[1] and notch >= HEART_NOTCH and heart_too():
             return "\u2665"
         if STAR_HULL[0] <= fill <= STAR_HULL[1]:
             return "\u2605"
@@ -162,7 +171,7 @@ def _glyph_symbol(own: np.ndarray) -> str | None:
         return "\u2600"
     if disc < SUN_DISC and inside >= 2:
         return "\u263a"
-    return _solid(own) if parts == 1 else None
+    return None
 
 
 def symbol_page(texts) -> bool:
@@ -292,14 +301,4 @@ def lone_symbol(text: str, crop: np.ndarray) -> str:
     found = _shape(crop)
     if found is None:
         return text
-    parts, disc, fill, inside, notch = found
-    if parts == 1 and SOLID <= disc < FILLED:
-        if HEART_HULL[0] <= fill <= HEART_HULL[1] and notch >= HEART_NOTCH:
-            return "\u2665"
-        if STAR_HULL[0] <= fill <= STAR_HULL[1]:
-            return "\u2605"
-    if parts >= SUN_RAYS and SUN_DISC <= disc < FILLED and inside == 0:
-        return "\u2600"
-    if disc < SUN_DISC and inside >= 2:
-        return "\u263a"
-    return text
+    return _named(found) or text
