@@ -1,5 +1,7 @@
-"""gpt-mini under pp on 2 ranks, 3 steps with a validation set validated after each step
-and an evaluator every 2 (round 35): each rank prints its validation losses.
+"""gpt-mini under pp on 2 ranks, 3 one-step epochs with a validation set validated after each
+epoch, and in one process an evaluator (at the start and the end; round 35): each rank prints
+its validation losses. (No ``eval_every``: since round 40 it sets when validation runs too, the
+N-th steps of the run and the last, as transformers' eval_steps.)
 
 usage: pp_validation_r35h5_check.py STRATEGY"""
 
@@ -46,7 +48,7 @@ def run(strategy):
                     seen.append(str(exc))
 
     # the evaluator only in one process: pp refuses it (test_ernie_eval.py), see the test
-    extra = {"evaluator": evaluator, "eval_every": 2} if strategy == "single" else {}
+    extra = {"evaluator": evaluator} if strategy == "single" else {}
     trainer = Trainer(model, strategy=strategy, lr=3e-3, batch_size=8, seed=1,
                       callbacks=[Mine()], **extra)
     result = trainer.train(ArrayDataset(ids[:, :-1], ids[:, 1:]), epochs=3,
