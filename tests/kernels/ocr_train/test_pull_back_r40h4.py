@@ -17,29 +17,11 @@ from onnx import numpy_helper
 from skiff.kernels.ocr_train.finetune import FineTuneConfig, fine_tune
 from skiff.kernels.ocr_train.pull import PULLS, Pulled, choose_pull
 
+from .log_lines import LogLines
+
 
 def _weights(path):
     return {t.name: numpy_helper.to_array(t) for t in onnx.load(str(path)).graph.initializer}
-
-
-class _Log:
-    def __init__(self):
-        self.lines = []
-
-    def log(self, text, level="info"):
-        self.lines.append(text)
-
-    def metric(self, *a, **k):
-        pass
-
-    def progress(self, *a, **k):
-        pass
-
-    def check(self):
-        pass
-
-    def artifact(self, name, path, **k):
-        return path
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +49,7 @@ def test_a_forgetting_run_is_pulled_back_towards_its_base(sets, tmp_path):
     tuned = fine_tune(cfg("tuned", pull=1.0))
     assert tuned.pull == 1.0 and tuned.pull_measure == ""
     assert tuned.general_after < tuned.general_before - 0.005, tuned  # it forgot
-    log = _Log()
+    log = LogLines()
     got = fine_tune(cfg("auto"), log)  # the default: pulled where it forgets
     assert got.pull in PULLS, got
     assert got.general_after > tuned.general_after  # reads general text better

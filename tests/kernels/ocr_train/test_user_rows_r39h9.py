@@ -14,6 +14,8 @@ import pytest
 
 from skiff.kernels.ocr_train.labels import Dictionary, read_labels
 
+from .log_lines import LogLines
+
 HINT = ("(a space separates the image from the text: a row is 'image<TAB>text', as "
         "PaddleOCR reads it)")
 
@@ -41,26 +43,6 @@ def test_space_separated_row_with_a_spaced_path_gets_the_hint(tmp_path):
     assert got.errors[2].startswith("labels.txt line 4: no tab") and HINT not in got.errors[2]
 
 
-class _Log:
-    def __init__(self):
-        self.lines = []
-
-    def log(self, text, level="info"):
-        self.lines.append(text)
-
-    def metric(self, *a, **k):
-        pass
-
-    def progress(self, *a, **k):
-        pass
-
-    def check(self):
-        pass
-
-    def artifact(self, name, path, **k):
-        return path
-
-
 def test_the_run_says_what_it_does_after_its_last_step(tmp_path, fonts, monkeypatch):
     """After the last step a run exports and reads its held-out crops, its general lines and
     (to decide ``upright``) the held-out crops twice through the pipeline: 80 s of the
@@ -75,7 +57,7 @@ def test_the_run_says_what_it_does_after_its_last_step(tmp_path, fonts, monkeypa
         data = write_domain_set(tmp_path / "seg", 12, seed=39)
     except DomainFontsMissing as exc:
         pytest.skip(str(exc))
-    log = _Log()
+    log = LogLines()
     seen = []  # (what was read, the log's last line then)
     real_eval, real_up = ft.evaluate, ft.upright_reading
 
@@ -130,7 +112,7 @@ def test_counts_said_after_loading_include_unreadable_images(tmp_path, monkeypat
     rows.insert(2, "imgs/broken.png\tLOT 1234")
     rows.insert(5, "imgs/gone.png\tLOT 5678")
     (tmp_path / "labels.txt").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    log = _Log()
+    log = LogLines()
 
     def stop(*a, **k):  # everything after the loading is not this test's
         raise _Stop
@@ -178,7 +160,7 @@ def test_several_label_files_as_paddleocr_label_file_list(tmp_path, monkeypatch)
     assert len(got.errors) == 1 and got.errors[0].startswith(
         f"labels.txt line 7: image 'imgs/gone.png' not found (looked in "
         f"'{tmp_path / 'tags'}'"), got.errors
-    log = _Log()
+    log = LogLines()
 
     def stop(*a, **k):
         raise _Stop
