@@ -16,6 +16,7 @@ import scipy.sparse.linalg as spla
 from skiff.kernels.solve.parallel.block_local import ILU0
 from skiff.kernels.solve.parallel.rows import RowSolver, row_ranges, row_solve
 
+from ..ilu_reference import dense_ilu0
 from .thread_ranks import on_threads
 
 pytest.importorskip("mpi4py")
@@ -32,21 +33,6 @@ def _convection(n, c=20.0):
     return (sp.kronsum(T, T) + c / n * (sp.kron(sp.eye(n), U) + sp.kron(U, sp.eye(n)))).tocsr()
 
 
-def _dense_ilu0(A):
-    """The textbook ILU(0) (Saad, Algorithm 10.4) on a dense copy: L\\U in one array."""
-    a = A.toarray()
-    pattern = a != 0
-    n = a.shape[0]
-    for i in range(1, n):
-        for k in range(i):
-            if pattern[i, k]:
-                a[i, k] /= a[k, k]
-                for j in range(k + 1, n):
-                    if pattern[i, j]:
-                        a[i, j] -= a[i, k] * a[k, j]
-    return a
-
-
 def _factors(f: ILU0):
     F = sp.csr_matrix((f.data, f.indices, f.indptr), shape=(f.n, f.n)).toarray()
     return np.tril(F, -1) + np.eye(f.n), np.triu(F)
@@ -61,7 +47,7 @@ def test_ilu0_is_the_incomplete_lu_on_the_pattern(which):
     L, U = _factors(f)
     pattern = A.toarray() != 0
     assert np.allclose((L @ U)[pattern], A.toarray()[pattern], rtol=0, atol=1e-12)
-    assert np.allclose(np.tril(L, -1) + U, _dense_ilu0(A), rtol=0, atol=1e-12)
+    assert np.allclose(np.tril(L, -1) + U, dense_ilu0(A), rtol=0, atol=1e-12)
     r = rng.standard_normal(A.shape[0])
     assert np.allclose(f.solve(r), np.linalg.solve(L @ U, r), rtol=1e-12, atol=1e-12)
     if which == "symmetric":   # IC(0) in L D L^T form: CG may take it
@@ -175,7 +161,7 @@ def test_overlap_1_is_additive_schwarz_over_the_ghosts_rows(method):
     for lo, hi in ranges:
         cols = np.unique(A[lo:hi].indices)
         idx = np.concatenate([np.arange(lo, hi), cols[(cols < lo) | (cols >= hi)]])
-        F = _dense_ilu0(A[idx][:, idx])
+        F = dense_ilu0(A[idx][:, idx])
         z = np.linalg.solve((np.tril(F, -1) + np.eye(idx.size)) @ np.triu(F), V[idx])
         keep = idx.size if method == "cg" else hi - lo
         ref[idx[:keep]] += z[:keep]
