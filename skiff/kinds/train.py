@@ -16,6 +16,7 @@ source runs on every rank. When the job ends the trained model is in the noteboo
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import math
@@ -108,11 +109,17 @@ def COMMAND(p):
                         "(ZeRO when Adam's state does not fit); --dry-run shows the plan")
     p.add_argument("--checkpoint-dir", default=None, metavar="DIR",
                    help="where checkpoints go (default: the job's run folder)")
-    p.add_argument("--checkpoint-every", type=positive_int, default=None, metavar="N",
-                   help="write a checkpoint every N steps (and always at the end)")
+    p.add_argument("--checkpoint-every", type=steps_or_epoch, default=None, metavar="N",
+                   help="write a checkpoint every N steps, or 'epoch': at each epoch's end "
+                        "(and always at the end)")
     p.add_argument("--keep-checkpoints", type=positive_int, default=None, metavar="N",
                    help="how many of the newest checkpoints stay in the folder (default 3; "
                         "transformers' save_total_limit)")
+    p.add_argument("--keep-best", action="store_true",
+                   help="also keep the checkpoint of the best validation (--monitor's "
+                        "metric, val_loss by default) beside the newest --keep-checkpoints; "
+                        "named in the summary and the folder's best.json (needs a "
+                        "validation set)")
     p.add_argument("--resume", action="store_true",
                    help="continue from the newest checkpoint in --checkpoint-dir")
     p.add_argument("--precision", choices=PRECISIONS, default="32",
@@ -135,8 +142,9 @@ def COMMAND(p):
                         "metric) and keep the best validation's weights (needs a validation "
                         "set)")
     p.add_argument("--monitor", default=None, metavar="NAME",
-                   help="what --early-stop watches: val_loss (default), val_accuracy, val_f1, "
-                        "or another validation metric")
+                   help="what --early-stop (and --keep-best) watches: val_loss (default), "
+                        "val_accuracy, val_f1 (macro), val_balanced_accuracy, or another "
+                        "validation metric")
     p.add_argument("--mode", choices=("auto", "min", "max"), default=None,
                    help="whether --monitor's metric is better smaller or larger (auto: larger "
                         "for accuracies, F1 and scores)")
@@ -282,7 +290,7 @@ _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
                    "lora_rslora": False, "lora_modules_to_save": None, "target": None, "drop": None,
                    "eval": None, "class_weight": None,
                    "clip": None, "schedule": None, "warmup": None, "keep_checkpoints": None,
-                   "clip_by": None, "monitor": None, "mode": None}
+                   "clip_by": None, "monitor": None, "mode": None, "keep_best": False}
 
 
 def ocr_rec_config(values: dict) -> dict:
@@ -349,6 +357,9 @@ def ocr_rec_config(values: dict) -> dict:
         raise ValueError("train ocr-rec --resume needs --out DIR (the stopped fine-tune's "
                          "model folder, where it kept rec.ckpt) or --checkpoint-dir DIR; "
                          "or resume the stopped job itself: jobs resume ID")
+    if values.get("checkpoint_every") == "epoch":
+        raise ValueError("train ocr-rec takes --checkpoint-every N (steps; 0: never), not "
+                         "'epoch'")
     for name in ("checkpoint_every", "eval_every", "general_eval"):
         every = values.get(name)
         if every is not None and int(every) < 0:
@@ -663,6 +674,8 @@ def to_config(values: dict) -> dict:
         "checkpoint_dir": (os.path.abspath(os.path.expanduser(str(values["checkpoint_dir"])))
                            if values.get("checkpoint_dir") else None),
         "checkpoint_every": values.get("checkpoint_every"),
+        # --keep-best: in the config only when given (round 41)
+        **({"keep_best": True} if values.get("keep_best") else {}),
         "resume": bool(values.get("resume", False)),
         "seed": int(values.get("seed", 0)),
         "stop_on_divergence": bool(values.get("stop_on_divergence", False)),
@@ -738,14 +751,33 @@ def _adaptable_layers(model, lora: dict) -> list[str]:
     return names
 
 
+def steps_or_epoch(text: str):
+    """``--checkpoint-every``: a positive number of steps, or ``epoch`` (each epoch's end)."""
+    if str(text).strip().lower() == "epoch":
+        return "epoch"
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError as exc:
+        if "too large" in str(exc):
+            raise
+        raise argparse.ArgumentTypeError(f"expected a positive integer (steps) or 'epoch', "
+                                         f"got {text!r}") from None
+
+
 def _validation(values: dict, model, data, source) -> dict:
     """``--val-split`` and ``--early-stop``: early stopping needs a validation set, which text
     and image folders have by default, and the built-in arrays (blobs, shapes), a table or an
     array file only with ``--val-split``."""
     split, patience = values.get("val_split"), values.get("early_stop")
-    if patience is None and (values.get("monitor") is not None or values.get("mode") is not None):
-        raise ValueError("--monitor and --mode say what --early-stop watches: add --early-stop N "
-                         "(the validations to wait for a better one)")
+    if patience is None and not values.get("keep_best") and (
+            values.get("monitor") is not None or values.get("mode") is not None):
+        raise ValueError("--monitor and --mode say what --early-stop (or --keep-best) watches: "
+                         "add --early-stop N (the validations to wait for a better one)")
+    if values.get("keep_best") and split is None and data is not None and source is None \
+            and (values.get("_objects") or data in ARRAY_DATA or _is_table(str(data))):
+        raise ValueError(f"--keep-best keeps the best validation's checkpoint, and DATA "
+                         f"{values.get('_notebook_data') or data!r} holds none out: add "
+                         "--val-split 0.1 (a tenth held out)")
     if source is not None or data is None:
         return {"val_split": split, "early_stopping": patience}
     if values.get("_objects"):  # a notebook model or data: nothing held out but a split
@@ -1037,6 +1069,7 @@ class _Loaded:
 # a TrainResult's fields (skiff.kernels.train.result): None on a process job's value when
 # its result.json lacks them, as on a thread job's TrainResult
 _RESULT_FIELDS = ("class_metrics", "best_step", "best_val_loss", "stopped", "checkpoint",
+                  "best_checkpoint",
                   "notes", "evaluation", "val_history", "history", "weights", "resumed")
 
 
@@ -1183,8 +1216,9 @@ class TrainKind(Kind):
             else:
                 lines.append(f"resumed from step {at}")
         notes = [str(n) for n in result.get("notes") or []]
-        for note in notes[:6]:  # what reading the data decided
-            lines.append(f"data: {note}")
+        for note in notes[:6]:  # what reading the data decided (and the Trainer's warnings)
+            lines.append(f"warning: {note}" if note.startswith(("early_stopping=", "keep_best "))
+                         else f"data: {note}")
         if any(n.startswith("classes imbalanced") for n in notes) and \
                 not any("(--class-weight)" in n for n in notes):
             lines.append("data: to make the rare classes count as much in the loss: the same "
@@ -1240,6 +1274,8 @@ class TrainKind(Kind):
             lines.append(f"checkpoint: {result['checkpoint']}")
             if stopped and not early:  # how to go on from it (a new job has its own folder)
                 lines.append(_continue_line(str(result["checkpoint"])))
+        if result.get("best_checkpoint"):  # --keep-best (round 41)
+            lines.append(f"best checkpoint: {result['best_checkpoint']}")
         return lines
 
     def summary_of(self, job, result: dict) -> list[str]:

@@ -217,6 +217,7 @@ def train_parts(parts: dict, config: dict, reporter):
         checkpoint_dir=config.get("checkpoint_dir"),
         checkpoint_every=config.get("checkpoint_every"),
         keep_checkpoints=int(config.get("keep_checkpoints") or 3),  # --keep-checkpoints
+        keep_best=bool(config.get("keep_best")),  # --keep-best (round 41)
         resume=bool(config.get("resume")),
         seed=int(config.get("seed") or 0),
         stop_on_divergence=bool(config.get("stop_on_divergence", False)),
@@ -243,7 +244,7 @@ def train_parts(parts: dict, config: dict, reporter):
         raise ValueError("--val-split and a val_dataset in the cell: give one of them")
     result = trainer.train(dataset, epochs=epochs, steps=steps, val_dataset=val,
                            val_split=split)
-    result.notes = notes
+    result.notes = [*notes, *(n for n in result.notes if n not in notes)]  # the Trainer's too
     result.class_metrics = _named_classes(result.class_metrics, parts)
     run_dir = getattr(reporter, "run_dir", None)
     if untrained(result):  # stopped before its first step (the same on every rank)

@@ -30,6 +30,8 @@ class TrainResult:
     tokens_per_s: float | None = None
     peak_memory_bytes: int | None = None
     checkpoint: str | None = None
+    # keep_best=True: the checkpoint of the best validation (its monitor), kept in the folder
+    best_checkpoint: str | None = None
     strategy: dict = field(default_factory=dict)
     stopped: str | None = None  # why it ended early ("cancelled", "early stopping: ..")
     best_step: int | None = None  # early stopping: the step whose weights the model holds
@@ -71,6 +73,8 @@ class TrainResult:
             out["evaluation"] = self.evaluation
         if self.notes:  # what reading the data decided (words one-hot, gaps filled, ...)
             out["notes"] = self.notes
+        if self.best_checkpoint is not None:  # keep_best: the one to pick (round 41)
+            out["best_checkpoint"] = self.best_checkpoint
         if self.resumed is not None:  # where a resumed run went on from (or that it could not)
             out["resumed"] = self.resumed
         if self.class_metrics is not None:  # per class, with the confusion matrix

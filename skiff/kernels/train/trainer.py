@@ -51,6 +51,13 @@ from .result import TrainResult, predicted_vs_measured
 from .strategy import NonFiniteLoss, Strategy
 from .trainer_callbacks import Callbacks
 from .trainer_graph import make_step_graph
+from .trainer_keep import (
+    BestCheckpoints,
+    check_cadence,
+    checkpoint_due,
+    warn_no_early_validation,
+    warn_unscored,
+)
 from .trainer_run import (
     Run,
     apart_from,
@@ -152,9 +159,18 @@ class Trainer(Inference, TrainerState):
         stepped after each validation on ``monitor`` (``"val_loss"``) instead. A scheduler
         made on the optimizer instance given as ``optimizer=`` is used as it is.
     checkpoint_dir, checkpoint_every, keep_checkpoints
-        Where, how often (optimizer steps), and how many checkpoints to keep. A checkpoint is
-        always written at the end when ``checkpoint_dir`` is set (or the reporter has a run
-        folder, then ``run_dir/checkpoints``).
+        Where, how often (optimizer steps, or ``"epoch"``: at each epoch's end, transformers'
+        ``save_strategy="epoch"``), and how many of the newest checkpoints to keep. A
+        checkpoint is always written at the end when ``checkpoint_dir`` is set (or the
+        reporter has a run folder, then ``run_dir/checkpoints``).
+    keep_best : bool
+        Keep the checkpoint of the best validation (``monitor``, in ``mode``) beside the
+        newest ``keep_checkpoints`` (transformers' ``save_total_limit`` with
+        ``metric_for_best_model``, Lightning's ``ModelCheckpoint(monitor=...)``): a
+        checkpoint written at a step that validated is scored by that validation;
+        ``result.best_checkpoint`` names it and the folder's ``best.json`` holds every
+        kept checkpoint's score (``model.load_state_dict(path)`` loads its weights). Needs
+        validation data and a checkpoint folder (:mod:`.trainer_keep`).
     resume : bool or path
         Continue from the newest checkpoint in ``checkpoint_dir``; a path (the folder, or
         its newest ``step-N.npz``, as transformers' ``resume_from_checkpoint=``) is that
@@ -234,7 +250,7 @@ class Trainer(Inference, TrainerState):
     >>> trainer = skiff.Trainer(model, lr=1e-2, batch_size=16)
     >>> result = trainer.train((x, y), epochs=2, val_dataset=(x, y))
     >>> result.steps, sorted(result.val_history[-1])
-    (8, ['epoch', 'step', 'val_accuracy', 'val_loss'])
+    (8, ['epoch', 'step', 'val_accuracy', 'val_balanced_accuracy', 'val_f1', 'val_loss'])
     >>> trainer.predict(x).shape                    # outputs as numpy, in eval mode
     (64, 2)
     """
@@ -244,7 +260,8 @@ class Trainer(Inference, TrainerState):
                  clip: float | None = 1.0, schedule: str = "cosine",
                  warmup_steps: int | None = None, min_lr_ratio: float = 0.1,
                  weight_decay: float = 0.01, checkpoint_dir=None,
-                 checkpoint_every: int | None = None, keep_checkpoints: int = 3,
+                 checkpoint_every: int | str | None = None, keep_checkpoints: int = 3,
+                 keep_best: bool = False,
                  resume: bool = False, seed: int = 0, reporter=None, log_every: int = 1,
                  shuffle: bool = True, drop_last: bool = False, verbose: bool = False,
                  stop_on_divergence: bool = False, precision: str = "32",
@@ -262,8 +279,8 @@ class Trainer(Inference, TrainerState):
         positive_int("batch_size", batch_size)
         positive_int("grad_accum", grad_accum)
         positive_int("log_every", log_every)
-        if checkpoint_every is not None:
-            positive_int("checkpoint_every", checkpoint_every)
+        check_cadence(checkpoint_every)  # N steps or "epoch" (round 41)
+        self.keep_best = bool(keep_best)
         if eval_every is not None:
             positive_int("eval_every", eval_every)
         if evaluator is not None and not callable(evaluator):
@@ -337,6 +354,9 @@ class Trainer(Inference, TrainerState):
         self.reporter = reporter if reporter is not None else launch_reporter(strategy)
         if checkpoint_dir is None and getattr(self.reporter, "run_dir", None) is not None:
             checkpoint_dir = Path(self.reporter.run_dir) / "checkpoints"
+        if keep_best and checkpoint_dir is None:
+            raise ValueError("keep_best=True keeps the best validation's checkpoint: give "
+                             "checkpoint_dir='ck' (where the checkpoints go)")
         if checkpoint_every is not None and checkpoint_dir is None:
             # Lightning writes into its default_root_dir, transformers needs output_dir: one
             # of ours wrote nothing, without a word (a resume then started from step 0)
@@ -472,6 +492,9 @@ class Trainer(Inference, TrainerState):
             val_split, held_note = default_hold_out(dataset, self.early_stopping)
         dataset, val_dataset = self._check_data(dataset, epochs, steps, val_dataset, val_split,
                                                 loader_batch or own_batch)
+        if self.keep_best and val_dataset is None:
+            raise ValueError("keep_best=True keeps the best validation's checkpoint: give "
+                             "val_dataset= or val_split= (what it validates on)")
         if held_note:
             held_note = f"{held_note}: {len(dataset)} items train, {len(val_dataset)} validate"
             self.reporter.log(held_note)
@@ -501,8 +524,12 @@ class Trainer(Inference, TrainerState):
                 alarm.where = lambda: f"after step {run.step}"
                 if self.resume:
                     self._resume_from_checkpoint(run)
+                # an early stopping no validation before the last step can trigger (round 41)
+                said = [warn_no_early_validation(self, run), warn_unscored(self, run)]
                 self._run_steps(run)
                 result = self._finish(run)
+                # the terminal's summary shows the result's notes
+                result.notes.extend(note for note in said if note)
                 if held_note:  # also on the result, for a script that logs nothing
                     result.notes.append(held_note)
                 return result
@@ -799,10 +826,8 @@ class Trainer(Inference, TrainerState):
                 self._run_evaluator(run)
             if self.verbose:
                 self._print_progress(run, loss)
-            if self.checkpoint_dir is not None and self.checkpoint_every and \
-                    run.step % self.checkpoint_every == 0 and run.step < run.total:
-                run.last_ckpt = self._save(run.step, run.loader, run.history, run.val_history,
-                                           run.early)
+            if self.checkpoint_dir is not None and checkpoint_due(self.checkpoint_every, run):
+                run.last_ckpt = self._checkpoint(run)
                 run.watch.note_checkpoint(run.step, run.last_ckpt)
             if self.callbacks:  # every rank stops where any rank's callback asked
                 stop = run.strategy.agree_stop(bool(stop))
@@ -1062,21 +1087,30 @@ class Trainer(Inference, TrainerState):
         """A classifier's per-class validation (popped from ``val``: validation rows keep
         their scalar metrics) kept for ``result.class_metrics``, with the best step's."""
         report = {k: val.pop(k) for k in ("per_class", "confusion") if k in val}
-        f1 = val.pop("val_f1", None)
+        # the macro F1 and the balanced accuracy stay in the row (round 41): a user of an
+        # imbalanced classifier reads them at each validation (Keras' and Lightning's
+        # logged metrics), and early stopping or keep_best can watch them
+        f1 = val.get("val_f1")
         if f1 is None:
             return
+        if report.get("confusion") is not None:
+            val["val_balanced_accuracy"] = balanced_accuracy(report["confusion"])
         best = getattr(run.early, "best_step", None)
         run.class_reports = {s: r for s, r in run.class_reports.items() if s == best}
         run.class_reports[run.step] = {"val_accuracy": val.get("val_accuracy"), "f1": f1,
+                                       **({"balanced_accuracy": val["val_balanced_accuracy"]}
+                                          if "val_balanced_accuracy" in val else {}),
                                        **report}
 
     def _check_monitor_used(self, scheduler) -> None:
         """``monitor=``/``mode=`` given for nothing that watches them (early stopping, a
         ``ReduceLROnPlateau`` schedule) is refused, saying what would."""
-        if self._monitor_given and self.early_stopping is None and not on_plateau(scheduler):
+        if self._monitor_given and self.early_stopping is None and not self.keep_best \
+                and not on_plateau(scheduler):
             raise ValueError(f"monitor={self.monitor!r} and mode={self.monitor_mode!r} tell "
-                             "early stopping (or a schedule=ReduceLROnPlateau) what to watch: "
-                             "give early_stopping=N (the validations to wait) too")
+                             "early stopping (or a schedule=ReduceLROnPlateau, or keep_best) "
+                             "what to watch: give early_stopping=N (the validations to wait) "
+                             "too")
 
     def _step_on_plateau(self, run: Run) -> None:
         """A ``ReduceLROnPlateau`` steps on this validation's ``monitor`` (the ranks' mean,
@@ -1122,7 +1156,8 @@ class Trainer(Inference, TrainerState):
             return report["f1"]
         import difflib
 
-        given = [k for k in row if k.startswith("val_")] + (["val_f1"] if report else [])
+        given = [k for k in row if k.startswith("val_")] + (
+            ["val_f1"] if report and "val_f1" not in row else [])
         close = difflib.get_close_matches(self.monitor, given, n=1)
         raise ValueError(f"early stopping watches monitor={self.monitor!r}, which the "
                          f"validation does not give"
@@ -1174,6 +1209,29 @@ class Trainer(Inference, TrainerState):
                              run.val_history, run.t_start)
             run.line_losses = []
 
+    def _checkpoint(self, run: Run, restored=None):
+        """Write this step's checkpoint; with ``keep_best``, score it by this step's
+        validation (early stopping's best value when its weights were ``restored`` into
+        it) and keep the newest ``keep_checkpoints`` and the best (:mod:`.trainer_keep`)."""
+        if not self.keep_best:
+            return self._save(run.step, run.loader, run.history, run.val_history, run.early)
+        if run.best is None:
+            run.best = BestCheckpoints(self.checkpoint_dir, self.keep_checkpoints,
+                                       self.monitor, self.monitor_mode, resume=self.resume)
+        value = None
+        if restored is not None:
+            value = run.early.best
+        elif run.val_history and run.val_history[-1]["step"] == run.step:
+            value = self._mean_of_ranks(run, self._monitored(run))  # every rank calls it
+        keep, self.keep_checkpoints = self.keep_checkpoints, None  # rotated here instead
+        try:
+            path = self._save(run.step, run.loader, run.history, run.val_history, run.early)
+        finally:
+            self.keep_checkpoints = keep
+        run.best.note(run.step, value)
+        run.best_path = run.best.rotate(run.strategy.is_root)
+        return path
+
     @staticmethod
     def _checkpoint_is_current(run: Run, best) -> bool:
         """A resume that trained nothing (its checkpoint already reaches the steps asked)
@@ -1199,7 +1257,7 @@ class Trainer(Inference, TrainerState):
             # weights it trained to: the best ones restored first went into the checkpoint
             # with this step's optimizer, and the resume went on from them (a pp job whose
             # launcher was killed at step 14 of 24: its losses 0.5 above the whole run's)
-            run.last_ckpt = self._save(step, loader, run.history, run.val_history, run.early)
+            run.last_ckpt = self._checkpoint(run)
             saved = True
         best = run.early.restore(self.model, step) if run.early is not None else None
         if best is not None:
@@ -1213,7 +1271,7 @@ class Trainer(Inference, TrainerState):
         elif self._checkpoint_is_current(run, best):  # nothing trained: it is this state
             run.last_ckpt = run.resumed.get("path")
         elif self.checkpoint_dir is not None and step > 0:
-            run.last_ckpt = self._save(step, loader, run.history, run.val_history, run.early)
+            run.last_ckpt = self._checkpoint(run, restored=best)
         self._live_strategy = None  # torn down: the model is whole from here on
         run.strategy.teardown()
         elapsed, samples, tokens = run.elapsed, run.samples, run.tokens
@@ -1225,6 +1283,7 @@ class Trainer(Inference, TrainerState):
             tokens_per_s=tokens / elapsed if elapsed > 0 and tokens else None,
             peak_memory_bytes=run.peak or None,
             checkpoint=None if run.last_ckpt is None else str(run.last_ckpt),
+            best_checkpoint=run.best_path,
             strategy=self.plan, stopped=run.stopped, num_parameters=run.n_params,
             model=self.model)
         result.resumed = run.resumed
@@ -1293,7 +1352,18 @@ class Trainer(Inference, TrainerState):
             raise ValueError(f"unknown optimizer {spec!r}: choose from adamw, adam, sgd, or pass "
                              "one")
         if hasattr(spec, "step") and hasattr(spec, "param_groups"):
-            return spec
+            # mixed precision's masters or ZeRO's slice: its class on them (round 41: it
+            # stepped the model's parameters, which the strategy then wrote over)
+            from .trainer_optimizer import optimizer_on
+
+            before, params = self.optimizer, list(params)
+            stepped = [p for g in getattr(before, "param_groups", ()) for p in g["params"]]
+            if getattr(before, "_rebuilt_from", None) is spec and len(stepped) == len(params) \
+                    and all(a is b for a, b in zip(stepped, params)):
+                return before  # train() again on the same tensors: its moments go on
+            mixed = self.mixed if self.mixed is not None and not self.mixed.owned else None
+            return optimizer_on(spec, params, None if mixed is None else mixed.params,
+                                getattr(self.strategy, "name", str(self.strategy_spec)))
         if callable(spec):
             try:
                 return spec(params)
@@ -1313,6 +1383,9 @@ class Trainer(Inference, TrainerState):
         if callable(self.schedule):  # a torch-style scheduler of the user's, on our optimizer
             return _user_scheduler(self.schedule, self.optimizer)
         if is_scheduler(self.schedule):  # StepLR(opt, ...) made on optimizer=opt (Lightning's)
+            from .trainer_optimizer import rebind_scheduler
+
+            rebind_scheduler(self.schedule, self.optimizer_spec, self.optimizer)
             return bound_scheduler(self.schedule, self.optimizer)
         warmup = self.warmup_steps
         if warmup is None:
@@ -1384,6 +1457,15 @@ class Trainer(Inference, TrainerState):
         if self.stop_on_divergence:
             raise self._diverged(run.step, run.watch.describe(), run, all_ranks=True)
         self.reporter.log(run.watch.warning(run.step), level="warning")
+
+
+def balanced_accuracy(confusion) -> float | None:
+    """The mean recall over the classes among the targets (scikit-learn's
+    ``balanced_accuracy_score``) from a confusion matrix ``[true][predicted]``."""
+    m = np.asarray(confusion, dtype=np.float64)
+    support = m.sum(1)
+    seen = support > 0
+    return float((np.diag(m)[seen] / support[seen]).mean()) if seen.any() else None
 
 
 def _frame_alone(data, model) -> None:

@@ -33,6 +33,8 @@ class Run:
     val_history: list = field(default_factory=list)
     evaluation: list = field(default_factory=list)  # the evaluator's rows {"step", ...}
     last_ckpt: object = None
+    best: object = None  # keep_best: trainer_keep.BestCheckpoints (made at the first save)
+    best_path: str | None = None  # keep_best: the best validation's checkpoint so far
     stopped: str | None = None
     # resume=True: {"from_step": N or None (no checkpoint), "dir", "total"}
     resumed: dict | None = None

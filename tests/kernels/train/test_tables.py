@@ -15,6 +15,17 @@ import pytest
 from skiff.kernels.train.tables import TableError, read_table
 
 
+def _in_process(capsys, *argv) -> tuple[int, str, str]:
+    """``python -m skiff ARGV`` in this process (round 41, h5: a predict or a refusal
+    needs no interpreter of its own, ~2 CPU s each): (exit code, stdout, stderr)."""
+    from skiff.cli import main
+
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
 def _points(n=400, seed=0):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(n, 3)) * [1.0, 10.0, 100.0] + [0.0, 5.0, -50.0]
@@ -91,7 +102,7 @@ def test_a_bad_table_is_refused_where_it_is_bad(tmp_path, body, message):
         read_table(tmp_path / "bad.npz")
 
 
-def test_the_cli_trains_mlp_on_a_table_and_the_model_fits(tmp_path):
+def test_the_cli_trains_mlp_on_a_table_and_the_model_fits(tmp_path, capsys):
     x = _points(600, seed=1)
     y = 3.0 * x[:, 0] - 0.2 * x[:, 1] + 0.01 * x[:, 2]
     path = tmp_path / "quantity.csv"
@@ -113,9 +124,8 @@ def test_the_cli_trains_mlp_on_a_table_and_the_model_fits(tmp_path):
     pred = model(xs.astype(np.float32)).numpy()[:, 0] * scaling["y_std"] + scaling["y_mean"]
     r2 = 1 - ((pred - y) ** 2).mean() / y.var()
     assert r2 > 0.95, r2
-    proc = subprocess.run([sys.executable, "-m", "skiff", "train", "cnn", str(path)],
-                          capture_output=True, text=True, timeout=120, env=env)
-    assert proc.returncode != 0 and "trains on 'shapes'" in proc.stderr
+    code, _, err = _in_process(capsys, "train", "cnn", path)  # refused before any job
+    assert code != 0 and "trains on 'shapes'" in err
 
 
 @pytest.mark.parametrize("name,start", [("", 0), ("Unnamed: 0", 0), ("id", 1)])
@@ -186,7 +196,7 @@ def test_target_mistakes_are_said_before_any_job(tmp_path, line, needle):
         to_config(vars(COMMAND.parse(line.format(path=path))))
 
 
-def test_training_on_a_chosen_target_column_fits_it(tmp_path):
+def test_training_on_a_chosen_target_column_fits_it(tmp_path, capsys):
     path, price = _houses(tmp_path)
     env = {**os.environ, "SKIFF_RUNS": str(tmp_path / "runs"), "OPENBLAS_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-m", "skiff", "train", "mlp", str(path), "--target",
@@ -195,10 +205,9 @@ def test_training_on_a_chosen_target_column_fits_it(tmp_path):
     assert out.returncode == 0, out.stderr
     run_dir = json.loads(out.stdout)["job"]["run_dir"]
     assert json.load(open(os.path.join(run_dir, "table.json")))["target"] == "price"
-    pred = subprocess.run([sys.executable, "-m", "skiff", "predict", run_dir, str(path),
-                           "--json"], capture_output=True, text=True, env=env, timeout=120)
-    assert pred.returncode == 0, pred.stderr
-    doc = json.loads(pred.stdout)
+    code, out, err = _in_process(capsys, "predict", run_dir, path, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
     assert doc["score"]["r2"] > 0.9, doc["score"]
 
 
@@ -239,7 +248,7 @@ def test_words_are_one_hot_categories_and_missing_numbers_take_the_mean(tmp_path
     assert spec["built"]["fill"] == pytest.approx(fill)
 
 
-def test_a_table_of_words_and_gaps_trains_and_predicts_new_rows_the_same_way(tmp_path):
+def test_a_table_of_words_and_gaps_trains_and_predicts_new_rows_the_same_way(tmp_path, capsys):
     path, _, _, _ = _flats(tmp_path)
     env = {**os.environ, "SKIFF_RUNS": str(tmp_path / "runs"), "OPENBLAS_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-m", "skiff", "train", "mlp", str(path), "--epochs",
@@ -250,10 +259,9 @@ def test_a_table_of_words_and_gaps_trains_and_predicts_new_rows_the_same_way(tmp
     new = tmp_path / "new.csv"  # columns in another order, a city never seen, a gap
     new.write_text("city,built,area,rooms,price\nParis,1980,100,3,285\nLyon,,60,2,150.7\n"
                    "Marseille,2000,80,4,225\n")
-    pred = subprocess.run([sys.executable, "-m", "skiff", "predict", run_dir, str(new),
-                           "--json"], capture_output=True, text=True, env=env, timeout=120)
-    assert pred.returncode == 0, pred.stderr
-    doc = json.loads(pred.stdout)
+    code, out, err = _in_process(capsys, "predict", run_dir, new, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
     paris, lyon, _ = doc["predictions"]
     assert abs(paris - 285) < 15 and abs(lyon - 150.7) < 15, doc["predictions"]
     assert any("'Marseille'" in n and "none of its features set" in n for n in doc["notes"])

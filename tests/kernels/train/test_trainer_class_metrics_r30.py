@@ -55,7 +55,8 @@ def test_class_metrics_of_a_direct_trainer_run():
     trainer = skiff.Trainer(model, lr=0.02, batch_size=32, seed=2)
     result = trainer.train((x, y), epochs=2, val_dataset=(xv, yv))
     _check(result, model, xv, yv)
-    assert sorted(result.val_history[-1]) == ["epoch", "step", "val_accuracy", "val_loss"]
+    assert sorted(result.val_history[-1]) == ["epoch", "step", "val_accuracy",
+                                              "val_balanced_accuracy", "val_f1", "val_loss"]
 
 
 def test_class_metrics_are_of_the_best_weights_after_early_stopping():

@@ -1,0 +1,68 @@
+"""An optimizer instance given as ``optimizer=`` (torch's and Lightning's habit: ``opt =
+AdamW(model.parameters(), lr=...)``) where the Trainer steps other tensors than the model's
+parameters: the float32 masters of mixed precision, or ZeRO's flat slice of them on each
+rank (round 41).
+
+Returned as it was, the instance went on stepping the model's parameters while the
+strategy wrote its masters (or its slice, never stepped) back over them after each step:
+the run trained nothing, without a word (a ``bf16-mixed`` run's loss, and a ``zero1`` or
+``zero2`` run's on 2 ranks, came back to its first value at each epoch). Now the same class
+is built on the tensors stepped, with each parameter group's settings (``lr``, ``betas``,
+``weight_decay``, a scheduler's ``initial_lr``, ...): group by group where each stepped
+tensor stands for one parameter (mixed precision's masters), one group where they are a
+flat slice (ZeRO; groups of other settings are refused there, naming what works). A
+scheduler instance made on the given optimizer is moved onto the one built
+(:func:`rebind_scheduler`), as a factory's scheduler is made on it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["optimizer_on", "rebind_scheduler"]
+
+
+def optimizer_on(spec, params: list, source: list | None, strategy: str):
+    """``spec`` itself when it steps ``params``; else an optimizer of its class on
+    ``params``. ``source``: the model's parameters that ``params`` stand for, position by
+    position (mixed precision's masters), or None (a flat slice: ZeRO)."""
+    own = {id(p) for g in spec.param_groups for p in g["params"]}
+    if all(id(p) in own for p in params):  # its own tensors (the trainable ones, say)
+        return spec
+    settings = [{k: v for k, v in g.items() if k != "params"} for g in spec.param_groups]
+    if source is not None and len(source) == len(params):
+        where = {id(s): i for i, s in enumerate(source)}
+        groups = [{**st, "params": [params[where[id(p)]] for p in g["params"]
+                                    if id(p) in where]}
+                  for g, st in zip(spec.param_groups, settings)]
+        groups = [g for g in groups if g["params"]]
+    else:
+        if any(s != settings[0] for s in settings[1:]):
+            differ = sorted({k for s in settings[1:] for k in {**s, **settings[0]}
+                             if s.get(k) != settings[0].get(k)})
+            raise ValueError(
+                f"optimizer=... has {len(settings)} parameter groups of other settings "
+                f"({', '.join(differ)}); strategy {strategy!r} steps one flat slice of all "
+                "the parameters on each rank, one group: give one group's settings, or "
+                "strategy='dp' (it steps the groups as they are)")
+        groups = [{**settings[0], "params": list(params)}]
+    if not groups:
+        raise ValueError(f"optimizer=... steps none of the parameters the Trainer trains "
+                         f"under {strategy!r}: build it on model.parameters()")
+    try:
+        made = type(spec)(groups)
+    except TypeError as exc:
+        raise TypeError(f"optimizer=... is a {type(spec).__name__}, which the Trainer "
+                        f"rebuilds on the tensors {strategy!r} steps (the float32 masters or a "
+                        f"flat slice) as {type(spec).__name__}(param_groups), and that "
+                        f"failed ({exc}): pass a factory, optimizer=lambda params: "
+                        f"{type(spec).__name__}(params, ...)") from None
+    made._rebuilt_from = spec
+    return made
+
+
+def rebind_scheduler(schedule, given, built) -> None:
+    """A scheduler instance made on the optimizer given (``given``) drives ``built``, the
+    one the Trainer steps in its place (its groups carry the same ``lr`` and
+    ``initial_lr``)."""
+    if given is not None and built is not given and getattr(schedule, "optimizer", None) \
+            is given and getattr(built, "_rebuilt_from", None) is given:
+        schedule.optimizer = built
