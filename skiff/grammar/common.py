@@ -57,8 +57,9 @@ def did_you_mean(word, choices) -> str:
     """``" (did you mean 'poisson'?)"`` for the valid name closest to ``word``, or ``""``.
 
     The one name that starts with ``word`` (``bicg`` -> ``bicgstab``), else the closest
-    spelling (difflib), else the same letters in another order (``gc`` -> ``cg``); case is
-    ignored."""
+    spelling (difflib), else the same letters in another order (``gc`` -> ``cg``), else the
+    one name of the same length one character away (``7x`` -> ``7b``), else the one longest
+    name inside the word (``llama-7b`` -> ``7b``); case is ignored."""
     names = [str(c) for c in choices]
     lower = {n.lower(): n for n in names}
     text = str(word).lower()
@@ -68,11 +69,25 @@ def did_you_mean(word, choices) -> str:
         # to '--post' as the cutoff, and a suggestion that helps nobody
         dashed = text.startswith("-")
         bare = {(n.lstrip("-") if dashed else n): n for n in lower}
-        found = difflib.get_close_matches(text.lstrip("-") if dashed else text, list(bare),
-                                          n=1, cutoff=0.6)
+        typed = text.lstrip("-") if dashed else text
+        found = difflib.get_close_matches(typed, list(bare), n=1, cutoff=0.6)
         close = [bare[m] for m in found]
+        # a word that starts with a valid name (`--lrate` -> `--lr`) beats difflib's weak
+        # pick (`--strategy`, ratio 0.62); a near spelling (`--restrat`, 0.88) keeps its own
+        head = [n for b, n in bare.items() if len(b) >= 2 and typed.startswith(b)]
+        if head and (not found or difflib.SequenceMatcher(None, typed, found[0]).ratio()
+                     < 0.75):
+            longest = max(len(n) for n in head)
+            head = [n for n in head if len(n) == longest]
+            close = head if len(head) == 1 else close
     if not close:
         close = [n for n in lower if sorted(n) == sorted(text)][:1]
+    if not close and len(text.lstrip("-")) >= 2:
+        # one character typed wrong in a short name (`plan 7x`, `13m`): difflib's ratio for
+        # two characters of which one differs is 0.5, under its cutoff (round 41)
+        near = [n for n in lower if len(n) == len(text)
+                and sum(a != b for a, b in zip(n, text)) == 1]
+        close = near if len(near) == 1 else []
     if not close:
         # a valid name inside the word, the longest if one is longest: a model as its
         # family calls it (`plan llama-7b`, `train nanogpt-mini`) named none before

@@ -284,12 +284,30 @@ class JobState:
         job held by a slow file system, a lock, a peer); None while it moves, before two
         progress events and once it has ended. Views show it instead of the rate and ETA,
         which were those of before ('ETA 0.8 s' for a minute)."""
-        if self.status != "running" or len(self.progress_times) < 2:
+        if self.status != "running" or len(self.progress_times) < 2 \
+                or self.finishing() is not None:
             return None
         first, last = self.progress_times[0][0], self.progress_times[-1][0]
         gap = (last - first) / (len(self.progress_times) - 1)
         quiet = now - last
         return quiet if quiet > max(STALL_MIN_S, STALL_RATIO * gap) else None
+
+    def finishing(self) -> str | None:
+        """What a running job does after its last unit (its progress at its total: an
+        ocr-rec run exporting and reading its held-out crops for minutes, a training's last
+        checkpoint): its newest log line since that progress, "" if it said none; None for a
+        job still on its units or ended. It is working, not stalled: the views say this
+        where they said "no progress for 3 min" (round 41)."""
+        if self.status != "running" or not self.total or self.done < self.total \
+                or not self.progress_times:
+            return None
+        since = self.progress_times[-1][0]
+        for t, _level, message in reversed(self.logs):
+            if t is None or t < since:
+                break
+            if message.strip():
+                return message.strip().splitlines()[0]
+        return ""
 
     @property
     def fraction(self) -> float | None:

@@ -149,11 +149,15 @@ def live_line(job, width: int = 100, *, now: float | None = None,
     elapsed = state.elapsed(now)
     clock = fmt_clock(elapsed) if elapsed is not None else "00:00"
     stalled = state.stalled(now)
+    finishing = state.finishing()  # past its last unit, working on what comes after it
+    quiet = stalled is not None or finishing is not None
     if not state.final and state.total:
-        clock += f"<{fmt_clock(None if stalled is not None else shown_eta(state))}"
+        clock += f"<{fmt_clock(None if quiet else shown_eta(state))}"
     rate = fmt_rate(state.rate(), state.unit) if not state.final else ""
     if stalled is not None:
         rate = f"no progress for {fmt_seconds(stalled)}"
+    elif finishing is not None:
+        rate = "finishing"
     timing = f"[{clock}{', ' + rate if rate else ''}]"
     metric = _key_metric(state)
     tail = " ".join(x for x in (_amount(state), timing, metric) if x)
@@ -164,7 +168,9 @@ def live_line(job, width: int = 100, *, now: float | None = None,
         room = width - len(head) - len(tail) - 8
         bar = f"|{_bar(frac, min(room, 30), ascii_only)}|" if room >= 6 else ""
         line = f"{head} {100 * frac:3.0f}%{bar} {tail}"
-    if not metric and not state.final and state.message:  # what it is doing, if there is room
+    if finishing:  # what it said it does after its last step
+        line += f" {finishing}"
+    elif not metric and not state.final and state.message:  # what it is doing, if there is room
         line += f" {state.message}"
     return clean(line)[:max(10, width)]
 
@@ -183,8 +189,11 @@ def plain_line(job, *, now: float | None = None) -> str:
     if elapsed is not None:
         bits.append(f"elapsed {fmt_seconds(elapsed)}")
     stalled = state.stalled(now)
+    finishing = state.finishing()
     if stalled is not None:
         bits.append(f"no progress for {fmt_seconds(stalled)}")
+    elif finishing is not None:  # working after its last step, not stalled
+        bits.append(f"finishing: {finishing}" if finishing else "finishing")
     elif not state.final:
         eta = shown_eta(state)
         if eta is not None:
@@ -239,6 +248,7 @@ class LiveDisplay:
         encoding = (getattr(stream, "encoding", None) or "ascii").lower()
         self.ascii_only = ("utf" not in encoding) if ascii_only is None else ascii_only
         self.drawn = False
+        self.last = ""  # the last plain line written (the final one is not written twice)
 
     @property
     def rate(self) -> float:
@@ -263,11 +273,15 @@ class LiveDisplay:
             self.drawn = True
         else:
             self.stream.write(line + "\n")
+            self.last = line
         self.stream.flush()
 
     def close(self, job=None) -> None:
-        """Draw the job's final state (in place on a TTY), then end the line."""
-        if job is not None and (self.tty or self.drawn):
+        """Draw the job's final state (in place on a TTY), then end the line. Off a TTY the
+        final line is written once too, whatever was before it (nothing, for a job that ended
+        before the first look; its "running" line of seconds ago): a log ends with how the
+        job ended however fast it did, not as a race decides (round 41)."""
+        if job is not None and (self.tty or self.render(job) != self.last):
             self.write(self.render(job))
         if self.tty and self.drawn:
             self.stream.write("\n")

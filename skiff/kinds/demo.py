@@ -25,7 +25,10 @@ def run(config: dict, reporter: Reporter) -> dict:
     the all-reduce, as a rank that saw the cancel one step later than they did); ``split``:
     the ranks share the work (``reporter.split_progress()``: each rank's steps are its part,
     the job's progress their sum, each rank's part in the Jobs sidebar's tab);
-    ``raise_on_stop``: a stop raises ``JobCancelled`` (as a solve does) instead of returning."""
+    ``raise_on_stop``: a stop raises ``JobCancelled`` (as a solve does) instead of returning;
+    ``after_until`` (a path): after its last step the job says what it does then (as an
+    ocr-rec run exports and reads its held-out crops for minutes) and waits, running, until
+    the file exists (or a cancel)."""
     steps = int(config.get("steps", 10))
     sleep = float(config.get("sleep", 0.05))
     fail_at = config.get("fail_at")
@@ -67,6 +70,12 @@ def run(config: dict, reporter: Reporter) -> dict:
         reporter.metric("value", total, step=step)
         reporter.progress(step, steps)
         time.sleep(sleep)
+    if config.get("after_until") is not None:
+        reporter.log("checking the sums after the last step")
+        while not os.path.exists(str(config["after_until"])):
+            if reporter.should_stop():
+                return {"steps": steps, "stopped": True}
+            time.sleep(0.05)
     reporter.log(f"finished {steps} steps on {size} rank(s)")
     return {"steps": steps, "ranks": size, "allreduce": total}
 

@@ -647,6 +647,10 @@ def to_config(values: dict) -> dict:
     drop = _check_drop(values.get("drop"), data if source is None else None, target)
     class_weight = _check_class_weight(values.get("class_weight"), model, source,
                                        bool(values.get("_objects")))
+    if class_weight is not None and source is None:  # a table's regression: said now
+        from .class_weight_table import refuse_on_regression
+
+        refuse_on_regression(data, target, drop)
     return {
         "class_weight": class_weight,
         "target": target,

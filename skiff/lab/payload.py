@@ -77,8 +77,11 @@ def progress_label(state, now: float | None = None) -> str:
     elif state.done:
         bits.append(f"{figure(state.done)} {_plural(state.unit)}".rstrip())
     stalled = state.stalled(now)
+    finishing = state.finishing()
     if stalled is not None:
         bits.append(f"no progress for {fmt_clock(stalled)}")
+    elif finishing is not None:  # past its last step, working (an ocr-rec's final reading)
+        bits.append(f"finishing: {finishing}" if finishing else "finishing")
     elif not state.final:
         rate = fmt_rate(state.rate(), state.unit)
         if rate:

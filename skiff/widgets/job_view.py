@@ -30,7 +30,7 @@ from skiff.jobs.render import (
     ranks_html,
     summarise_logs,
 )
-from skiff.jobs.terminal import fmt_rate, shown_eta
+from skiff.jobs.terminal import _plural, fmt_rate, shown_eta
 from skiff.kinds.base import figure
 
 from .chart import metric_chart
@@ -397,13 +397,19 @@ class JobView(W.VBox):
         _set(self.progress, bar_style="warning" if self._failed_parts else style)
         bits = []
         if total:
+            # "97/200 steps", as the terminal and the Jobs sidebar say it ("step", round 41)
             bits.append(f"{100 * state.fraction:.0f}% · {figure(state.done)}/{figure(total)} "
-                        f"{html.escape(state.unit)}")
+                        f"{html.escape(_plural(state.unit) if state.unit else '')}")
         elif state.done:
-            bits.append(f"{figure(state.done)} {html.escape(state.unit)}")
+            bits.append(f"{figure(state.done)} "
+                        f"{html.escape(_plural(state.unit) if state.unit else '')}")
         stalled = state.stalled(time.time())
+        finishing = state.finishing()
         if stalled is not None:  # the rate and ETA were those of before it went quiet
             bits.append(f"no progress for {fmt_seconds(stalled)}")
+        elif finishing is not None:  # past its last step, working (an ocr-rec's final reading)
+            bits.append("finishing" + (f": <i>{html.escape(finishing)}</i>" if finishing
+                                       else ""))
         elif not state.final:
             rate = _fmt_rate(state.rate(), html.escape(state.unit))
             if rate:

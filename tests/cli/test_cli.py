@@ -1,4 +1,6 @@
-"""``python -m skiff`` in a real subprocess."""
+"""``python -m skiff`` in a real subprocess where the process is what is tested (the top-level
+help, ``devices --json``, a closed pipe, an image piped on stdin); the rest through
+``skiff.cli.main`` in this process (round 41: ~1 CPU s of imports each)."""
 
 import json
 import os
@@ -6,6 +8,8 @@ import subprocess
 import sys
 
 import pytest
+
+from .in_process import run_main
 
 
 def run(*args, env=None, timeout=120):
@@ -20,15 +24,15 @@ def test_devices_json_lists_the_cpu():
     assert doc[0]["name"] == "cpu" and doc[0]["cores"] >= 1
 
 
-def test_jobs_json_after_a_job(runs_dir):
+def test_jobs_json_after_a_job(runs_dir, capsys):
     from skiff.jobs import launch
 
     job = launch("demo", {"steps": 1, "sleep": 0}).wait(10)
-    out = run("jobs", "--json")
+    out = run_main("jobs", "--json", capsys=capsys)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert [d["id"] for d in doc] == [job.id] and doc[0]["status"] == "done"
-    out = run("jobs", "show", job.id[-4:], "--json")
+    out = run_main("jobs", "show", job.id[-4:], "--json", capsys=capsys)
     assert json.loads(out.stdout)["id"] == job.id
 
 
@@ -38,8 +42,8 @@ def test_jobs_json_after_a_job(runs_dir):
      (("jobs", "--bogus"), "unrecognized arguments: --bogus"),
      (("jobs", "show", "nosuch"), "no job 'nosuch'")],
 )
-def test_bad_usage_exits_2_with_one_line(args, needle):
-    out = run(*args)
+def test_bad_usage_exits_2_with_one_line(args, needle, capsys):
+    out = run_main(*args, capsys=capsys)
     assert out.returncode == 2
     assert needle in out.stderr
     assert "Traceback" not in out.stderr
@@ -50,10 +54,13 @@ def test_help_lists_commands():
     assert out.returncode == 0 and "devices" in out.stdout and "jobs" in out.stdout
 
 
-def test_no_command_lists_the_commands_help_and_version():
+def test_no_command_lists_the_commands_help_and_version(capsys):
     """As git does: no command prints the commands (stderr, status 2); `help CMD` is
     `CMD --help`; `--version` prints the version (round 22: it was an unknown command)."""
     from skiff import __version__
+
+    def run(*args):
+        return run_main(*args, capsys=capsys)
 
     bare = run()
     assert bare.returncode == 2 and "predict" in bare.stderr and "solve" in bare.stderr
@@ -63,14 +70,14 @@ def test_no_command_lists_the_commands_help_and_version():
     assert version.returncode == 0 and version.stdout.strip() == f"skiff {__version__}"
 
 
-def test_a_command_summary_is_not_cut_inside_brackets():
+def test_a_command_summary_is_not_cut_inside_brackets(capsys):
     from skiff.kinds.chat import GENERATE
 
     assert GENERATE.summary.startswith("Continue a text with a checkpoint (or --chat: answer it)")
-    assert run("--help").stdout.count("(or --chat: answer it)") == 1
+    assert run_main("--help", capsys=capsys).stdout.count("(or --chat: answer it)") == 1
 
 
-def test_ocr_reads_an_image_piped_on_standard_input(tmp_path, runs_dir):
+def test_ocr_reads_an_image_piped_on_standard_input(tmp_path, runs_dir, capsys):
     """`curl ... | python -m skiff ocr -` (round 22: "no such file, folder or pattern: '-'");
     the temporary file it is written to is gone when the job ends."""
     import glob
@@ -89,7 +96,7 @@ def test_ocr_reads_an_image_piped_on_standard_input(tmp_path, runs_dir):
     Image.fromarray(sample.image).save(buf, "PNG")
     path = tmp_path / "page.png"
     path.write_bytes(buf.getvalue())
-    want = run("ocr", str(path), "--out", "-")
+    want = run_main("ocr", str(path), "--out", "-", capsys=capsys)  # the file, read here
     assert want.returncode == 0 and want.stdout.strip(), want.stderr
     before = set(glob.glob(os.path.join(tempfile.gettempdir(), "skiff-stdin-*")))
     got = subprocess.run([sys.executable, "-m", "skiff", "ocr", "-", "--out", "-"],
@@ -116,19 +123,20 @@ def test_ocr_dash_from_a_terminal_says_to_pipe(monkeypatch):
     assert _stdin_image({"inputs": ["a.png"]}) is None
 
 
-def test_jobs_cancel_of_a_running_job_says_the_cancel_was_asked(runs_dir):
+def test_jobs_cancel_of_a_running_job_says_the_cancel_was_asked(runs_dir, capsys):
     """It printed only '<Job ... running 21%>', which reads as if nothing happened."""
     from skiff.jobs import launch
 
     job = launch("demo", {"steps": 400, "sleep": 0.05})
     try:
-        out = run("jobs", "cancel", job.id)
+        out = run_main("jobs", "cancel", job.id, capsys=capsys)
         assert out.returncode == 0, out.stderr
         # asked; the job may stop before the command prints (a demo step is 0.05 s)
         assert ("cancel asked: it stops at its next step" in out.stdout
                 or "cancel asked: it stopped (cancelled)" in out.stdout), out.stdout
         assert job.wait(30).status == "cancelled"
-        again = run("jobs", "cancel", job.id)  # a finished job: how it ended, nothing asked
+        # a finished job: how it ended, nothing asked
+        again = run_main("jobs", "cancel", job.id, capsys=capsys)
         assert "cancelled" in again.stdout and "cancel asked" not in again.stdout
     finally:
         job.cancel()
@@ -150,8 +158,8 @@ def test_a_closed_pipe_ends_quietly(args, runs_dir):
     assert out.returncode in (0, 1)
 
 
-def test_help_documents_the_exit_codes():
-    out = run("--help")
+def test_help_documents_the_exit_codes(capsys):
+    out = run_main("--help", capsys=capsys)
     table = out.stdout.split("exit status:", 1)[1]
     codes = [int(line.split()[0]) for line in table.strip().splitlines()]
     assert codes == [0, 1, 2, 3, 124, 130]

@@ -21,13 +21,13 @@ def test_interrupting_jobs_wait_leaves_the_job_running(runs_dir):
     km, kc = start_new_kernel(kernel_name="python3", env={**os.environ})
     try:
         _outputs(kc, kc.execute("%load_ext skiff"))
-        msg_id = kc.execute(f"print('waiting', flush=True)\n%jobs wait {job.id}")
-        while True:  # the cell has started: its first output
+        msg_id = kc.execute(f"%jobs wait {job.id}")
+        while True:  # the wait is under way: its progress line (after its 2 quiet seconds);
+            # a fixed sleep after the cell's first print raced the wait's start under load
             msg = kc.get_iopub_msg(timeout=60)
-            if (msg["parent_header"].get("msg_id") == msg_id
-                    and msg["msg_type"] == "stream"):
+            if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] in (
+                    "stream", "display_data") and job.id in str(msg["content"]):
                 break
-        time.sleep(0.5)
         km.interrupt_kernel()
         text = _outputs(kc, msg_id)
         assert f"stopped waiting; job {job.id} goes on" in text, text

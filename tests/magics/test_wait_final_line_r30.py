@@ -35,21 +35,20 @@ def _job_waiting_for(gate):
 def test_notebook_wait_ends_on_the_final_line(monkeypatch):
     shown: list[str] = []
 
+    gate = threading.Event()
+
     def display(data, raw=False, display_id=False):
         shown.append(data["text/plain"])
+        gate.set()  # the job goes on once its first line is drawn (a timer raced the draw)
         return _Handle(shown)
 
     monkeypatch.setattr(skiff.widgets.display, "widgets_enabled", lambda: True)
     monkeypatch.setattr(IPython.display, "display", display)
-    gate = threading.Event()
     job = _job_waiting_for(gate)
-    timer = threading.Timer(0.5, gate.set)
-    timer.start()
     try:
         wait_quietly(job, quiet_s=0.0, stream=None)
     finally:
         gate.set()
-        timer.cancel()
     assert job.status == "done"
     assert shown, "the wait drew no progress line"
     assert all(line.strip() for line in shown), shown  # never an empty output
@@ -61,14 +60,17 @@ def test_notebook_wait_ends_on_the_final_line(monkeypatch):
 def test_terminal_wait_ends_on_the_final_line():
     gate = threading.Event()
     job = _job_waiting_for(gate)
-    stream = io.StringIO()
-    timer = threading.Timer(0.5, gate.set)
-    timer.start()
+
+    class Stream(io.StringIO):
+        def write(self, text):  # the job goes on once its first line is drawn
+            gate.set()
+            return super().write(text)
+
+    stream = Stream()
     try:
         wait_quietly(job, quiet_s=0.0, stream=stream)
     finally:
         gate.set()
-        timer.cancel()
     text = stream.getvalue()
     assert text.endswith("\n")
     final = text.rstrip("\n").split("\r")[-1].split()
