@@ -749,7 +749,9 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         eos_ids = self._generation_value("eos_token_id", eos_token_id)
         procs = ExtraProcessors({k: extra[k] for k in PROCESSOR_OPTIONS},
                                 eos=[] if eos_ids is None else np.atleast_1d(eos_ids).tolist(),
-                                max_new=max_new_tokens, model=self)
+                                max_new=max_new_tokens, model=self,
+                                beams=max(int(extra["num_beams"] or 1),
+                                          int(extra["num_return_sequences"] or 1)))
         more = dict(min_new_tokens=min_new, no_repeat_ngram_size=extra["no_repeat_ngram_size"],
                     processors=procs,
                     return_dict_in_generate=extra["return_dict_in_generate"],
@@ -777,6 +779,7 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                         top_p=top_p, repetition_penalty=repetition_penalty,
                         eos_token_id=eos_token_id, seed=seed, generator=generator,
                         stop_strings=stop_strings, tokenizer=tokenizer, streamer=on_token,
+                        pad_token_id=pad,
                         _padded=[(list(ids[b]), e - a) for b, (a, e) in enumerate(rows)],
                         **hooks, **more)
                 finally:
@@ -894,7 +897,7 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                        no_repeat_ngram_size=None, return_dict_in_generate=False,
                        output_scores=False, output_logits=False,
                        logits_processor=None, stopping_criteria=None, processors=None,
-                       _padded=None) -> list[np.ndarray]:
+                       pad_token_id="config", _padded=None) -> list[np.ndarray]:
         """Continue prompts of *different* lengths together (a list of 1-D id arrays):
         one packed prefill (no padding) and batched decode steps, each row at its own
         position. Choices as :meth:`generate`; a row stops after its eos token or a stop
@@ -912,15 +915,18 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         if streamer is not None and not callable(streamer):
             raise TypeError(f"generate_batch's streamer is a callable (rows, ids), got "
                             f"{type(streamer).__name__}")
-        eos = self._generation_value("eos_token_id", eos_token_id)
-        eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
+        given = self._generation_value("eos_token_id", eos_token_id)
+        given = np.atleast_1d(np.asarray([] if given is None else given, dtype=np.int64))
+        eos = set(given.tolist())
         stop = StopStrings(tokenizer or getattr(self, "tokenizer", None), stop_strings)
-        user = UserHooks(logits_processor, stopping_criteria,
-                         pad=self._generation_value("pad_token_id", "config"))
-        stop_all = None
+        pad = self._generation_value("pad_token_id", pad_token_id)
+        if pad is None:  # transformers pads with the first eos then
+            pad = int(given[0]) if given.size else 0
+        user = UserHooks(logits_processor, stopping_criteria, pad=pad)
+        user.layout([len(_host(p).reshape(-1)) for p in prompts], _padded)
+        stop_all = stop_rows = None
         if user.criteria and eos:  # a row the user's criteria stop is done (padded after)
-            strings, by_user = stop, user.row_stopper()
-            stop = (lambda ids: strings(ids) or by_user(ids)) if strings else by_user
+            stop_rows = user.row_stopper()  # the whole batch once a step, as transformers
         elif user.criteria:  # no eos: as transformers, a stopped row goes on generating
             stop_all = user.batch_stopper()  # until every row has stopped
         extra = dict(return_dict_in_generate=return_dict_in_generate,
@@ -939,7 +945,7 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                     self, [_host(p) for p in prompts], int(max_new_tokens), eos=eos,
                     max_positions=self.config.max_position_embeddings,
                     stop=stop if stop else None, on_token=streamer, pick=choose,
-                    stop_all=stop_all), extra)
+                    stop_all=stop_all, stop_rows=stop_rows), extra)
         finally:
             self.train(was_training)
 

@@ -406,7 +406,9 @@ def generate_beams(model, input_ids=None, max_new_tokens=None, *, attention_mask
     # guidance_scale: the unconditional run over the B * num_beams rows, each fed its
     # newest token, its cache rows never reordered with the beams (transformers' own)
     procs = ExtraProcessors({k: extra[k] for k in OPTIONS}, eos=eos, max_new=max_new,
-                            model=model)
+                            model=model,
+                            beams=max(int(extra["num_beams"]),
+                                      int(extra["num_return_sequences"] or 1)))
     from .ernie_generate_hooks import UserHooks
 
     hooks = UserHooks(logits_processor, stopping_criteria, pad=pad)

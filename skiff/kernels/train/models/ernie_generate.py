@@ -129,13 +129,15 @@ def packed_attention_gqa(q, k, v, cu_seqlens, scale: float, chunk: int = 128,
 
 def generate_packed(model, prompts, max_new_tokens: int, *, pick, eos: set,
                     max_positions: int, stop=None, on_token=None,
-                    stop_all=None) -> list[np.ndarray]:
+                    stop_all=None, stop_rows=None) -> list[np.ndarray]:
     """Greedy or sampled continuation of each prompt (a list of 1-D id arrays of any
     lengths). ``pick(logits (n, V), histories, rows) -> ids (n,)`` chooses the tokens of
     the ``rows`` still generating (``histories``: their ids so far). A row stops after it
     emits a token of ``eos``, or when ``stop(ids)`` (its prompt and tokens so far) says so;
     the loop ends when every row has stopped or after ``max_new_tokens``, or when
-    ``stop_all(histories, rows)`` (the rows going on) says the whole batch is done.
+    ``stop_all(every, rows)`` (every row's ids, the rows going on) says the whole batch is
+    done; ``stop_rows(every, rows) -> (n,) bool`` marks rows done (once a step, every row's
+    ids given: a user's stopping criteria see the whole batch).
     ``on_token(rows, ids)`` sees each step's new tokens and the rows they belong to.
     Returns each prompt followed by its new tokens (eos included)."""
     seqs = [np.asarray(p, dtype=np.int64).reshape(-1) for p in prompts]
@@ -163,9 +165,11 @@ def generate_packed(model, prompts, max_new_tokens: int, *, pick, eos: set,
         going = ~np.isin(nxt, list(eos)) if eos else np.ones(len(active), dtype=bool)
         if stop is not None:
             going &= np.array([not stop(out[b]) for b in active], dtype=bool)
+        if stop_rows is not None:
+            going &= ~np.asarray(stop_rows(out, active), dtype=bool)
         if not going.any() or step == max_new_tokens - 1:
             break
-        if stop_all is not None and stop_all([out[b] for b in active[going]], active[going]):
+        if stop_all is not None and stop_all(out, active[going]):
             break
         rows = None if going.all() and len(active) == len(seqs) else active[going]
         logits = model.forward_step(nxt[going], cache, rows)  # writes at the rows' lengths

@@ -17,7 +17,13 @@ callables, or one callable) as transformers calls them:
 They get torch tensors when torch is installed (transformers' processors and ones written
 for them index and return torch tensors), numpy arrays otherwise; what they return may be
 either. In a batch of different lengths (``generate_batch``, a padded ``attention_mask``)
-only the rows still generating are passed (a finished row has left the batch).
+every row is passed as transformers passes it (round 41; before, only the rows still
+generating, so a processor or criterion that reads row ``i`` met another row once one had
+finished): the ids in transformers' layout (the padded prompt, the new tokens, a finished
+row padded with the pad id after its end), a finished row's scores 0 (skiff runs no
+forward for it; transformers' are the model's logits of the pad token, which a processor
+of its own row only, as all of transformers' are, never reads); a criterion gets the whole
+batch once a step, not one row at a time.
 """
 
 from __future__ import annotations
@@ -60,6 +66,11 @@ class UserHooks:
         self.criteria = _as_list(stopping_criteria, "stopping_criteria")
         self.pad = int(pad or 0)
         self._torch = _torch() if (self.processors or self.criteria) else None
+        # the packed loop's rows (``generate_batch``): each row's list of ids (it grows in
+        # place), its prompt length, and its padded prompt as given (or None)
+        self.every = None
+        self.prompt_lengths = None
+        self.padded = None
 
     def __bool__(self) -> bool:
         return bool(self.processors or self.criteria)
@@ -74,6 +85,34 @@ class UserHooks:
         for b, r in enumerate(rows):
             out[b, width - len(r):] = r
         return out
+
+    def layout(self, prompt_lengths, padded=None) -> None:
+        """The packed loop's prompts: their lengths, and the padded prompts as the user gave
+        them (``[(ids, real length)]``; None: left-padded here)."""
+        self.prompt_lengths = [int(n) for n in prompt_lengths]
+        self.padded = padded
+
+    def full_rows(self, every=None) -> np.ndarray:
+        """(B, T) int64: every row of the packed loop as transformers holds it (the padded
+        prompt, the new tokens, a finished row padded with the pad id to the step)."""
+        every = self.every if every is None else every
+        plen = self.prompt_lengths or [0] * len(every)
+        new = [list(e)[n:] for e, n in zip(every, plen)]
+        steps = max(len(t) for t in new)
+        rows = []
+        for b, tail in enumerate(new):
+            head = list(self.padded[b][0]) if self.padded is not None \
+                else list(every[b])[:plen[b]]
+            rows.append([*head, *tail, *[self.pad] * (steps - len(tail))])
+        return self.rows(rows)
+
+    def process_rows(self, z: np.ndarray, rows) -> np.ndarray:
+        """:meth:`process` of the ``rows`` still generating (``z`` their scores), the
+        processors given the whole batch (:meth:`full_rows`; a finished row's scores 0)."""
+        rows = np.asarray(rows)
+        full = np.zeros((len(self.every), z.shape[1]), dtype=z.dtype)
+        full[rows] = z
+        return self.process(full, self.full_rows())[rows]
 
     def _in(self, ids: np.ndarray, scores):
         t = self._torch
@@ -110,25 +149,28 @@ class UserHooks:
         return done
 
     def batch_stopper(self):
-        """``stop_all(histories, rows) -> bool`` for the packed loop without an eos: rows
-        the criteria mark stay marked (transformers' ``unfinished &= ~criteria``) and keep
-        generating; True once every row going on is marked."""
-        halted: set[int] = set()
+        """``stop_all(every, rows) -> bool`` for the packed loop without an eos: rows the
+        criteria mark (given the whole batch, :meth:`full_rows` of ``every``) stay marked
+        (transformers' ``unfinished &= ~criteria``) and keep generating; True once every
+        row going on (``rows``) is marked."""
+        halted = None
 
-        def stop_all(histories, rows) -> bool:
-            hits = self.stopped(self.rows([np.asarray(h) for h in histories]))
-            halted.update(int(r) for r, hit in zip(rows, hits) if hit)
-            return all(int(r) in halted for r in rows)
+        def stop_all(every, rows) -> bool:
+            nonlocal halted
+            hits = self.stopped(self.full_rows(every))
+            halted = hits if halted is None else halted | hits
+            return bool(halted[np.asarray(rows)].all())
 
         return stop_all
 
     def row_stopper(self):
-        """``stop(row ids) -> bool`` for the packed loop: one row at a time, its real
-        tokens (the prompt without its padding, then the new tokens)."""
-        def stop(ids) -> bool:
-            return bool(self.stopped(self.rows([np.asarray(ids)]))[0])
+        """``stop_rows(every, rows) -> (n,) bool`` for the packed loop with an eos: the
+        criteria given the whole batch once a step (:meth:`full_rows` of ``every``), the
+        answer of the ``rows`` still generating."""
+        def stop_rows(every, rows) -> np.ndarray:
+            return self.stopped(self.full_rows(every))[np.asarray(rows)]
 
-        return stop
+        return stop_rows
 
 
 class MaxTime:

@@ -41,7 +41,6 @@ EXTRA = {"max_length": None, "min_length": None, "min_new_tokens": None,
 # transformers' options skiff does not implement, with the value that means "off".
 UNSUPPORTED = {"num_beam_groups": 1, "diversity_penalty": 0.0,
                "force_words_ids": None, "constraints": None,
-               "prefix_allowed_tokens_fn": None,
                "max_time": None, "dola_layers": None,
                "watermarking_config": None, "past_key_values": None, "token_healing": False,
                "low_memory": None, "cache_implementation": None, "synced_gpus": None}
@@ -295,13 +294,13 @@ class StepChooser:
                 if banned:
                     z[b, banned] = -np.inf
         if extra is not None:
-            extra.middle(z, self._rows(histories, rows))
+            extra.middle(z, self._rows(histories, rows), rows)
         if self.step < self.min_new and self.eos:
             z[:, self.eos] = -np.inf
         if extra is not None:
             extra.late(z, self.step)
         if self.hooks:
-            z = self.hooks.process(z, self.hooks.rows(self._rows(histories, rows)))
+            z = self._user(z, histories, rows)
         self.step += 1
         renorm = extra is not None and extra.renormalize
         if not self.do_sample:
@@ -319,6 +318,16 @@ class StepChooser:
         if is_torch_generator(self.rng):
             return self._torch_draw(p, rows)
         return np.array([self.rng.choice(p.shape[1], p=row) for row in p], dtype=np.int64)
+
+    def _user(self, z: np.ndarray, histories, rows) -> np.ndarray:
+        """The user's processors, given every row as transformers passes them (round 41):
+        once rows of the packed loop have finished, :meth:`UserHooks.process_rows`."""
+        hooks = self.hooks
+        if rows is None or len(rows) == self.batch:
+            if not isinstance(histories, np.ndarray):  # the packed loop's growing rows
+                hooks.every = list(histories)
+            return hooks.process(z, hooks.rows(self._rows(histories, rows)))
+        return hooks.process_rows(z, rows)
 
     def _torch_draw(self, p: np.ndarray, rows) -> np.ndarray:
         """transformers' draw, ``torch.multinomial(probs, 1)`` over the whole batch (a row

@@ -23,6 +23,13 @@ before the suppressed tokens); ``renormalize_logits`` makes the scores log-proba
 first of all: the scores log-softmaxed, then ``g (scores - u) + u`` with ``u`` the
 log-probabilities the model gives after an unconditional prompt (the prompt's last token,
 or the negative prompt) followed by the tokens generated so far.
+``prefix_allowed_tokens_fn(batch_id, ids) -> [token ids]`` (round 41) is transformers'
+``PrefixConstrainedLogitsProcessor``: every token it does not list gets ``-inf`` (in
+transformers' order after min-new-tokens; skiff runs it after the bad words, the same
+scores: what lies between only sets ``-inf``); ``batch_id`` the row // ``beams``
+(transformers' ``max(num_beams, num_return_sequences)``: a prompt's row), ``ids`` the row
+as transformers holds it (a torch tensor when torch is installed); an empty list is
+transformers' error. A row that has finished is not asked.
 """
 
 from __future__ import annotations
@@ -38,7 +45,8 @@ OPTIONS = {"sequence_bias": None, "bad_words_ids": None, "forced_eos_token_id": 
            "exponential_decay_length_penalty": None, "renormalize_logits": False,
            "top_h": None, "encoder_repetition_penalty": 1.0, "forced_bos_token_id": None,
            "remove_invalid_values": False, "guidance_scale": None,
-           "negative_prompt_ids": None, "negative_prompt_attention_mask": None}
+           "negative_prompt_ids": None, "negative_prompt_attention_mask": None,
+           "prefix_allowed_tokens_fn": None}
 
 
 def _sequences(value, name: str) -> list[tuple[tuple, float]]:
@@ -73,7 +81,8 @@ class ExtraProcessors:
     bad words as transformers leaves them; ``model``: the model ``guidance_scale`` runs on
     the unconditional prompt, None where the decoding does not take it)."""
 
-    def __init__(self, options: dict, *, eos=(), max_new: int = 0, model=None):
+    def __init__(self, options: dict, *, eos=(), max_new: int = 0, model=None,
+                 beams: int = 1):
         self.bias = _sequences(options.get("sequence_bias") or {}, "sequence_bias")
         bad = options.get("bad_words_ids")
         if bad is not None:
@@ -135,6 +144,11 @@ class ExtraProcessors:
         self.guidance = _guidance(options, model)
         self._uncond = None  # the unconditional run's cache, mask, step and newest tokens
         self.cur_len = None  # the rows' width (prompt as held + new), set by early()
+        prefix = options.get("prefix_allowed_tokens_fn")
+        if prefix is not None and not callable(prefix):
+            raise TypeError(f"prefix_allowed_tokens_fn is a callable (batch_id, input_ids) -> "
+                            f"list of token ids, got {type(prefix).__name__}")
+        self.prefix, self.beams = prefix, max(1, int(beams or 1))
 
     def __bool__(self) -> bool:
         return bool(self.bias or self.bad or self.forced_eos is not None or self.suppress
@@ -142,7 +156,8 @@ class ExtraProcessors:
                     or self.epsilon is not None or self.eta is not None
                     or self.decay is not None or self.renormalize or self.top_h is not None
                     or self.encoder_penalty is not None or self.forced_bos is not None
-                    or self.remove_invalid or self.guidance is not None)
+                    or self.remove_invalid or self.guidance is not None
+                    or self.prefix is not None)
 
     @staticmethod
     def _apply(z: np.ndarray, rows, pairs) -> None:
@@ -221,10 +236,36 @@ class ExtraProcessors:
         u = np.asarray(out.logits.numpy(), dtype=np.float64)[:, -1]
         return u if which is None else u[np.asarray(which)]
 
-    def middle(self, z: np.ndarray, rows) -> None:
-        """After the no-repeat n-grams: the bad words."""
+    def middle(self, z: np.ndarray, rows, which=None) -> None:
+        """After the no-repeat n-grams: the bad words, then the prefix constraint
+        (``which``: the batch rows ``rows`` are, None for all)."""
         if self.bad:
             self._apply(z, rows, self.bad)
+        if self.prefix is not None:
+            self._constrain(z, rows, which)
+
+    def _constrain(self, z: np.ndarray, rows, which) -> None:
+        """transformers' ``PrefixConstrainedLogitsProcessor``: the tokens the user's
+        function does not allow for a row get ``-inf``."""
+        try:
+            import torch
+        except ImportError:  # numpy rows then
+            torch = None
+        for r, row in enumerate(rows):
+            ids = np.asarray(row, dtype=np.int64)
+            batch_id = int(r if which is None else which[r]) // self.beams
+            allowed = self.prefix(batch_id, torch.from_numpy(ids) if torch is not None
+                                  else ids)
+            allowed = np.asarray(allowed.tolist() if hasattr(allowed, "tolist") else
+                                 list(allowed), dtype=np.int64).reshape(-1)
+            if allowed.size == 0:
+                raise ValueError(f"`prefix_allowed_tokens_fn` returned an empty list for "
+                                 f"batch ID {batch_id}.This means that the constraint is "
+                                 f"unsatisfiable. Please check your implementationof "
+                                 f"`prefix_allowed_tokens_fn` ")
+            keep = z[r, allowed].copy()
+            z[r] = -np.inf
+            z[r, allowed] = keep
 
     def late(self, z: np.ndarray, step: int) -> None:
         """After min-new-tokens: the forced bos after a one-token prompt, the forced eos at

@@ -217,7 +217,7 @@ def _resolve_dtype(dtype, ckpt: st.Checkpoint | None):
                      f"checkpoint's), got {dtype!r}")
 
 
-def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu"
+def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu", **kwargs
                     ) -> ErnieForCausalLM:
     """An ERNIE-4.5 model (dense or MoE) from a checkpoint folder in the Hugging Face layout.
 
@@ -226,7 +226,13 @@ def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu"
     (None when it has no tokenizer files) and ``generation_config`` its generation defaults.
     The model comes in evaluation mode, as transformers' ``from_pretrained`` gives it (a
     LoRA adapter's dropout is off until ``model.train()``; skiff's Trainer calls it).
+    transformers' keywords (``torch_dtype``, ``device_map``, ``trust_remote_code``, ...;
+    8-bit / 4-bit weights refused with the reason) are read by :mod:`.hf_load_options`.
     """
+    if kwargs:
+        from .hf_load_options import read_keywords
+
+        dtype, device = read_keywords(kwargs, dtype, device)
     dev = None
     if device not in (None, "cpu"):  # a wrong device fails before anything is read
         from skiff.kernels.backend.devices import resolve_device

@@ -55,7 +55,9 @@ class LoRALinear(nn.Module):
     """A frozen linear layer plus a trainable low-rank update. With ``dora`` (peft's
     ``use_dora``): weight-decomposed LoRA, ``W' = m (W + s B A) / ||W + s B A||`` per output
     row, the magnitude ``m`` (``lora_magnitude_vector``, out) trained too and the norm held
-    constant in backward, as peft (DoRA's section 4.3)."""
+    constant in backward, as peft (DoRA's section 4.3). With a dropout drawing (training
+    mode; round 41, was refused): ``W x + b + (f - 1) W x' + f s B A x'``, ``x'`` the
+    dropped input and ``f = m / ||W + s B A||``, as peft's DoRA layer."""
 
     def __init__(self, base: nn.Linear, r: int, alpha: float, dropout: float = 0.0,
                  rslora: bool = False, dora: bool = False):
@@ -74,9 +76,6 @@ class LoRALinear(nn.Module):
         self.dropout = nn.Dropout(dropout) if dropout > 0 else None
         self.lora_magnitude_vector = None
         if dora:
-            if dropout > 0:
-                raise ValueError("DoRA (use_dora) with lora_dropout is not supported here: "
-                                 "set lora_dropout=0")
             self.lora_magnitude_vector = nn.Parameter(self._row_norms(), dtype=dtype)
 
     def _row_norms(self, part=None):
@@ -104,7 +103,7 @@ class LoRALinear(nn.Module):
         extras = list((self.also or {}).values())
         if extras and any(p.lora_magnitude_vector is not None for p in (self, *extras)):
             return self._forward_in_turn(x, extras)
-        h = self.dropout(x) if self.dropout is not None else x
+        h = self.dropout(x) if _dropping(self) else x
         lora = self.lora_B(self.lora_A(h)) * self.scaling
         for extra in extras:
             lora = lora + extra(x)
@@ -113,6 +112,10 @@ class LoRALinear(nn.Module):
         from ..core.tensor import Tensor
 
         scale = self.lora_magnitude_vector / Tensor(self._row_norms())  # the norm: constant
+        if h is not x:  # a dropout drawn (round 41): peft's DoRA then rescales the base
+            # layer's product of the dropped input, added to the base layer's own output
+            return F.linear(x, self.weight, self.bias) + F.linear(h, self.weight) * (
+                scale - 1) + lora * scale
         y = (F.linear(x, self.weight) + lora) * scale
         return y + self.bias if self.bias is not None else y
 
@@ -125,12 +128,16 @@ class LoRALinear(nn.Module):
 
         y = F.linear(x, self.weight)
         for part in (self, *extras):
-            h = part.dropout(x) if part.dropout is not None else x
+            h = part.dropout(x) if _dropping(part) else x
             lora = part.lora_B(part.lora_A(h)) * part.scaling
             if part.lora_magnitude_vector is None:
                 y = y + lora
+                continue
+            scale = part.lora_magnitude_vector / Tensor(self._row_norms(part))
+            if h is not x:  # under dropout: W of the dropped input rescaled (peft)
+                y = y + F.linear(h, self.weight) * (scale - 1) + lora * scale
             else:
-                y = (y + lora) * (part.lora_magnitude_vector / Tensor(self._row_norms(part)))
+                y = (y + lora) * scale
         return y + self.bias if self.bias is not None else y
 
     def delta(self) -> np.ndarray:
@@ -212,6 +219,11 @@ class LoRAExtra(nn.Module):
 
     def delta(self) -> np.ndarray:
         return (self.lora_B.weight.numpy() @ self.lora_A.weight.numpy()) * self.scaling
+
+
+def _dropping(part) -> bool:
+    """Whether a LoRA pair's dropout draws now (it has one, in training mode)."""
+    return part.dropout is not None and part.dropout.training
 
 
 def _scaling(alpha: float, r: int, rslora: bool) -> float:
@@ -310,7 +322,7 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     ``use_rslora`` (scaling ``alpha / sqrt(r)``), ``rank_pattern`` / ``alpha_pattern``
     (``{regex: r}``: a layer whose dotted name ends with a match takes that rank / alpha)
     are peft's options of those names; ``use_dora`` is peft's DoRA (:class:`LoRALinear`;
-    not on the experts, not with dropout); ``layers_to_transform`` / ``layers_pattern`` /
+    not on the experts); ``layers_to_transform`` / ``layers_pattern`` /
     ``exclude_modules`` leave targets out as peft does (:func:`_peft_keeps`; a module of
     ``modules_to_save`` is never adapted too). ``lora_alpha`` / ``lora_dropout``: peft's
     ``LoraConfig`` names of ``alpha`` / ``dropout`` (a config's keywords work as they are)."""

@@ -12,8 +12,12 @@ Merging a merged adapter again, or unmerging with nothing merged, warns as peft 
 nothing. A merged layer is flagged ``disabled`` (the graph's and the fast inference path's
 "base layer alone"), and holds ``merged_adapters`` (peft's name; ``merged``: any).
 
-Refused with one line: DoRA adapters (their merge rescales each row; unmerging needs the
-norms) and adapters that train embedding rows (``trainable_token_indices``).
+Round 41 (h6): a DoRA adapter merges as peft's ``DoraLinearVariant``: the norm
+``||W + s B A||`` per row of the weight without the merged adapters (kept in the record),
+``W <- m / norm * (W + s B A)``, unmerged as ``W / (m / norm) - s B A``; the trained
+embedding rows (``trainable_token_indices``) are written into the table (and the tied head,
+the same table), the original rows kept and written back at the unmerge, as peft's
+``TrainableTokensLayer.merge`` / ``unmerge``.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ def _record(model) -> list:
 def merged_names(model) -> list[str]:
     """The merged adapters' names, in the order they were merged."""
     out = []
-    for name, _, _ in model.__dict__.get("_lora_merged", ()):
+    for name, *_ in model.__dict__.get("_lora_merged", ()):
         if name not in out:
             out.append(name)
     return out
@@ -69,10 +73,18 @@ def _weights(model, lname: str):
     return [(getattr(parent, attr).weight, None)]
 
 
+def _f32(x) -> np.ndarray:
+    return np.asarray(x.numpy(), dtype=np.float32)
+
+
+def _update(layer) -> np.ndarray:
+    """``s B A`` of one adapter layer, float32 on the host."""
+    return (_f32(layer.lora_B.weight) @ _f32(layer.lora_A.weight)) * layer.scaling
+
+
 def _pieces(model, lname: str, layer):
     """``[(weight, its update)]`` of one adapter layer."""
-    d = (layer.lora_B.weight.numpy().astype(np.float32)
-         @ layer.lora_A.weight.numpy().astype(np.float32)) * layer.scaling
+    d = _update(layer)
     out = []
     for w, part in _weights(model, lname):
         half = d.shape[0] // 2
@@ -80,20 +92,102 @@ def _pieces(model, lname: str, layer):
     return out
 
 
-def _apply(model, lname: str, layer, sign: float) -> None:
+def _is_dora(layer) -> bool:
+    return getattr(layer, "lora_magnitude_vector", None) is not None
+
+
+def _unmerged(model, lname: str, w) -> np.ndarray:
+    """Weight ``w`` of layer ``lname`` with the adapters merged into it taken out, the last
+    first (peft's ``_unmerged_base_weight``: what a DoRA norm is taken of)."""
+    cur = _f32(w)
+    for _, ln, layer, norm in reversed(_record(model)):
+        if ln == lname:
+            cur = _take_out(cur, layer, norm)
+    return cur
+
+
+def _take_out(cur: np.ndarray, layer, norm) -> np.ndarray:
+    d = _update(layer)
+    if norm is None:
+        return cur - d
+    return cur / (_f32(layer.lora_magnitude_vector) / norm)[:, None] - d
+
+
+def _dora_merged(model, lname: str, layer):
+    """peft's ``DoraLinearVariant.merge``: ``(weight, m / norm * (W + s B A), norm)``, the
+    norm ``||W + s B A||`` per row of the weight without the adapters merged so far."""
+    (w, _), = _weights(model, lname)
+    d = _update(layer)
+    base = _unmerged(model, lname, w)
+    norm = np.sqrt(((base + d) ** 2).sum(axis=1))
+    return w, (_f32(layer.lora_magnitude_vector) / norm)[:, None] * (_f32(w) + d), norm
+
+
+def _put(w, value: np.ndarray) -> None:
+    """``value`` written into weight ``w``'s storage (in place: the fast path's fused
+    matrices hold views of it)."""
+    w._data[...] = w.xp.asarray(value).astype(w.dtype)
+
+
+def _merge_layer(model, name: str, lname: str, layer) -> None:
+    norm = None
+    if _is_dora(layer):
+        w, value, norm = _dora_merged(model, lname, layer)
+        _put(w, value)
+    else:
+        for w, piece in _pieces(model, lname, layer):
+            w._data += w.xp.asarray(piece).astype(w.dtype)
+    _record(model).append((name, lname, layer, norm))
+
+
+def _unmerge_layer(model, lname: str, layer, norm) -> None:
+    if norm is not None:
+        (w, _), = _weights(model, lname)
+        _put(w, _take_out(_f32(w), layer, norm))
+        return
     for w, piece in _pieces(model, lname, layer):
-        w._data += w.xp.asarray(sign * piece).astype(w.dtype)
+        w._data -= w.xp.asarray(piece).astype(w.dtype)
 
 
-def _check_finite(model, todo) -> None:
-    """peft's ``safe_merge``: each merged weight computed aside first; a NaN / inf is its
-    error, nothing merged."""
+# ---- trainable tokens (peft's TrainableTokensLayer.merge / unmerge) ----
+TOKENS = "model.embed_tokens"  # the record's layer name of the trained embedding rows
+
+
+def _merge_tokens(model, name: str, adapter) -> None:
+    """The trained rows written into the embedding table (a tied head reads the same
+    table); the rows they replace kept for the unmerge."""
+    w = model.model.embed_tokens.weight
+    idx = w.xp.asarray(adapter.token_indices)
+    original = w._data[idx].copy()
+    w._data[idx] = w.xp.asarray(adapter.trainable_tokens_delta._data).astype(w.dtype)
+    _record(model).append((name, TOKENS, adapter, original))
+
+
+def _unmerge_tokens(model, adapter, original) -> None:
+    w = model.model.embed_tokens.weight
+    w._data[w.xp.asarray(adapter.token_indices)] = original
+
+
+def _token_layers(model) -> list:
+    from .lora_tokens import TrainableTokensEmbedding, TrainableTokensHead
+
+    return [m for m in (model.model.embed_tokens, model.lm_head)
+            if isinstance(m, (TrainableTokensEmbedding, TrainableTokensHead))]
+
+
+def _touched(model, todo) -> list:
+    """The Parameters merging ``todo`` writes into (``safe_merge`` keeps a copy)."""
+    from .lora_tokens import token_adapter
+
+    out = {}
     for name in todo:
-        for lname, layer in _layers_of(model, name).items():
-            for w, piece in _pieces(model, lname, layer):
-                if not np.isfinite(w.numpy().astype(np.float32) + piece).all():
-                    raise ValueError(f"NaNs detected in the merged weights. The adapter "
-                                     f"{name} seems to be broken")
+        for lname in _layers_of(model, name):
+            for w, _ in _weights(model, lname):
+                out[id(w)] = w
+    if token_adapter(model) is not None:
+        w = model.model.embed_tokens.weight
+        out[id(w)] = w
+    return list(out.values())
 
 
 def _in_place(model) -> dict:
@@ -106,9 +200,10 @@ def reflag_merged(model) -> None:
     """Each adapter layer in the model: ``disabled`` (the base layer alone) where its
     weight holds a merged adapter, ``merged_adapters`` naming them."""
     held: dict = {}
-    for name, lname, _ in model.__dict__.get("_lora_merged", ()):
+    for name, lname, *_ in model.__dict__.get("_lora_merged", ()):
         held.setdefault(lname, []).append(name)
-    for lname, m in _in_place(model).items():
+    layers = list(_in_place(model).items()) + [(TOKENS, m) for m in _token_layers(model)]
+    for lname, m in layers:
         names = held.get(lname, [])
         m.merged_adapters = names
         if names:
@@ -118,23 +213,21 @@ def reflag_merged(model) -> None:
         m._merged_off = bool(names)
 
 
-def _refuse(model, names) -> None:
+def _tokens_of(model, name: str):
+    """The trainable-token adapter merged with adapter ``name`` (the active one: a model
+    with trained rows holds that adapter only), or None."""
+    from .lora_named import _registry
     from .lora_tokens import token_adapter
 
-    if token_adapter(model) is not None:
-        raise ValueError("merge_adapter: the model trains embedding rows "
-                         "(trainable_token_indices), which skiff does not merge in place; "
-                         "use merge_and_unload()")
-    for name in names:
-        for m in _layers_of(model, name).values():
-            if getattr(m, "lora_magnitude_vector", None) is not None:
-                raise ValueError(f"merge_adapter: adapter {name!r} is DoRA (use_dora), which "
-                                 "skiff does not merge in place; use merge_and_unload()")
+    adapter = token_adapter(model)
+    return adapter if adapter is not None and name == _registry(model)["active"] else None
 
 
 def merge_in_place(model, names, safe_merge: bool = False) -> None:
     """peft's ``merge_adapter(adapter_names)``: each named adapter's update added to the
-    weights of the layers it adapts; a name already merged is left (peft's warning)."""
+    weights of the layers it adapts (a DoRA one's rows rescaled, trained token rows written
+    into the table); a name already merged is left (peft's warning). ``safe_merge``: a
+    NaN / inf in a merged weight is peft's error, and the weights are put back."""
     done = merged_names(model)
     todo = [n for n in names if n not in done]
     if done:
@@ -143,25 +236,35 @@ def merge_in_place(model, names, safe_merge: bool = False) -> None:
                           f"are now additionally merging {','.join(todo)}.", stacklevel=3)
         else:
             warnings.warn("All adapters are already merged, nothing to do.", stacklevel=3)
-    _refuse(model, todo)
-    if safe_merge:
-        _check_finite(model, todo)
+    kept = [(w, w._data.copy()) for w in _touched(model, todo)] if safe_merge else []
     record = _record(model)
+    size = len(record)
     for name in todo:
         for lname, layer in _layers_of(model, name).items():
-            _apply(model, lname, layer, 1.0)
-            record.append((name, lname, layer))
+            _merge_layer(model, name, lname, layer)
+        adapter = _tokens_of(model, name)
+        if adapter is not None:
+            _merge_tokens(model, name, adapter)
+        if safe_merge and not all(np.isfinite(_f32(w)).all() for w, _ in kept):
+            for w, data in kept:
+                w._data[...] = data
+            del record[size:]
+            raise ValueError(f"NaNs detected in the merged weights. The adapter {name} seems "
+                             f"to be broken")
     reflag_merged(model)
 
 
 def unmerge_in_place(model, warn: bool = True) -> None:
-    """peft's ``unmerge_adapter()``: every merged update subtracted, the last first."""
+    """peft's ``unmerge_adapter()``: every merged update taken out, the last first."""
     record = model.__dict__.get("_lora_merged")
     if not record:
         if warn:
             warnings.warn("Already unmerged. Nothing to do.", stacklevel=3)
         return
-    for _, lname, layer in reversed(record):
-        _apply(model, lname, layer, -1.0)
+    for _, lname, layer, extra in reversed(record):
+        if lname == TOKENS:
+            _unmerge_tokens(model, layer, extra)
+        else:
+            _unmerge_layer(model, lname, layer, extra)
     forget_merged(model)
     reflag_merged(model)

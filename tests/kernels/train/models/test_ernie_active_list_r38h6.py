@@ -68,7 +68,7 @@ def test_a_list_of_active_adapters_as_peft(shared, names):
     summed = _same(pm, model)
     pm.base_model.set_adapter(names[0])
     model.set_adapter(names[0])
-    alone = _same(pm, model)
+    alone = _same(pm, model, tokens=False)  # one adapter's tokens: the named-adapter tests
     assert np.abs(summed - alone).max() > 1e-2  # the list is not its first adapter
     model.set_adapter(names)  # and back
     np.testing.assert_allclose(model(IDS).numpy(), summed, atol=5e-5)

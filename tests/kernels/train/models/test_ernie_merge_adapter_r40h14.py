@@ -3,8 +3,8 @@ the adapters folded into the weights in place and taken out again, checked again
 model of the same checkpoint with the same two adapters (``default`` active, ``b`` loaded):
 logits while merged and after unmerging, the weights restored, the warnings, a second merge,
 generation while merged, ``disable_adapter`` / ``set_adapter`` / ``merge_and_unload`` /
-``unload`` / saving on a merged model, ``safe_merge``, and DoRA / trainable tokens refused
-with one line."""
+``unload`` / saving on a merged model, ``safe_merge`` (DoRA and trainable tokens: round 41,
+``test_ernie_merge_dora_tokens_r41h6.py``)."""
 
 from __future__ import annotations
 
@@ -156,20 +156,6 @@ def test_calls_on_a_merged_model(folders, tmp_path):
     _close(np.asarray(plain(IDS).numpy()), adapted, "unload while merged, ours")
 
 
-def test_dora_refused(folders, tmp_path):
-    base, _ = folders
-    from skiff.kernels.train.models import from_pretrained
-
-    path = saved_adapter(base, tmp_path / "dora", ["q_proj"], 2, 3,
-                         moved=("lora_B", "lora_magnitude_vector"), use_dora=True)
-    model = from_pretrained(base)
-    model.load_adapter(path)
-    before = _ours(model)
-    with pytest.raises(ValueError, match="DoRA"):
-        model.merge_adapter()
-    _close(_ours(model), before, "nothing merged")
-
-
 def test_expert_adapters_merge_as_peft(tmp_path):
     """An MoE model's expert adapters (peft's ``target_parameters``): each expert's gate, up
     and down weights get their slice, generation reads the merged experts."""
@@ -213,17 +199,3 @@ def test_safe_merge_finds_a_broken_adapter(folders):
     assert not model.model.layers[0].self_attn.q_proj.merged
     for n, w in _weights(model).items():
         assert np.array_equal(w, w0[n]), n
-
-
-def test_token_adapter_refused(folders):
-    import skiff
-    from skiff.kernels.train.models import from_pretrained
-
-    base, _ = folders
-    model = from_pretrained(base)
-    skiff.models.apply_lora(model, r=2, target_modules=["q_proj"],
-                            trainable_token_indices=[3, 5])
-    w = model.model.layers[0].self_attn.q_proj.weight.numpy().copy()
-    with pytest.raises(ValueError, match="trainable_token_indices"):
-        model.merge_adapter()
-    assert np.array_equal(model.model.layers[0].self_attn.q_proj.weight.numpy(), w)
