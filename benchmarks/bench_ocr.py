@@ -430,12 +430,42 @@ WHOLE = ("skiff", "rapidocr-nospin", "skiff-spin", "rapidocr", "skiff-tiny", "ra
          "skiff-hybrid")
 
 
-def _run_whole(method, folder, threads, names):
-    """One fresh process doing ``method``'s whole work on ``folder``: ``({texts, wall_s,
-    cpu_s, peak_mib}, None)``, or None and why. The texts follow ``names``."""
+def whole_env(method, threads, bytecode=None) -> dict:
+    """The environment of a whole-process run. ``bytecode``: a folder where each process
+    keeps and finds its modules' compiled byte code (``PYTHONPYCACHEPREFIX``), written even
+    where ``PYTHONDONTWRITEBYTECODE`` is set: a user's installed package has its ``.pyc``
+    files (pip writes them), and a checkout writes them on its first run; without them each
+    skiff process compiled its ~70 modules from source again (round 41, h2: a one-image run
+    0.99-1.05 CPU s against 0.78-0.81 with them), which RapidOCR's installed package never
+    did. :func:`warm_bytecode` fills it before the timed rounds."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": str(threads),
            "SKIFF_OCR_THREADS": str(threads), "SKIFF_OCR_SPIN": "1" if method == "skiff-spin"
            else "0"}
+    if bytecode is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode)
+    return env
+
+
+def warm_bytecode(methods, folder, threads, bytecode) -> None:
+    """One untimed run of each method on the folder's first image, compiling into
+    ``bytecode`` (:func:`whole_env`) every module that method's process imports."""
+    first = sorted(p for p in Path(folder).iterdir() if p.suffix in (".png", ".jpg"))[:1]
+    one = Path(tempfile.mkdtemp(prefix="skiff-bench-warm-"))
+    try:
+        for p in first:
+            shutil.copy(p, one / p.name)
+        for method in methods:
+            _run_whole(method, one, threads, [p.name for p in first], bytecode=bytecode)
+    finally:
+        shutil.rmtree(one, ignore_errors=True)
+
+
+def _run_whole(method, folder, threads, names, bytecode=None):
+    """One fresh process doing ``method``'s whole work on ``folder``: ``({texts, wall_s,
+    cpu_s, peak_mib}, None)``, or None and why. The texts follow ``names``; ``bytecode``:
+    :func:`whole_env`."""
+    env = whole_env(method, threads, bytecode)
     work = Path(tempfile.mkdtemp(prefix="skiff-bench-whole-"))
     out = work / "out.jsonl"
     if method.startswith("skiff"):
@@ -554,6 +584,10 @@ def main(argv=None):
                          "ocr-documents.md for --set documents)")
     ap.add_argument("--no-whole", action="store_true",
                     help="skip the whole-process table (fresh processes, startup included)")
+    ap.add_argument("--no-bytecode-cache", action="store_true",
+                    help="whole-process runs compile their modules afresh where "
+                         "PYTHONDONTWRITEBYTECODE is set (default: a byte-code folder, "
+                         "filled by one untimed run per method, as an installed package has)")
     ap.add_argument("--whole-worker", choices=("rapidocr", "rapidocr-nospin", "rapidocr-tiny"),
                     help=argparse.SUPPRESS)
     ap.add_argument("--whole-out", help=argparse.SUPPRESS)
@@ -666,13 +700,17 @@ def main(argv=None):
                                "peak": [out["peak_mib"]], "cpu": [out["cpu_s"]]}
     whole = {}
     names = [r["image"] for r in rows]
+    bytecode = None if args.no_whole or args.no_bytecode_cache else \
+        Path(tempfile.mkdtemp(prefix="skiff-bench-pyc-"))
+    if bytecode is not None:
+        warm_bytecode([m for m in WHOLE if m in asked], folder, args.threads, bytecode)
     for r in range(0 if args.no_whole else rounds):
         for method in WHOLE:
             if method not in asked:
                 continue
             print(f"whole process, round {r + 1}/{rounds}: {method} …", file=sys.stderr,
                   flush=True)
-            out, err = _run_whole(method, folder, args.threads, names)
+            out, err = _run_whole(method, folder, args.threads, names, bytecode=bytecode)
             if out is None:
                 notes.append(f"{method} (whole process): failed: {err}")
                 continue
@@ -685,6 +723,8 @@ def main(argv=None):
                                ("peak", out["peak_mib"])):
                 whole[method][key].append(value)
     shutil.rmtree(folder, ignore_errors=True)
+    if bytecode is not None:
+        shutil.rmtree(bytecode, ignore_errors=True)
 
     # each method against the RapidOCR run with spin-waiting set the same way
     pair = {"skiff": "rapidocr-nospin", "skiff-spin": "rapidocr", "skiff-fp32": "rapidocr-nospin",
@@ -728,7 +768,8 @@ def main(argv=None):
         (" --quick" if args.quick else
          f"{'' if documents else f' --per-category {n}'} --rounds {rounds}") + \
         f" --threads {args.threads}" + \
-        (f" --methods {args.methods}" if args.methods != ",".join(DEFAULT_METHODS) else "")
+        (f" --methods {args.methods}" if args.methods != ",".join(DEFAULT_METHODS) else "") + \
+        (" --no-bytecode-cache" if args.no_bytecode_cache else "")
     what = ("3000 x 4000 phone photos (JPEG) of dense pages from three distances (the page "
             "1.0, 0.8, 0.6 of the frame in turn): perspective, uneven light, noise; accuracy "
             "per kind of text") if photos else \
@@ -767,7 +808,12 @@ def main(argv=None):
            "is `python -m skiff ocr FOLDER --threads T --out FILE` (a job with its run "
            "folder, as a user runs it); RapidOCR a script building its engine as above. "
            "Best round's seconds and CPU seconds, highest peak RSS (the kernel's figures "
-           "for the child).", "", wtable, ""] if whole else []),
+           "for the child). "
+           + ("Each process compiled its modules afresh (`--no-bytecode-cache`)."
+              if args.no_bytecode_cache else
+              "Compiled byte code is kept in a folder filled by one untimed run of each "
+              "method (as an installed package has its `.pyc` files)."),
+           "", wtable, ""] if whole else []),
         *[f"- note: {n_}" for n_ in notes],
     ]
     from results_file import write_keeping_earlier  # benchmarks/, the script's folder

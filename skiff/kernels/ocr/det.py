@@ -130,6 +130,30 @@ LIGHT_MAJORITY = 4
 LIGHT_MIN_GLYPHS = 24
 
 
+# a component over FEW_TALL times the median height of the glyph-like ones of at least
+# FEW_TALL_FROM px (a box's frame, a dark panel, a picture on a wall), where the height's
+# percentile falls on such shapes and they are fewer than the rest, is no print: a 1280 x
+# 960 photo of a sign with 17-px lines, hung in a dark frame beside two drawn frames and a
+# black panel, kept 8 glyphs and 5 such shapes of 144-236 px, measured its print 162 px,
+# was shrunk to 0.11 and read as one box, "☺" (round 41, h1: bench_ocr_photo41.py, 141/27)
+FEW_TALL, FEW_TALL_FROM = 4.0, 8
+
+
+def _few_tall(ch: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Which components of heights ``ch`` are shapes far taller than the glyphs ``keep``
+    holds (over :data:`FEW_TALL` times their median), where the 70th percentile the text
+    height is taken at falls among such shapes and they are fewer than the rest; none
+    otherwise (a page whose height is a glyph's already is measured as before)."""
+    sized = ch[keep & (ch >= FEW_TALL_FROM)]
+    if len(sized) < 3:
+        return np.zeros(len(ch), bool)
+    limit = FEW_TALL * float(np.median(sized))
+    if float(np.percentile(ch[keep], 70)) <= limit:  # the height is a glyph's already
+        return np.zeros(len(ch), bool)
+    tall = keep & (ch > limit)
+    return tall if 0 < tall.sum() < (keep & ~tall).sum() else np.zeros(len(ch), bool)
+
+
 def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None]:
     """The text height and the box of all components (dark and light), at reduction ``r``."""
     import cv2
@@ -181,6 +205,7 @@ def _text_height(gray: np.ndarray, r: float) -> tuple[float | None, tuple | None
         # off upright has a box 10-20 px wide, and measured the print 50 px)
         keep = some & (ch >= 4) & (ch < small.shape[0] / 2) & (cw < 4 * ch) & \
             (ch * ch < 16 * area) & (cw * ch < 40 * area)
+        keep &= ~_few_tall(ch, keep)
         if keep.sum() >= 3:
             counts.append(int(keep.sum()))
             heights.append(float(np.percentile(ch[keep], 70)) / r)
