@@ -211,9 +211,16 @@ def COMMAND(p):
     p.add_argument("--restart", type=positive_int, default=30, metavar="M",
                    help="GMRES restart length")
     p.add_argument("--overlap", type=nonneg_int, default=0, metavar="K",
-                   help="a matrix file over ranks (--np 2) with --precond ilu or amg: 1 grows "
-                        "each rank's block by its ghosts' rows (additive Schwarz, PETSc's "
-                        "-pc_type asm); 0, block Jacobi")
+                   help="a matrix file over ranks (--np 2) with --precond ilu or amg: K (1 to "
+                        "4) grows each rank's block by K layers of its neighbours' rows "
+                        "(additive Schwarz, PETSc's -pc_type asm -pc_asm_overlap K); 0, "
+                        "block Jacobi")
+    p.add_argument("--coarse", choices=("auto", "aggregates", "ranks", "none"), default=None,
+                   help="a matrix file over ranks (--np 2) with --precond amg or ilu: a coarse "
+                        "level across the ranks (a two-level method, as PETSc's GAMG): "
+                        "aggregates, each rank's AMG coarsest grid gathered (auto's choice "
+                        "for amg); ranks, one aggregate a rank; none, the blocks alone "
+                        "(auto's for ilu)")
     p.add_argument("--reorder", choices=("auto", "rcm", "none"), default=None,
                    help="a matrix file over ranks (--np 2): rcm renumbers the rows by reverse "
                         "Cuthill-McKee before the split (rows in a random order, a graph's); "
@@ -337,7 +344,7 @@ _ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder", "train-nose"),
 _GRID_ONLY = ("grid", "method", "precond", "cycle", "smoother", "pre", "post", "rtol", "atol",
               "maxiter", "restart", "bc", "velocity", "compatibility", "stop", "amg",
               "amg_options", "x0", "strength", "max_coarse", "interpolation",
-              "near_nullspace", "overlap", "reorder")
+              "near_nullspace", "overlap", "reorder", "coarse")
 _FLOW = ("cylinder", "train-nose")
 
 
@@ -825,6 +832,7 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         "restart": opts.get("restart", values.get("restart", 30)),
         **({"overlap": int(values["overlap"])} if values.get("overlap") else {}),
         **({"reorder": values["reorder"]} if values.get("reorder") else {}),
+        **({"coarse": values["coarse"]} if values.get("coarse") else {}),
         "stop": values.get("stop") or "residual",
         "bc": spec.get("bc", values.get("bc", "dirichlet")),
         "contrast": float(values.get("contrast", 1000.0)),
@@ -1347,7 +1355,7 @@ class SolveKind(Kind):
         memory of one device. Records the split in
         ``config["decomposition"]`` and returns it in a line for the job's log."""
         if ranks <= 1:
-            if config.get("overlap") or config.get("reorder"):
+            if config.get("overlap") or config.get("reorder") or config.get("coarse"):
                 check_row_split_options(config, "a matrix on one rank")
             if config.get("problem") in PROBLEMS and config["problem"] != "cylinder":
                 _check_memory(config)   # the whole grid on one device
@@ -1569,8 +1577,8 @@ def check_row_split_options(values: dict, what: str) -> None:
     """``--overlap`` / ``--reorder`` shape the row split of a matrix file over MPI ranks
     (round 40 h10): with one rank, a notebook matrix or a grid they would be read by nothing,
     so they are refused in one line (``--precond ilu`` runs on one rank too)."""
-    given = [f for f, k in (("--overlap", "overlap"), ("--reorder", "reorder"))
-             if values.get(k)]
+    given = [f for f, k in (("--overlap", "overlap"), ("--reorder", "reorder"),
+                            ("--coarse", "coarse")) if values.get(k)]
     if not given:
         return
     flags = " and ".join(given)
@@ -1589,7 +1597,7 @@ def _check_row_launch(config: dict, ranks: int) -> str:
     from skiff.kernels.solve.parallel.rows_job import check_row_split
 
     check_row_split(config.get("method"), config.get("precond"), ranks,
-                    overlap=int(config.get("overlap") or 0))
+                    overlap=int(config.get("overlap") or 0), coarse=config.get("coarse"))
     from skiff.kernels.solve.files import matrix_is_complex
 
     if matrix_is_complex(config["problem"]):

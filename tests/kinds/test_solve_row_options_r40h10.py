@@ -59,8 +59,8 @@ def test_the_row_split_options_reach_the_config(runs_dir, tmp_path):
                                                   "such split: drop --reorder"),
     ("poisson --grid 16x16 --precond ilu", "--precond ilu factors a matrix's entries "
                                            "(ILU(0)), and 'poisson' is a grid problem"),
-    ("{A} --np 2 --overlap 2 --precond amg", "--np 2: --overlap 2; the row split grows each "
-                                             "rank's block by one layer"),
+    ("{A} --np 2 --overlap 5 --precond amg", "--np 2: --overlap 5; the row split grows each "
+                                             "rank's block by 1 to 4 layers"),   # round 41
     ("{A} --np 2 --overlap 1", "--overlap 1 grows each rank's block for --precond ilu or amg "
                                "(additive Schwarz), and the preconditioner is auto"),
     ("{A} --np 2 --precond chebyshev", "takes --precond jacobi, ilu (block Jacobi: ILU(0)"),

@@ -118,7 +118,7 @@ def test_saddle_refused_where_it_does_not_apply():
     assert sol.precond == "none"
 
 
-def test_the_terminal_takes_the_block_preconditioner(tmp_path, runs_dir):
+def test_the_terminal_takes_the_block_preconditioner(tmp_path, runs_dir, capsys, monkeypatch):
     """A saddle-point .mtx from a terminal: MINRES with the block preconditioner (the
     summary says so), spsolve's x; and --precond saddle on a plain Laplacian is refused."""
     import json
@@ -145,8 +145,13 @@ def test_the_terminal_takes_the_block_preconditioner(tmp_path, runs_dir):
     ref = sla.spsolve(K.tocsc(), b)
     assert np.linalg.norm(x - ref) <= 1e-7 * np.linalg.norm(ref)
     sio.mmwrite(str(tmp_path / "L.mtx"), _laplacian(8))
-    bad = cli("L.mtx", "--precond", "saddle")   # a usage error, before any run folder
-    assert bad.returncode == 2 and "--precond saddle is for a real symmetric" in bad.stderr
+    from skiff.cli import main  # in this process (round 41: an interpreter less)
+
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    code = main(["solve", "L.mtx", "--precond", "saddle"])   # a usage error, before any run
+    err = capsys.readouterr().err
+    assert code == 2 and "--precond saddle is for a real symmetric" in err, err
     assert not any(runs_dir.glob("*saddle*")) and len(list(runs_dir.iterdir())) == 1
 
 

@@ -44,6 +44,12 @@ def block_preconditioner(block: sp.csr_matrix, kind: str, rank: int = 0):
 
         if block.shape[0] == 0:
             return lambda r: np.zeros(0)
-        op = SmoothedAggregation(sp.csr_matrix(block)).aspreconditioner()
-        return lambda r: np.asarray(op.matvec(r), dtype=np.float64).ravel()
+        ml = SmoothedAggregation(sp.csr_matrix(block))
+        op = ml.aspreconditioner()
+
+        def vcycle(r):
+            return np.asarray(op.matvec(r), dtype=np.float64).ravel()
+
+        vcycle.amg = ml   # the coarse level across the ranks reuses its grids (round 41)
+        return vcycle
     raise ValueError(f"block preconditioner {kind!r}: 'ilu' or 'amg'")

@@ -7,8 +7,10 @@ on it with global sums (one Allreduce per inner product).
 The jobs' ``--np`` with a matrix file runs :class:`RowSolver` (``rows_job.py``, round 39
 h11; GMRES there too). Round 40 (h7): ``precond='ilu'`` / ``'amg'`` is block Jacobi, each
 rank's diagonal block solved by ILU(0) (IC(0) when symmetric) or a smoothed-aggregation
-V-cycle (``block_local.py``; PETSc's ``-pc_type bjacobi -sub_pc_type ilu|gamg``). Not yet:
-an overlap (additive Schwarz), AMG across the ranks.
+V-cycle (``block_local.py``; PETSc's ``-pc_type bjacobi -sub_pc_type ilu|gamg``), and with
+an overlap additive Schwarz. Round 41 (h7): a coarse level across the ranks
+(``coarse.py``: the per-rank AMG's coarsest grids gathered, a two-level method), overlaps
+of up to 4 layers.
 
 >>> plan = RowPlan.build(A[lo:hi], lo, hi, ranges)     # ranges: every rank's (lo, hi)
 >>> x, info = row_solve(A, b, method="cg", comm=MPI.COMM_WORLD)   # on every rank
@@ -150,7 +152,38 @@ def _plan(A, comm) -> RowPlan:
     return plan
 
 
+def _layers(A, lo, hi, k) -> np.ndarray:
+    """The unknowns outside ``[lo, hi)`` within ``k`` steps of it in A's graph (either
+    direction of an entry), sorted."""
+    G = sp.csr_matrix(A, copy=True)
+    G.data = np.ones_like(G.data, dtype=np.float64)
+    G = (G + G.T).tocsr()
+    seen = np.zeros(A.shape[0], dtype=bool)
+    seen[lo:hi] = True
+    front = np.arange(lo, hi)
+    for _ in range(k):
+        nb = np.unique(G[front].indices)
+        front = nb[~seen[nb]]
+        if not front.size:
+            break
+        seen[front] = True
+    seen[lo:hi] = False
+    return np.flatnonzero(seen)
+
+
+def _exchange(ghosts, lo, hi, ranges, comm):
+    """A halo for the global unknowns ``ghosts`` (sorted, outside ``[lo, hi)``): its
+    ``ghost_values`` / ``add_to_owners`` as the plan's (one all-to-all at setup)."""
+    from types import SimpleNamespace
+
+    by_owner = [ghosts[(ghosts >= a) & (ghosts < b)] for a, b in ranges]
+    sends = ([np.empty(0, dtype=np.int64) for _ in ranges] if comm is None else
+             [np.asarray(r, dtype=np.int64) - lo for r in comm.alltoall(by_owner)])
+    return _Rows(SimpleNamespace(ghosts=by_owner, sends=sends), comm)
+
+
 METHODS = ("cg", "bicgstab", "gmres")   # what the row split runs
+MAX_OVERLAP = 4   # additive Schwarz's layers (round 41: was 1)
 PRECONDS = ("jacobi", "ilu", "amg", "none")   # ilu / amg: block Jacobi (block_local.py)
 
 
@@ -175,7 +208,7 @@ class RowSolver:
     on every rank. ``A`` whole on every rank (as read from a file); each keeps its rows."""
 
     def __init__(self, A, *, method="cg", precond="jacobi", comm=None, restart=30,
-                 overlap=0, reorder="none"):
+                 overlap=0, reorder="none", coarse="auto"):
         import time
 
         from .reorder import choose_reorder
@@ -199,10 +232,28 @@ class RowSolver:
                              f"{' or '.join(repr(p) for p in PRECONDS)} ('ilu': block "
                              f"Jacobi with ILU(0) of each rank's block, IC(0) when it is "
                              f"symmetric; 'amg': a smoothed-aggregation V-cycle of it)")
-        if overlap not in (0, 1) or (overlap and precond not in ("ilu", "amg")):
-            raise ValueError(f"row_solve: overlap={overlap!r}; 0 (block Jacobi) or 1 "
-                             f"(additive Schwarz: each rank's block with its ghosts' rows) "
-                             f"with precond='ilu' or 'amg'")
+        if (not isinstance(overlap, (int, np.integer)) or isinstance(overlap, bool)
+                or not 0 <= overlap <= MAX_OVERLAP or (overlap and precond not in ("ilu", "amg"))):
+            raise ValueError(f"row_solve: overlap={overlap!r}; 0 (block Jacobi) or 1 to "
+                             f"{MAX_OVERLAP} (additive Schwarz: each rank's block grown by "
+                             f"that many layers of neighbours' rows) with precond='ilu' or "
+                             f"'amg'")
+        from .coarse import COARSE
+
+        coarse = str(coarse).lower()
+        if coarse not in COARSE:
+            raise ValueError(f"row_solve: coarse={coarse!r}; {', '.join(map(repr, COARSE))} "
+                             f"(a coarse level across the ranks: 'aggregates' the per-rank "
+                             f"AMG's coarsest grids gathered, 'ranks' one aggregate a rank)")
+        auto = coarse == "auto"
+        if auto:   # round 41: block AMG takes the per-rank coarsest grids
+            coarse = "aggregates" if precond == "amg" else "none"
+        if coarse != "none" and precond not in ("ilu", "amg"):
+            raise ValueError(f"row_solve: coarse={coarse!r} adds a coarse level to a block "
+                             f"preconditioner: give precond='amg' or 'ilu' (precond="
+                             f"{precond!r})")
+        self.coarse = coarse
+        self.coarse_size = 0
         self.overlap = int(overlap)
         self.n, self.comm, self.method, self.precond = n, comm, method, precond
         self.restart = int(restart)
@@ -240,47 +291,75 @@ class RowSolver:
         else:   # block Jacobi: this rank's diagonal block, no communication
             from .block_local import block_preconditioner, own_block
 
-            err = None
+            err, deep, P = None, True, None
             try:
                 if overlap:   # additive Schwarz: the block grown by the ghosts' rows
-                    self.M = self._schwarz(A, precond)
+                    self.M, block, B = self._schwarz(A, precond)
                 else:
-                    self.M = block_preconditioner(own_block(self.plan.local, hi - lo),
-                                                  precond, self.rank)
+                    block = own_block(self.plan.local, hi - lo)
+                    self.M = B = block_preconditioner(block, precond, self.rank)
+                if auto and coarse != "none":   # only where every rank's AMG has levels
+                    deep = len(getattr(getattr(B, "amg", None), "levels", ())) > 1
+                if coarse != "none" and deep:   # round 41: this rank's coarse basis
+                    from .coarse import coarse_basis
+
+                    P = coarse_basis(block, coarse, hi - lo, getattr(B, "amg", None))
             except Exception as e:   # noqa: BLE001 (every rank learns of one rank's zero
                 # pivot or failed setup: a rank raising alone left the others in a collective)
                 err = str(e) if isinstance(e, ValueError) else (
                     f"precond={precond!r} on rank {self.rank}'s block: {type(e).__name__}: {e}")
                 self.M = None
-            errs = [err] if comm is None else comm.allgather(err)
-            if any(errs):
-                raise ValueError(f"row_solve: {next(e for e in errs if e)}")
+            got = [(err, deep)] if comm is None else comm.allgather((err, deep))
+            errs = [e for e, _ in got if e]
+            if errs:
+                raise ValueError(f"row_solve: {errs[0]}")
+            if coarse != "none" and not all(d for _, d in got):
+                coarse = self.coarse = "none"
+            if coarse != "none":   # a coarse level across the ranks (every rank here)
+                from .coarse import CoarseLevel, two_level
+
+                try:   # a singular coarse problem: the same A_c on every rank, all say it
+                    Q = CoarseLevel(self.op, P, comm)
+                except ValueError as e:
+                    raise ValueError(f"row_solve: {e}") from None
+                self.coarse_size = Q.N
+                self.M = two_level(self.M, Q, self.op, method == "cg", self.overlap)
         self.setup_time = time.perf_counter() - t0
 
     def _schwarz(self, A, kind):
-        """Additive Schwarz with an overlap of one (PETSc's ``-pc_type asm``): this rank's
-        rows and its ghosts' rows, ``A`` on those unknowns solved by ``kind`` (ILU(0) or a
-        V-cycle); the residual's ghost values come by the halo exchange. For CG the
-        ghosts' part of the correction goes back to their owners and is added (``basic``:
+        """Additive Schwarz with an overlap of ``self.overlap`` layers (PETSc's ``-pc_type
+        asm -pc_asm_overlap k``): this rank's rows and the rows within that many steps of
+        them in A's graph, ``A`` on those unknowns solved by ``kind`` (ILU(0) or a V-cycle);
+        the residual's values there come by an exchange (the halo's for one layer). For CG
+        the outside part of the correction goes back to its owners and is added (``basic``:
         symmetric, sum over ranks of ``R_i^T A_i^-1 R_i``); for BiCGStab and GMRES it is
-        dropped (``restrict``, PETSc's default: one exchange, fewer iterations)."""
+        dropped (``restrict``, PETSc's default: one exchange, fewer iterations). Returns the
+        preconditioner, the grown block and its solve."""
         from .block_local import block_preconditioner
 
         plan, op = self.plan, self.op
-        m = plan.hi - plan.lo
-        ghosts = np.concatenate(plan.ghosts) if plan.ghosts else np.empty(0, dtype=np.int64)
-        idx = np.concatenate([np.arange(plan.lo, plan.hi), ghosts])
-        solve = block_preconditioner(A[idx][:, idx].tocsr(), kind, self.rank)
+        lo, hi = plan.lo, plan.hi
+        m = hi - lo
+        if self.overlap == 1:
+            ghosts = (np.concatenate(plan.ghosts) if plan.ghosts
+                      else np.empty(0, dtype=np.int64))
+            halo = op
+        else:   # round 41: more layers, found on A's pattern (A is whole on every rank)
+            ghosts = _layers(A, lo, hi, self.overlap)
+            halo = _exchange(ghosts, lo, hi, row_ranges(self.n, self.size), self.comm)
+        idx = np.concatenate([np.arange(lo, hi), ghosts])
+        block = A[idx][:, idx].tocsr()
+        solve = block_preconditioner(block, kind, self.rank)
         basic = self.method == "cg"
 
         def apply(r):
-            z = solve(np.concatenate([r, op.ghost_values(r)]))
+            z = solve(np.concatenate([r, halo.ghost_values(r)]))
             out = z[:m].copy()
             if basic:
-                op.add_to_owners(out, z[m:])
+                halo.add_to_owners(out, z[m:])
             return out
 
-        return apply
+        return apply, block, solve
 
     def subdomains(self) -> list[dict]:
         """Every rank's rows, as the grid split's ``subdomains`` (``index``: ``[[lo, hi]]``)."""
@@ -354,14 +433,18 @@ class RowSolver:
 
 
 def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None, x0=None,
-              callback=None, precond="jacobi", restart=30, overlap=0, reorder="none"):
+              callback=None, precond="jacobi", restart=30, overlap=0, reorder="none",
+              coarse="auto"):
     """Solve ``A x = b`` with this rank's block of rows (``A`` and ``b`` whole on every rank,
     as read from a file; each rank keeps its rows): CG (symmetric positive definite A),
     BiCGStab or GMRES(``restart``; ``maxiter`` counts its restart cycles, as SciPy's),
     Jacobi-preconditioned (``precond='none'``: not; ``'ilu'``: block Jacobi with ILU(0) of
     each rank's diagonal block, IC(0) on a symmetric one, PETSc's default over ranks;
     ``'amg'``: block Jacobi with a smoothed-aggregation V-cycle of it; ``overlap=1`` with
-    either: additive Schwarz, each block grown by its ghosts' rows, PETSc's ``asm``),
+    either: additive Schwarz, each block grown by its ghosts' rows, PETSc's ``asm``; up to
+    4 layers; ``coarse``: a coarse level across the ranks, 'aggregates' (the default with
+    'amg': each rank's AMG coarsest grid gathered), 'ranks' (one aggregate a rank) or
+    'none', see ``coarse.py``),
     stopping on SciPy's ``|r| <= max(rtol |b|, atol)`` of the recurrence. Returns ``(x,
     info)`` on every rank, x whole (one Allgatherv), info 0 when the true residual of x meets
     the tolerance, else the iterations done. ``callback(it, rnorm, x_local)`` runs on every
@@ -369,7 +452,7 @@ def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None
     Cuthill-McKee before the split (``'auto'``: where it halves the bandwidth); x comes back
     in the user's order."""
     solver = RowSolver(A, method=method, precond=precond, comm=comm, restart=restart,
-                       overlap=overlap, reorder=reorder)
+                       overlap=overlap, reorder=reorder, coarse=coarse)
     res = solver.iterate(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback)
     info = 0 if res.true <= 10 * max(res.tol, 1e-300) and np.isfinite(res.true) \
         else res.iterations

@@ -26,7 +26,7 @@ _METHOD = {"auto": None, "cg": "cg", "bicgstab": "bicgstab", "gmres": "gmres"}
 _PRECOND = {"auto": None, "jacobi": "jacobi", "ilu": "ilu", "amg": "amg", "none": "none"}
 
 
-def check_row_split(method, precond, ranks, overlap=0) -> None:
+def check_row_split(method, precond, ranks, overlap=0, coarse=None) -> None:
     """Refuse, in one line, a method, preconditioner or overlap the row split does not
     run."""
     method = method or "auto"
@@ -42,9 +42,16 @@ def check_row_split(method, precond, ranks, overlap=0) -> None:
                          f"ILU(0) of each rank's block, IC(0) when symmetric), amg (a V-cycle "
                          f"of each rank's block), none (auto: amg where the diagonal is "
                          f"positive, else jacobi): give one of them, or drop --np")
-    if overlap not in (0, 1):
+    from .rows import MAX_OVERLAP
+
+    if not 0 <= overlap <= MAX_OVERLAP:
         raise ValueError(f"--np {ranks}: --overlap {overlap}; the row split grows each rank's "
-                         f"block by one layer of its ghosts' rows (--overlap 1) or none (0)")
+                         f"block by 1 to {MAX_OVERLAP} layers of its neighbours' rows "
+                         f"(additive Schwarz) or none (0)")
+    if coarse not in (None, "auto", "none") and precond not in ("ilu", "amg", "auto"):
+        raise ValueError(f"--np {ranks}: --coarse {coarse} adds a coarse level across the "
+                         f"ranks to a block preconditioner, and the preconditioner is "
+                         f"{precond}: give --precond amg or ilu, or drop --coarse")
     if overlap and precond not in ("ilu", "amg"):
         raise ValueError(f"--np {ranks}: --overlap {overlap} grows each rank's block for "
                          f"--precond ilu or amg (additive Schwarz), and the preconditioner is "
@@ -69,17 +76,19 @@ class RowJobSolver:
     :func:`~..entry.solve_and_report` calls): the Solution on rank 0, None on the others."""
 
     def __init__(self, A, *, method="auto", precond="auto", comm=None, restart=30,
-                 overlap=0, reorder="auto"):
+                 overlap=0, reorder="auto", coarse="auto"):
         import scipy.sparse as sp
 
         A = sp.csr_matrix(A)
-        check_row_split(method, precond, 1 if comm is None else comm.Get_size(), overlap)
+        check_row_split(method, precond, 1 if comm is None else comm.Get_size(), overlap,
+                        coarse)
         method = _METHOD[method or "auto"] or _auto_method(A)
         chosen = _PRECOND[precond or "auto"]
         try:
-            self.rows = RowSolver(A, method=method, precond=chosen or _auto_precond(A),
-                                  comm=comm, restart=restart, overlap=overlap,
-                                  reorder=reorder)
+            pc = chosen or _auto_precond(A)
+            self.rows = RowSolver(A, method=method, precond=pc, comm=comm, restart=restart,
+                                  overlap=overlap, reorder=reorder,
+                                  coarse=coarse if pc in ("ilu", "amg") else "none")
         except ValueError:   # auto's block AMG did not set up (said on every rank): Jacobi
             if chosen is not None or _auto_precond(A) != "amg":
                 raise
@@ -94,6 +103,8 @@ class RowJobSolver:
         if r.overlap:
             block = f"overlap-{r.overlap} schwarz "
         order = ", rcm-ordered" if r.perm is not None else ""
+        if r.coarse_size:   # round 41: the two-level method's coarse level across the ranks
+            order += f", a coarse level of {r.coarse_size} across them"
         return (f"{self.method} + {block}{self.precond} on {r.size} ranks by rows{order} ({r.n} "
                 f"unknowns, {r.plan.local.shape[1] - (r.plan.hi - r.plan.lo)} ghosts on rank "
                 f"{r.rank})")
@@ -209,7 +220,8 @@ def rows_system(config: dict, reporter, comm=None):
                               precond=config.get("precond") or "auto", comm=comm,
                               restart=int(config.get("restart") or 30),
                               overlap=int(config.get("overlap") or 0),
-                              reorder=config.get("reorder") or "auto")
+                              reorder=config.get("reorder") or "auto",
+                              coarse=config.get("coarse") or "auto")
     reporter.info(problem=f"matrix {config['problem']}", unknowns=n, ranks=comm.Get_size(),
                   subdomains=solver.rows.subdomains())
     return solver, rhs, exact

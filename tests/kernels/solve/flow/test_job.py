@@ -4,9 +4,6 @@ the coefficients as numbers, the plots as artifacts, progress, cancel, one-line 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -49,13 +46,16 @@ def test_magic_mistakes_are_one_line(shell):
             shell.run_line_magic("solve", line)
 
 
-def test_cli_periodic_case_json(runs_dir):
-    out = subprocess.run(
-        [sys.executable, "-m", "skiff", "solve", "cylinder", "--case", "2d-2",
-         "--resolution", "16", "--dt", "0.01", "--t-end", "0.1", "--json"],
-        capture_output=True, text=True, timeout=300, env={**os.environ})
-    assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)["result"]
+def test_cli_periodic_case_json(runs_dir, capsys):
+    from skiff.cli import main  # python -m skiff, in this process (round 41: the second
+    # interpreter and its import of skiff were half the test's CPU)
+
+    capsys.readouterr()
+    code = main(["solve", "cylinder", "--case", "2d-2", "--resolution", "16", "--dt", "0.01",
+                 "--t-end", "0.1", "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    doc = json.loads(out.out)["result"]
     assert {"cd_max", "cl_max", "st", "cells", "dofs", "steps", "seconds"} <= set(doc)
     assert doc["steps"] == 10 and doc["case"] == "2d-2" and doc["dofs"] > doc["cells"]
     assert doc["cd_max"] > 0 and 0 < doc["linear_share"] < 1

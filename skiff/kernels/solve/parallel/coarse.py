@@ -1,0 +1,187 @@
+"""A coarse level across the ranks of a row split (round 41 h7): block Jacobi / additive
+Schwarz loses iterations as ranks are added (each rank's block solve sees nothing of the
+others: the smooth error spanning the ranks is left), so a two-level method adds a small
+problem shared by every rank, as PETSc's GAMG / PCMG users expect of a preconditioner over
+ranks.
+
+The coarse space ``P`` is block diagonal over the ranks: each rank's columns are
+
+* ``'aggregates'``: the basis of the coarsest grid of a smoothed-aggregation hierarchy set up
+  on the rank's block (the composite prolongator ``P_0 P_1 ... P_L``, restricted to the
+  rank's own rows: at most ``max_coarse`` = 400 columns a rank); the per-rank AMG's coarsest
+  grids gathered. ``coarse='auto'`` with block AMG takes it where every rank's hierarchy
+  has a coarse grid (blocks over 400 rows); on smaller blocks (each solved whole by its
+  AMG) it adds nothing worth a setup;
+* ``'ranks'``: one aggregate per rank (Nicolaides: the constant on the rank's rows).
+
+``A_c = P^T A P`` (``A P`` needs the ghosts' rows of ``P``: one all-to-all at setup) is
+summed over the ranks (one Allreduce) and factored on each (dense LU up to 3000 unknowns,
+else SuperLU); a coarse solve ``Q r = P A_c^-1 P^T r`` is one ``Allreduce`` of the coarse
+residual.
+
+The two-level preconditioner with the block solve ``B``:
+
+* for CG with block Jacobi the symmetric V-cycle ``z = w B r; z += Q (r - A z); z += w B (r
+  - A z)`` (``w`` damps ``B`` where the largest eigenvalue of ``B A`` nears 2); with additive
+  Schwarz the balancing form ``M = Q + (I - Q A) B (I - A Q)`` (Mandel's BNN): symmetric
+  positive definite whenever ``B`` is (``B A`` of an overlap passes 2: the V-cycle form
+  diverged, 587 iterations on an anisotropic Poisson);
+* for BiCGStab and GMRES the multiplicative ``z = B r; z += Q (r - A z)`` (one product, one
+  coarse solve; Tang-Nabben-Vuik's A-DEF2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["COARSE", "CoarseLevel", "coarse_basis", "two_level"]
+
+COARSE = ("auto", "aggregates", "ranks", "none")
+_DENSE_MAX = 3000
+
+
+def coarse_basis(block, kind, m, amg=None) -> sp.csr_matrix:
+    """This rank's coarse basis (``m`` own rows; ``block`` the matrix the rank's solve is set
+    up on, its first ``m`` rows and columns the rank's own unknowns): ``kind`` 'aggregates'
+    (the composite prolongator of ``amg``, or of a smoothed aggregation set up on ``block``)
+    or 'ranks' (one column of ones). Columns with no entry on the own rows are dropped."""
+    if kind == "ranks" or m == 0:
+        return sp.csr_matrix(np.ones((m, 1 if m else 0)))
+    if amg is None or len(amg.levels) < 2:   # no hierarchy (a block under max_coarse rows,
+        # solved whole by its AMG): aggregates of about ten rows for the coarse basis
+        from ..amg import SmoothedAggregation
+
+        amg = SmoothedAggregation(sp.csr_matrix(block),
+                                  max_coarse=max(1, block.shape[0] // 10))
+    P = sp.identity(block.shape[0], format="csr")
+    for lv in amg.levels[:-1]:
+        P = sp.csr_matrix(P @ lv.P)
+    P = sp.csr_matrix(P[:m])
+    P.eliminate_zeros()
+    keep = np.flatnonzero(np.diff(P.tocsc().indptr))
+    return sp.csr_matrix(P[:, keep])
+
+
+class CoarseLevel:
+    """``Q r = P A_c^-1 P^T r`` over the ranks of ``op`` (a :class:`~.rows._Rows`), ``P``
+    this rank's coarse basis (own rows x own coarse unknowns)."""
+
+    def __init__(self, op, P, comm):
+        self.op, self.comm = op, comm
+        P = sp.csr_matrix(P, dtype=np.float64)
+        nc = P.shape[1]
+        counts = [nc] if comm is None else list(comm.allgather(nc))
+        self.N = int(sum(counts))
+        rank = 0 if comm is None else comm.Get_rank()
+        off = int(sum(counts[:rank]))
+        Pg = sp.csr_matrix((P.data, P.indices + off, P.indptr), shape=(P.shape[0], self.N))
+        AP = self._times_A(Pg)
+        self.P = Pg
+        self.PT = sp.csr_matrix(Pg.T)
+        Ac = (self.PT @ AP).toarray()
+        if comm is not None:
+            whole = np.empty_like(Ac)
+            comm.Allreduce(Ac, whole, op=op._mpi.SUM)
+            Ac = whole
+        self.Ac = Ac
+        self._factor(Ac)
+
+    def _times_A(self, Pg):
+        """This rank's rows of ``A P`` (the ghosts' rows of P from their owners)."""
+        plan, comm = self.op.plan, self.comm
+        if comm is None:
+            ghost_rows = sp.csr_matrix((0, self.N))
+        else:
+            got = comm.alltoall([Pg[s] for s in plan.sends])
+            parts = [g for g, want in zip(got, plan.ghosts) if want.size]
+            ghost_rows = sp.vstack(parts).tocsr() if parts else sp.csr_matrix((0, self.N))
+        return sp.csr_matrix(plan.local @ sp.vstack([Pg, ghost_rows]).tocsr())
+
+    def _factor(self, Ac):
+        N = Ac.shape[0]
+        scale = np.abs(Ac).max() if N else 1.0
+        if N <= _DENSE_MAX:
+            import warnings
+
+            import scipy.linalg as la
+
+            with warnings.catch_warnings():   # a singular A_c is said below, in one line
+                warnings.simplefilter("ignore", la.LinAlgWarning)
+                lu, piv = la.lu_factor(Ac, check_finite=False)
+            d = np.abs(np.diag(lu))
+            if N and (not np.all(np.isfinite(d)) or d.min() <= 1e-13 * scale):
+                raise ValueError(f"the coarse problem across the ranks ({N} unknowns) is "
+                                 f"singular (A has a null space, e.g. a pure Neumann "
+                                 f"problem): give coarse='none'")
+            self._solve = lambda r: la.lu_solve((lu, piv), r, check_finite=False)
+        else:
+            import scipy.sparse.linalg as sla
+
+            try:
+                f = sla.splu(sp.csc_matrix(Ac))
+            except RuntimeError as e:
+                raise ValueError(f"the coarse problem across the ranks ({N} unknowns) is "
+                                 f"singular ({e}): give coarse='none'") from None
+            self._solve = f.solve
+
+    def restrict(self, r) -> np.ndarray:
+        """``P^T r`` whole on every rank (one Allreduce)."""
+        mine = np.ascontiguousarray(self.PT @ r, dtype=np.float64)
+        if self.comm is None:
+            return mine
+        whole = np.empty(self.N)
+        self.comm.Allreduce(mine, whole, op=self.op._mpi.SUM)
+        return whole
+
+    def __call__(self, r) -> np.ndarray:
+        """``Q r``: this rank's rows of ``P A_c^-1 P^T r``."""
+        return self.P @ self._solve(self.restrict(r))
+
+
+def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0):
+    """The two-level preconditioner from the block solve ``B`` and the coarse solve ``Q``
+    (module docstring): for CG (``symmetric``) with block Jacobi (``overlap`` 0) the
+    symmetric V-cycle ``B, Q, B`` with ``B`` damped by ``omega = min(1, 1.8 / lambda)``
+    (``lambda`` the largest eigenvalue of ``B A``, six power steps: positive definite while
+    ``omega lambda < 2``), with additive Schwarz (whose ``B A`` reaches past 2 where blocks
+    overlap) the balancing ``Q, B, Q``; for BiCGStab / GMRES ``B`` then ``Q``."""
+    if symmetric and overlap == 0:
+        lam = lambda_max(B, op, 6)
+        omega = 1.0 if lam <= 1.8 else 1.8 / lam
+
+        def apply(r):
+            z = omega * B(r)
+            z = z + Q(r - op.matvec(z))
+            return z + omega * B(r - op.matvec(z))
+        apply.omega = omega
+    elif symmetric:
+        def apply(r):
+            z = Q(r)
+            y = B(r - op.matvec(z))
+            return z + y - Q(op.matvec(y))
+    else:
+        def apply(r):
+            z = B(r)
+            return z + Q(r - op.matvec(z))
+    return apply
+
+
+def lambda_max(B, op, steps) -> float:
+    """The largest eigenvalue of ``B A`` (``B``, ``A`` symmetric positive definite) by power
+    steps in A's inner product over the ranks; the Rayleigh quotient, a lower bound."""
+    v = np.random.default_rng(7 + op.plan.lo).standard_normal(op.plan.hi - op.plan.lo)
+    lam = 0.0
+    for _ in range(steps):
+        Av = op.matvec(v)
+        den = op.dot(v, Av)
+        if den <= 0:
+            break
+        w = B(Av)
+        lam = op.dot(w, Av) / den
+        Aw = op.matvec(w)
+        nw = op.dot(w, Aw)
+        if not nw > 0:
+            break
+        v = w / np.sqrt(nw)
+    return float(lam)
