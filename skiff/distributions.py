@@ -13,6 +13,7 @@ remaining transforms, ``constraints``, ``biject_to`` and ``transform_to``, and (
 ``CatTransform``, ``StackTransform``, ``ExponentialFamily``; the public names of
 :mod:`skiff.kernels.train.core.distributions` and its ``_r29``-``_r39`` modules."""
 
+from skiff.kernels.train.core import distributions_kl_r41  # noqa: F401  (torch's other KLs)
 from skiff.kernels.train.core.constraints_r38 import (  # noqa: F401
     biject_to,
     constraints,

@@ -200,7 +200,7 @@ from skiff.kernels.train.core.nn.unpool import (  # noqa: F401
 # core.nn's names, and nn/embedding_bag.py's, nn/decoder.py's
 from skiff.kernels.train.core.nn.utils_r38 import RNNBase, RNNCellBase  # noqa: F401
 
-from . import functional, init, utils  # noqa: F401  (skiff.nn.functional, .init, .utils)
+from . import functional, init, modules, utils  # noqa: F401  (skiff.nn.functional, ...)
 
 __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "TransformerDecoder",
            "Transformer", "Softshrink", "Hardshrink", "Tanhshrink", "Softmax2d",

@@ -4,6 +4,8 @@ The public name of :mod:`skiff.kernels.train.core.nn.init`; the same functions."
 
 from skiff.kernels.train.core.nn import init as _real
 from skiff.kernels.train.core.nn.init import (  # noqa: F401
+    _calculate_correct_fan,
+    _calculate_fan_in_and_fan_out,
     calculate_gain,
     constant_,
     dirac_,

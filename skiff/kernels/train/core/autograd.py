@@ -354,6 +354,19 @@ class Function:
 # ``_seq`` with the latest write's) and looks further only at nodes older than a write.
 _writes: dict = {}  # id(storage) -> [writes so far, seq of the latest, weakref to the storage]
 _last_write = [0]
+# torch's anomaly mode (``autograd.detect_anomaly``/``set_detect_anomaly``): [enabled,
+# check_nan]; when both are on, a node whose backward returns a nan gradient raises
+_anomaly = [False, True]
+
+
+def _nan_check(n, grads) -> None:
+    """torch's anomaly-mode check of one node's gradients (its words)."""
+    for i, g in enumerate(grads):
+        if g is None or getattr(getattr(g, "dtype", None), "kind", "") not in "fc":
+            continue
+        if bool(get_array_module(g).isnan(g).any()):
+            raise RuntimeError(f"Function '{n.name()}' returned nan values in its {i}th "
+                               "output.")
 
 
 def _storage(a):
@@ -535,8 +548,10 @@ def _run_backward(root, grad, retain_graph):
         else:
             if n.saved is None:
                 raise RuntimeError(
-                    f"backward through {type(n).__name__} a second time: its saved arrays were "
-                    "freed; call backward(retain_graph=True) the first time"
+                    "Trying to backward through the graph a second time (or directly access "
+                    "saved tensors after they have already been freed): the saved arrays of "
+                    f"{type(n).__name__} were freed; call backward(retain_graph=True) the "
+                    "first time"
                 )
             if last_write > n._seq and n.saved:
                 _check_saved(n)
@@ -558,6 +573,8 @@ def _run_backward(root, grad, retain_graph):
                 )
             if not retain_graph:
                 n.saved = None
+            if _anomaly[0] and _anomaly[1]:
+                _nan_check(n, grads)
         if n._in_dtypes is not None:  # a complex result: a real input keeps the real part
             grads = _real_parts(n._in_dtypes, grads)
         for p, idx, g in zip(n._parents, n._pidx, grads):

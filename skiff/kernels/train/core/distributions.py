@@ -276,6 +276,9 @@ class Independent(Distribution):
             int(reinterpreted_batch_ndims)
         k = self.reinterpreted_batch_ndims
         shape = base_distribution.batch_shape
+        if k > len(shape):  # torch's refusal (skiff took the whole batch silently)
+            raise ValueError("Expected reinterpreted_batch_ndims <= len(base_distribution."
+                             f"batch_shape), actual {k} vs {len(shape)}")
         super().__init__(shape[:len(shape) - k], shape[len(shape) - k:]
                          + base_distribution.event_shape)
         self.has_rsample = base_distribution.has_rsample

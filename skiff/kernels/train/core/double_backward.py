@@ -178,8 +178,10 @@ def _run_rule(n, gouts, want):
             f"create_graph.")
     conj = not n.complex_aware and any(g is not None and g.dtype.kind == "c" for g in gouts)
     if n.saved is None:
-        raise RuntimeError(f"backward through {name} a second time: its saved arrays were "
-                           "freed; call backward(retain_graph=True) the first time")
+        raise RuntimeError("Trying to backward through the graph a second time (or directly "
+                           "access saved tensors after they have already been freed): the "
+                           f"saved arrays of {name} were freed; call "
+                           "backward(retain_graph=True) the first time")
     if _ag._last_write[0] > n._seq and n.saved:
         _ag._check_saved(n)  # a saved array written in place since: refused, as first order
     if n._nout > 1 and any(g is None for g in gouts):

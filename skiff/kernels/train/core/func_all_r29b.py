@@ -22,11 +22,11 @@ def replace_all_batch_norm_modules_(root):
     """torch's: every batch norm in ``root`` without running statistics (``running_mean``,
     ``running_var``, ``num_batches_tracked`` None, ``track_running_stats`` False), so
     ``vmap`` over it uses each sample's batch statistics."""
-    from .nn.conv import BatchNorm2d  # (every batch norm derives from it; the nn package
+    from .nn.conv import _BatchNorm  # (every batch norm derives from it; the nn package
     # imports this module, so not at the top)
 
     for m in root.modules():
-        if isinstance(m, BatchNorm2d) and m.track_running_stats:
+        if isinstance(m, _BatchNorm) and m.track_running_stats:
             m.running_mean = m.running_var = m.num_batches_tracked = None
             m.track_running_stats = False
     return root

@@ -214,6 +214,18 @@ _TORCH_FLAGS = {
 }
 
 
+def _impl_flags(foreach=None, fused=None, differentiable=False, **more) -> dict:
+    """torch's refusals of the implementation flags of the optimizers that have ``fused``
+    (Adam, AdamW, SGD, Adagrad), and the flags as given, kept in the param groups as torch
+    keeps them (skiff runs one implementation whatever they say)."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    return {"foreach": foreach, "fused": fused, "differentiable": differentiable, **more}
+
+
 def _torch_flags(cls) -> dict:
     for klass in cls.__mro__:
         if klass.__name__ in _TORCH_FLAGS and klass.__module__.startswith("skiff."):
@@ -366,10 +378,14 @@ class Optimizer:
         if len(groups) != len(self.param_groups) or any(
             len(a["params"]) != len(b["params"]) for a, b in zip(groups, self.param_groups)
         ):
-            raise ValueError(
-                "optimizer state does not fit: groups of sizes "
+            raise ValueError(  # torch's words, then the sizes
+                ("loaded state dict has a different number of parameter groups"
+                 if len(groups) != len(self.param_groups) else
+                 "loaded state dict contains a parameter group that doesn't match the size "
+                 "of optimizer's group")
+                + " (optimizer state does not fit: groups of sizes "
                 f"{[len(g['params']) for g in groups]} vs "
-                f"{[len(g['params']) for g in self.param_groups]}"
+                f"{[len(g['params']) for g in self.param_groups]})"
             )
         params = list(self._params())
         for g, saved in zip(self.param_groups, groups):
@@ -534,7 +550,8 @@ class SGD(Optimizer):
             raise ValueError("nesterov needs momentum > 0 and zero dampening (as torch's), got "
                              f"momentum={momentum!r}, dampening={dampening!r}")
         super().__init__(params, lr=lr, momentum=momentum, dampening=dampening,
-                         nesterov=nesterov, weight_decay=weight_decay, maximize=bool(maximize))
+                         nesterov=nesterov, weight_decay=weight_decay, maximize=bool(maximize),
+                         **_impl_flags(foreach, fused, differentiable))
 
     def step(self, closure=None):
         loss = self._closure(closure)
@@ -576,7 +593,8 @@ class AdamW(Optimizer):
         _check_hyper("eps", eps)
         _check_hyper("weight_decay", weight_decay)
         super().__init__(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                         amsgrad=bool(amsgrad), maximize=bool(maximize))
+                         amsgrad=bool(amsgrad), maximize=bool(maximize),
+                         **_impl_flags(foreach, fused, differentiable, capturable=capturable))
 
     def step(self, closure=None):
         loss = self._closure(closure)

@@ -7,7 +7,7 @@ the parameter and its state (one backend-agnostic body for numpy and cupy).
 
 from __future__ import annotations
 
-from .optim import Optimizer, StepCount, _check_hyper
+from .optim import Optimizer, StepCount, _check_hyper, _impl_flags
 
 __all__ = ["RMSprop", "Adagrad"]
 
@@ -85,7 +85,7 @@ class Adagrad(Optimizer):
         _check_hyper("eps", eps)
         super().__init__(params, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                          initial_accumulator_value=initial_accumulator_value, eps=eps,
-                         maximize=bool(maximize))
+                         maximize=bool(maximize), **_impl_flags(foreach, fused, differentiable))
         for group in self.param_groups:  # torch makes the state at construction
             for p in group["params"]:
                 v = group["initial_accumulator_value"]  # both parts of a complex one (torch's)

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from .nn.conv import BatchNorm2d
+from .nn.conv import _BatchNorm
 from .nn.module import Module
 from .optim import LRSchedule
 from .optim_more import _lerp_
@@ -124,7 +124,7 @@ class AveragedModel(Module):
 def update_bn(loader, model, device=None):
     """Reset the batch norms' running statistics and run ``loader``'s inputs (the first item
     of a tuple) through ``model`` in training mode once, averaging over all batches."""
-    norms = {m: m.momentum for m in model.modules() if isinstance(m, BatchNorm2d)
+    norms = {m: m.momentum for m in model.modules() if isinstance(m, _BatchNorm)
              and m.track_running_stats}
     if not norms:
         return

@@ -9,8 +9,6 @@ torch in tests/kernels/train/core/test_torch_more.py.
 
 from __future__ import annotations
 
-import contextlib
-
 from . import autograd as _ag
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .double_backward import backward_graph, grad_graph
@@ -20,7 +18,8 @@ from .tensor import Tensor, as_array
 
 __all__ = ["Function", "FunctionCtx", "grad", "backward", "no_grad", "enable_grad",
            "set_grad_enabled", "is_grad_enabled", "set_detect_anomaly", "detect_anomaly",
-           "once_differentiable", "Variable"]
+           "once_differentiable", "Variable", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled"]
 
 
 class _VariableMeta(type):
@@ -214,12 +213,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             keep = bool(retain_graph) or k < len(outputs) - 1
             o.backward(g, retain_graph=keep)
         result = []
-        for t in inputs:
+        for i, t in enumerate(inputs):
             g = t._grad
             if g is None and not (allow_unused or materialize_grads):
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(_unused(i))
             if g is None and materialize_grads:
                 g = t.xp.zeros(t.shape, dtype=t.dtype)
             result.append(_wrap(g))
@@ -257,9 +254,7 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
         col = [r[k] for r in rows]
         if all(c is None for c in col):
             if not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(_unused(k))
             result.append(None)
             continue
         result.append(stack([c if c is not None else x.detach() * 0 for c in col]))
@@ -274,15 +269,19 @@ def _grad_graph(outputs, grad_outputs, inputs, allow_unused, materialize_grads):
                                "pass create_graph=True to the grad that made it)")
     got = grad_graph(outputs, list(grad_outputs), inputs)
     result = []
-    for t, g in zip(inputs, got):
+    for i, (t, g) in enumerate(zip(inputs, got)):
         if g is None and not (allow_unused or materialize_grads):
-            raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                               "used in the graph. Set allow_unused=True if this is the "
-                               "desired behavior.")
+            raise RuntimeError(_unused(i))
         if g is None and materialize_grads:
             g = _wrap(t.xp.zeros(t.shape, dtype=t.dtype))
         result.append(g)
     return tuple(result)
+
+
+def _unused(i) -> str:
+    """torch's words for an input the outputs do not depend on."""
+    return (f"The differentiated Tensor at index {i} appears to not have been used in the "
+            "graph. Set allow_unused=True if this is the desired behavior.")
 
 
 def _capture(t, g):
@@ -316,10 +315,46 @@ def backward_into(tensors, grad_tensors, inputs, retain_graph=None) -> None:
             t._grad = g._data.copy() if t._grad is None else t._grad + g._data
 
 
-def set_detect_anomaly(mode: bool) -> None:
-    """Accepted for ported code; skiff checks nothing more."""
+class set_detect_anomaly:  # noqa: N801  (torch's name)
+    """torch's: anomaly mode on or off, as a call or a ``with`` block (restored after it).
+    With ``check_nan`` a backward step that returns a nan gradient raises torch's
+    "Function 'SqrtBackward0' returned nan values in its 0th output." (first-order
+    backward; skiff records no forward tracebacks)."""
+
+    def __init__(self, mode: bool, check_nan: bool = True):
+        self.prev = list(_ag._anomaly)
+        _ag._anomaly[:] = [bool(mode), bool(check_nan)]
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        _ag._anomaly[:] = self.prev
 
 
-@contextlib.contextmanager
-def detect_anomaly(check_nan: bool = True):
-    yield
+class detect_anomaly:  # noqa: N801  (torch's name)
+    """torch's context manager: anomaly mode inside the block (see
+    :class:`set_detect_anomaly`), with torch's warning that it is for debugging."""
+
+    def __init__(self, check_nan: bool = True):
+        import warnings
+
+        self.prev, self.check_nan = list(_ag._anomaly), bool(check_nan)
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the "
+                      "runtime and should only be enabled for debugging.", stacklevel=2)
+
+    def __enter__(self):
+        _ag._anomaly[:] = [True, self.check_nan]
+
+    def __exit__(self, *exc):
+        _ag._anomaly[:] = self.prev
+
+
+def is_anomaly_enabled() -> bool:
+    """torch's ``torch.is_anomaly_enabled()``."""
+    return _ag._anomaly[0]
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    """torch's ``torch.is_anomaly_check_nan_enabled()``."""
+    return _ag._anomaly[0] and _ag._anomaly[1]

@@ -224,8 +224,20 @@ def test_sequential_slice_nonzero_masked_select_scatter_equal_torch():
         np.testing.assert_array_equal(a, b)
 
 
+def _truncated_normal_mean_std(mean, std, a, b):
+    """The mean and standard deviation of N(mean, std) cut to [a, b] (closed form: scipy's
+    ``truncnorm`` gives the same, but importing ``scipy.stats`` cost 0.6 s of CPU)."""
+    from scipy.special import ndtr
+
+    lo, hi = (a - mean) / std, (b - mean) / std
+    pdf = lambda z: np.exp(-z * z / 2) / np.sqrt(2 * np.pi)  # noqa: E731
+    mass = ndtr(hi) - ndtr(lo)
+    shift = (pdf(lo) - pdf(hi)) / mass
+    var = std * std * (1 + (lo * pdf(lo) - hi * pdf(hi)) / mass - shift * shift)
+    return mean + std * shift, np.sqrt(var)
+
+
 def test_orthogonal_and_trunc_normal_init():
-    from scipy.stats import truncnorm
 
     for shape in ((3, 5), (5, 3), (4, 2, 3, 3)):
         w = skiff.nn.init.orthogonal_(skiff.empty(*shape, dtype=skiff.float64), gain=2.0)
@@ -238,9 +250,9 @@ def test_orthogonal_and_trunc_normal_init():
                                    np.linalg.svd(tf, compute_uv=False), rtol=1e-12)
     w = skiff.nn.init.trunc_normal_(skiff.empty(200, 500, dtype=skiff.float64), mean=0.1,
                                     std=0.5, a=-0.4, b=0.9).numpy()
-    dist = truncnorm((-0.4 - 0.1) / 0.5, (0.9 - 0.1) / 0.5, loc=0.1, scale=0.5)
+    mean, std = _truncated_normal_mean_std(0.1, 0.5, -0.4, 0.9)
     assert w.min() >= -0.4 and w.max() <= 0.9
-    assert abs(w.mean() - dist.mean()) < 0.005 and abs(w.std() - dist.std()) < 0.005
+    assert abs(w.mean() - mean) < 0.005 and abs(w.std() - std) < 0.005
 
 
 @pytest.mark.parametrize("plan", ["exp_step", "linear_cos_multistep"])

@@ -111,9 +111,12 @@ class Conv2d(Module):
         return _conv_repr(self, 2)
 
 
-class BatchNorm2d(Module):
-    """Batch norm over (N, H, W) per channel, with running statistics for eval mode and
-    torch's ``num_batches_tracked`` (the training batches seen), so state dicts go both ways."""
+class _BatchNorm(Module):
+    """torch's ``nn.modules.batchnorm._BatchNorm``: the base of ``BatchNorm1d/2d/3d`` and
+    ``SyncBatchNorm`` (``isinstance(m, _BatchNorm)`` finds every batch norm; a
+    ``BatchNorm1d`` is not a ``BatchNorm2d``, as in torch). Batch norm per channel, with
+    running statistics for eval mode and torch's ``num_batches_tracked`` (the training batches
+    seen), so state dicts go both ways."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, device=None, dtype=None):
@@ -158,17 +161,27 @@ class BatchNorm2d(Module):
                             self.training, momentum, self.eps)
 
     def forward(self, x):
-        if x.ndim != 4 or x.shape[1] != self.num_features:
-            raise ShapeError(
-                f"BatchNorm2d({self.num_features}) expects (N, {self.num_features}, H, W), "
-                f"got {tuple(x.shape)}"
-            )
+        if x.ndim < 2 or x.shape[1] != self.num_features:
+            raise ShapeError(f"{type(self).__name__}({self.num_features}) expects (N, "
+                             f"{self.num_features}, ...), got {tuple(x.shape)}")
         return self._normalise(x)
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
                 f"affine={self.affine}, bias={getattr(self, 'bias', None) is not None}, "
                 f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm over (N, H, W) per channel (torch's ``nn.BatchNorm2d``)."""
+
+    def forward(self, x):
+        if x.ndim != 4 or x.shape[1] != self.num_features:
+            raise ShapeError(
+                f"BatchNorm2d({self.num_features}) expects (N, {self.num_features}, H, W), "
+                f"got {tuple(x.shape)}"
+            )
+        return self._normalise(x)
 
 
 class MaxPool2d(Module):
@@ -209,7 +222,7 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}"
 
 
-class BatchNorm1d(BatchNorm2d):
+class BatchNorm1d(_BatchNorm):
     """Batch norm of (N, C) features (or (N, C, L) sequences) per channel, with running
     statistics for eval mode (as ``BatchNorm2d`` over the other axes)."""
 

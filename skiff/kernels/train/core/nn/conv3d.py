@@ -20,7 +20,7 @@ from ..autograd import Function, xp_of
 from ..default_dtype import default_float
 from ..shape_error import check_conv_dtypes
 from ..tensor import Tensor
-from .conv import BatchNorm2d, _conv_repr, _kernel_params
+from .conv import _BatchNorm, _conv_repr, _kernel_params
 from .functional.pool_nd import PoolNdFn, _out_sizes, _pad, _slices, _tuple, _unpad, max_pool_nd
 from .layers import _positive
 from .module import Module
@@ -144,7 +144,7 @@ class Conv3d(Module):
         return _conv_repr(self, 3)  # torch's text
 
 
-class BatchNorm3d(BatchNorm2d):
+class BatchNorm3d(_BatchNorm):
     """torch's ``nn.BatchNorm3d``: per channel over (N, D, H, W)."""
 
     def forward(self, x):

@@ -44,6 +44,25 @@ def _fans(tensor) -> tuple[int, int]:
     return tensor.shape[1] * field, tensor.shape[0] * field
 
 
+def _calculate_fan_in_and_fan_out(tensor) -> tuple[int, int]:
+    """torch's private helper, which ported ``reset_parameters`` code calls (``fan_in, _ =
+    init._calculate_fan_in_and_fan_out(self.weight)`` for a bias bound): ``(fan_in,
+    fan_out)``; torch's ValueError below 2 dimensions."""
+    if tensor.ndim < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than "
+                         "2 dimensions")
+    return _fans(tensor)
+
+
+def _calculate_correct_fan(tensor, mode) -> int:
+    """torch's private helper: the fan ``mode`` ("fan_in" or "fan_out") names."""
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of "
+                         "['fan_in', 'fan_out']")
+    return _calculate_fan_in_and_fan_out(tensor)[0 if mode == "fan_in" else 1]
+
+
 def _fill(tensor, host: np.ndarray):
     xp = tensor.xp
     tensor._data[...] = host if xp is np else xp.asarray(host)

@@ -163,9 +163,9 @@ class LazyLinear(Module):
             w = state["weight"]
             self._materialize(int(w.shape[1]), self._dtype or np.dtype(w.dtype))
 
-    def load_state_dict(self, state, strict=True):
+    def load_state_dict(self, state, strict=True, assign=False):
         self._materialize_from(state)
-        return super().load_state_dict(state, strict)
+        return super().load_state_dict(state, strict, assign)
 
     def double(self):
         if self.has_uninitialized_params():

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..tensor import Tensor
 from ..tensor_torch import _assign
 from . import functional as F
-from .conv import BatchNorm2d
+from .conv import _BatchNorm
 from .functional.activations_more import celu, selu, threshold
 from .functional.extra import elu, interpolate, leaky_relu
 from .functional.pad_modes import hardtanh
@@ -38,7 +38,7 @@ class DataParallel(Module):
         return self.module(*args, **kwargs)
 
 
-class SyncBatchNorm(BatchNorm2d):
+class SyncBatchNorm(_BatchNorm):
     """torch's ``nn.SyncBatchNorm``: batch norm of (N, C, ...) per channel. The statistics
     are this process's batch (torch's reduce them over the process group)."""
 
@@ -58,7 +58,7 @@ class SyncBatchNorm(BatchNorm2d):
     def convert_sync_batchnorm(cls, module, process_group=None):
         """torch's: every ``BatchNorm*d`` in ``module`` becomes a ``SyncBatchNorm`` holding the
         same parameters and buffers (returns the new module when ``module`` itself is one)."""
-        if isinstance(module, BatchNorm2d) and not isinstance(module, SyncBatchNorm):
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
             new = cls.__new__(cls)
             new.__dict__.update(module.__dict__)
             new.process_group = process_group

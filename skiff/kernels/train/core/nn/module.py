@@ -21,6 +21,20 @@ class StateDictError(ValueError, RuntimeError):
     """``load_state_dict``'s refusal: skiff's ``ValueError`` and torch's ``RuntimeError``."""
 
 
+def _tensor_like(value) -> bool:
+    """torch's ``is_tensor_like`` for a state-dict entry: skiff also loads arrays (numpy,
+    cupy, torch tensors) and numpy scalars; a list, a Python number, a string or None is
+    refused as torch refuses it."""
+    if isinstance(value, np.generic):
+        return True
+    return value is not None and not isinstance(value, (list, tuple, dict, str, bytes, int,
+                                                        float, complex))
+
+
+def _torch_size(shape) -> str:
+    return f"torch.Size({list(shape)})"
+
+
 class IncompatibleKeys(tuple):
     """torch's ``load_state_dict`` result ``(missing_keys, unexpected_keys)`` (unpacks as a
     pair, ``repr`` as torch's); ``["missing"]``/``["unexpected"]`` as skiff's dict was."""
@@ -337,7 +351,7 @@ class Module:
         os.replace(tmp, path)
         return path
 
-    def load_state_dict(self, state: dict, strict: bool = True) -> dict:
+    def load_state_dict(self, state: dict, strict: bool = True, assign: bool = False) -> dict:
         """Copy arrays into the existing parameters and buffers (in place, on their device).
 
         With ``strict`` a missing or unexpected key raises; a shape mismatch always raises.
@@ -346,7 +360,10 @@ class Module:
         a loaded checkpoint state (with a ``"model"`` entry) works as well.
         Returns torch's ``(missing_keys, unexpected_keys)`` named pair, which also answers
         ``["missing"]``/``["unexpected"]``; a mismatch raises :class:`StateDictError` (a
-        ``ValueError`` and torch's ``RuntimeError``).
+        ``ValueError`` and torch's ``RuntimeError``) in torch's words ("Error(s) in loading
+        state_dict for ...", "Missing key(s) in state_dict", "size mismatch for ...") followed
+        by skiff's one-line summary. ``assign=True`` (torch's): the module keeps the given
+        tensors themselves (wrapped as parameters where they were), not copies into its own.
         """
         state = _weights_of(state)
         for mname, m in list(self.named_modules()):  # lazy layers: shaped by the state first
@@ -378,12 +395,21 @@ class Module:
         missing = [k for k in targets if k not in state and k not in kept_base and k in first
                    and k.rsplit(".", 1)[-1] != "num_batches_tracked"]
         unexpected = [k for k in state if k not in targets]
-        bad = []
+        bad, torch_bad = [], []
         for k, t in targets.items():
             if k in state:
+                if not _tensor_like(state[k]):
+                    bad.append(f"{k}: not an array ({type(state[k]).__name__})")
+                    torch_bad.append(f'While copying the parameter named "{k}", expected '
+                                     "torch.Tensor or Tensor-like object from checkpoint but "
+                                     f"received {type(state[k])}")
+                    continue
                 shape = tuple(np.shape(state[k]))
                 if shape != tuple(t.shape):
                     bad.append(f"{k}: checkpoint {shape} vs model {tuple(t.shape)}")
+                    torch_bad.append(f"size mismatch for {k}: copying a param with shape "
+                                     f"{_torch_size(shape)} from checkpoint, the shape in "
+                                     f"current model is {_torch_size(t.shape)}.")
         def some(names, sep=", ", k=8):  # a few, then how many more: one readable line
             return sep.join(names[:k]) + (f" ... and {len(names) - k} more"
                                           if len(names) > k else "")
@@ -403,8 +429,20 @@ class Module:
         if bad:
             problems.append("shape mismatch: " + some(bad, "; "))
         if problems:
-            raise StateDictError(f"load_state_dict into {type(self).__name__}: "
-                                 + " | ".join(problems))
+            torch_msgs = list(torch_bad)
+            if strict and unexpected:
+                torch_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if strict and missing:
+                torch_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing)))
+            raise StateDictError(f"Error(s) in loading state_dict for {type(self).__name__}:"
+                                 "\n\t" + "\n\t".join(torch_msgs)
+                                 + f"\n(load_state_dict into {type(self).__name__}: "
+                                 + " | ".join(problems) + ")")
+        if assign:
+            self._assign_state(targets, state)
+            return IncompatibleKeys(missing, unexpected)
         for k, t in targets.items():
             if k in state:
                 value = state[k]._data if isinstance(state[k], Tensor) else state[k]
@@ -412,6 +450,33 @@ class Module:
                 t._data[...] = xp.asarray(to_device(value, t.device) if xp is not np
                                          else to_numpy(value)).astype(t.dtype, copy=False)
         return IncompatibleKeys(missing, unexpected)
+
+    def _assign_state(self, targets, state):
+        """``load_state_dict(assign=True)``: each named tensor of ``state`` becomes the
+        module's own (a parameter stays a parameter, with its ``requires_grad``)."""
+        owners = {}
+        for mname, m in self.named_modules(remove_duplicate=False):
+            for kind in ("_parameters", "_buffers"):
+                for name in getattr(m, kind):
+                    owners.setdefault(f"{mname}.{name}" if mname else name, []).append(
+                        (m, kind, name))
+        for k, t in targets.items():
+            if k not in state:
+                continue
+            value = state[k]
+            if not isinstance(value, Tensor):  # an array: its own dtype (not the default)
+                arr = to_numpy(value) if t.xp is np else value
+                value = Tensor(arr, dtype=arr.dtype if arr.dtype.kind in "fc" else None)
+            for m, kind, name in owners.get(k, ()):
+                if kind == "_parameters" and not isinstance(value, Parameter):
+                    p = Parameter(value.detach(), requires_grad=t.requires_grad)
+                    p._data = value._data  # the given tensor's memory, as torch's
+                    value = p
+                elif kind == "_parameters":
+                    value.requires_grad_(t.requires_grad)
+                getattr(m, kind)[name] = value
+                if name in m.__dict__:
+                    object.__setattr__(m, name, value)
 
     # ---- modes, devices, grads ----------------------------------------------------------
     def train(self, mode: bool = True) -> Module:

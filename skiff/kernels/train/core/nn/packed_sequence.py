@@ -15,16 +15,22 @@ import numpy as np
 
 from ..tensor import Tensor, cat
 
-__all__ = ["PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pack_sequence"]
+__all__ = ["PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pack_sequence",
+           "unpad_sequence", "unpack_sequence"]
 
 
 def _lengths(lengths):
     a = lengths._data if isinstance(lengths, Tensor) else lengths
     a = np.asarray(a.get() if hasattr(a, "get") else a).astype(np.int64).reshape(-1)
-    if (a <= 0).any():
-        raise ValueError(f"pack_padded_sequence: every length must be positive, got "
-                         f"{a.tolist()}")
+    if (a <= 0).any():  # torch's words (a RuntimeError there; skiff's was a ValueError)
+        raise _LengthError("Length of all samples has to be greater than 0, but found an "
+                           "element in 'lengths' that is <= 0 (pack_padded_sequence: every "
+                           f"length must be positive, got {a.tolist()})")
     return a
+
+
+class _LengthError(ValueError, RuntimeError):
+    """A length <= 0: torch's RuntimeError, skiff's ValueError as before."""
 
 
 class PackedSequence:
@@ -126,8 +132,9 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     steps = x.shape[0]
     if total_length is not None:
         if total_length < steps:
-            raise ValueError(f"Expected total_length to be at least the length of the longest "
-                             f"sequence {steps}, got {total_length}")
+            raise ValueError("Expected total_length to be at least the length of the longest "
+                             f"sequence in input, but got total_length={total_length} and max "
+                             f"sequence length being {steps}")
         if total_length > steps:
             pad = Tensor(x.xp.zeros((total_length - steps, *x.shape[1:]), dtype=x.dtype),
                          dtype=x.dtype)
@@ -162,3 +169,19 @@ def step_mask(packed):
     return packed._padded.xp.asarray(m[..., None])
 
 
+
+
+def unpad_sequence(padded_sequences, lengths, batch_first=False):
+    """torch's: the list of sequences of a padded batch (T, B, *) (``batch_first``: (B, T, *)),
+    each cut to its length (``lengths`` a tensor or a list). torch transposes a
+    ``batch_first=False`` input in place; skiff leaves it as it is."""
+    x = padded_sequences if batch_first else padded_sequences.transpose(0, 1)
+    lens = lengths._data if isinstance(lengths, Tensor) else lengths
+    lens = np.asarray(lens.get() if hasattr(lens, "get") else lens).astype(np.int64).reshape(-1)
+    return [x[i, :int(n)] for i, n in enumerate(lens)]
+
+
+def unpack_sequence(packed_sequences):
+    """torch's: the list of sequences a :class:`PackedSequence` holds, in the batch's order."""
+    padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
+    return unpad_sequence(padded, lengths, batch_first=True)

@@ -17,6 +17,7 @@ import math
 
 from .. import tensor as T
 from ..default_dtype import default_float
+from ..shape_error import ShapeError
 from ..tensor import Tensor
 from . import functional as F
 from .layers import _positive, uniform_
@@ -113,8 +114,11 @@ class _Recurrent(Module):
         s = given if isinstance(given, Tensor) else Tensor(given)
         if s.ndim == 2:
             s = s.unsqueeze(1)
-        if tuple(s.shape) != shape:
-            raise ValueError(f"{what} must have shape {shape}, got {tuple(given.shape)}")
+        if tuple(s.shape) != shape:  # torch's words, then skiff's
+            tag = "hidden" if not any(c.__name__ == "LSTM" for c in type(self).__mro__) else \
+                f"hidden[{0 if what == 'h_0' else 1}]"
+            raise ShapeError(f"Expected {tag} size {shape}, got {list(s.shape)} ({what} must "
+                             f"have shape {shape}, got {tuple(given.shape)})")
         return s
 
     def forward(self, x, state=None):

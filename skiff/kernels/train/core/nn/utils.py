@@ -54,8 +54,11 @@ def _total_norm(grads, p_norm, error_if_nonfinite):
         per = [float((abs(g) ** p_norm).sum()) ** (1 / p_norm) for g in grads]
         total = sum(v ** p_norm for v in per) ** (1 / p_norm)
     if not math.isfinite(total) and error_if_nonfinite:
-        raise RuntimeError(f"the total norm of order {p_norm} of the gradients is {total}: "
-                           "not finite, so it cannot be clipped (error_if_nonfinite=True)")
+        raise RuntimeError(  # torch's words, then skiff's (the norm found)
+            f"The total norm of order {float(p_norm)} for gradients from `parameters` is "
+            "non-finite, so it cannot be clipped. To disable this error and scale the "
+            "gradients by the non-finite norm anyway, set `error_if_nonfinite=False` (the "
+            f"norm is {total}: not finite)")
     return total
 
 
