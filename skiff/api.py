@@ -176,7 +176,8 @@ _TORCH_NAMES = (
     "set_num_threads", "get_num_threads", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "set_printoptions", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "get_rng_state", "set_rng_state", "Generator",
-    "autocast", "masked_scatter", "cfloat", "cdouble", "complex64", "complex128",
+    "autocast", "masked_scatter", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "cfloat", "cdouble", "complex64", "complex128",
     "view_as_real", "view_as_complex", "complex", "angle", "is_complex", "real", "imag", "conj",
     "resolve_conj", "resolve_neg", "conj_physical", "is_conj", "is_neg",
     # round 38 (torch_toplevel_r38)

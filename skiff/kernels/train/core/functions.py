@@ -305,7 +305,7 @@ __all__ = [
     "set_num_threads", "get_num_threads", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "set_printoptions", "set_float32_matmul_precision",
     "get_float32_matmul_precision", "get_rng_state", "set_rng_state", "Generator",
-    "autocast", "masked_scatter",
+    "autocast", "masked_scatter", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     # complex tensors (round 28): torch.cfloat, torch.view_as_real, torch.complex, ...
     "cfloat", "cdouble", "complex64", "complex128", "view_as_real", "view_as_complex",
     "complex", "angle", "is_complex", "real", "imag", "conj",
@@ -338,6 +338,7 @@ from .complex_r28 import (  # noqa: E402,F401,A004  (torch's names; `complex` af
     view_as_real,
 )
 from .tensor_r28 import masked_scatter  # noqa: E402,F401
+from .torch_autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 
 _TOP38 = [_n for _n in _top38.__all__ if _n not in __all__]
 globals().update({_n: getattr(_top38, _n) for _n in _TOP38})

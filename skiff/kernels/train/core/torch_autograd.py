@@ -357,4 +357,4 @@ def is_anomaly_enabled() -> bool:
 
 def is_anomaly_check_nan_enabled() -> bool:
     """torch's ``torch.is_anomaly_check_nan_enabled()``."""
-    return _ag._anomaly[0] and _ag._anomaly[1]
+    return _ag._anomaly[1]  # torch's flag: True by default, anomaly mode on or off
