@@ -30,6 +30,7 @@ import numpy as np
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from . import denoise
+from .arrows import row_arrows
 from .blocks import block_rows
 from .cell_dashes import cell_dashes
 from .checkboxes import SIGNS, box_before, checkbox_text
@@ -734,6 +735,11 @@ class OcrPipeline(DetectionPasses, LineReading):
             boxes.append(box)
             angles.append(0.0)
             rows[r].insert(place, len(lines) - 1)
+        # an arrow the detector left unboxed between two boxes of a row ("HAM → LHR" read
+        # "HAM LHR"; only rows of two boxes or more, at least 0.6 of their height apart)
+        for line, t in zip(lines, row_arrows(rows, boxes, [line.text for line in lines],
+                                             it.bgr), strict=True):
+            line.text = t
         # a dot leader's first dot read onto its name ("Croissant. 2.80")
         for line, t in zip(lines, leader_stubs(rows, boxes, [line.text for line in lines],
                                                it.bgr), strict=True):
