@@ -49,7 +49,7 @@ def COMMAND(p):
     # --np: the ranks a training takes (%train --np N), the word a user plans it with
     p.add_argument("--devices", "--np", dest="devices", type=positive_int, default=8,
                    metavar="N", help="how many devices (GPUs, or CPU ranks; --np N as "
-                                     "%%train takes it)")
+                                     "%%train takes it; default 8)")
     p.add_argument("--device-memory", type=byte_size, default=None,
                    metavar="SIZE", help="memory per device, e.g. 80GB (default: this "
                                         "machine's GPU's; without one, 80GB for a preset, "

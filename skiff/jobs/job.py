@@ -481,8 +481,11 @@ class Job:
                             max_charts=len(chosen) or 1, figure_class=_figure_class())
         if fig is None:
             counts = ", ".join(f"{n}: {len(v)}" for n, v in chosen.items()) or "none"
+            hint = "" if self.refresh().final else (
+                f"; it is {self.status}: its charts come with its steps (job.wait() waits "
+                f"for its end, %jobs show {self.id} -f follows it live)")
             raise ValueError(f"job {self.id} has no metric with two points or more to plot "
-                             f"(points per metric: {counts})")
+                             f"(points per metric: {counts}){hint}")
         from skiff.kernels.backend.figures import DRAW_LOCK
 
         with DRAW_LOCK:  # laid out now, so that fig.savefig(path) does not overlap titles

@@ -149,7 +149,7 @@ def COMMAND(p):
                    help="the right-hand side of a matrix: a notebook variable, or a file "
                         "(.npy, .txt, .mtx); left out for a matrix file, b = A 1")
     p.add_argument("--grid", type=solve_grid, default=(256, 256), metavar="NxN[xN]",
-                   help="cells per axis, e.g. 1024x1024 or 64x64x64")
+                   help="cells per axis, e.g. 1024x1024 or 64x64x64 (default 256x256)")
     p.add_argument("--method", choices=_k().METHODS, default=None,
                    help="default: cg on the built-in problems (bicgstab with convection), auto "
                         "for a notebook matrix (cg when symmetric with a positive diagonal, "
@@ -198,18 +198,19 @@ def COMMAND(p):
                         ".csv table, one row per unknown; in a notebook also a variable "
                         "holding the (n, k) array")
     p.add_argument("--pre", type=positive_int, default=2, metavar="N",
-                   help="geometric multigrid's smoothing sweeps before the coarse grid")
+                   help="geometric multigrid's smoothing sweeps before the coarse grid (default 2)")
     p.add_argument("--post", type=positive_int, default=2, metavar="N",
-                   help="geometric multigrid's smoothing sweeps after the coarse grid")
+                   help="geometric multigrid's smoothing sweeps after the coarse grid (default 2)")
     p.add_argument("--rtol", type=relative_tolerance, default=1e-8, metavar="X",
-                   help="stop at |b - Ax| <= max(rtol |b|, atol) (SciPy's rtol)")
+                   help="stop at |b - Ax| <= max(rtol |b|, atol) (SciPy's rtol; default 1e-8, "
+                        "not SciPy's 1e-5)")
     p.add_argument("--atol", type=nonneg_float, default=0.0, metavar="X",
                    help="absolute tolerance on |b - Ax| (SciPy's atol)")
     p.add_argument("--maxiter", type=nonneg_int, default=None, metavar="N",
                    help="iteration limit; for gmres restart cycles, as SciPy's (0: no "
                         "iteration, x0 back with its residual, as SciPy's cg; one rank)")
     p.add_argument("--restart", type=positive_int, default=30, metavar="M",
-                   help="GMRES restart length")
+                   help="GMRES restart length (default 30; SciPy's gmres: 20)")
     p.add_argument("--overlap", type=nonneg_int, default=0, metavar="K",
                    help="a matrix file over ranks (--np 2) with --precond ilu or amg: K (1 to "
                         "4) grows each rank's block by K layers of its neighbours' rows "
