@@ -115,11 +115,12 @@ def COMMAND(p):
     p.add_argument("--keep-checkpoints", type=positive_int, default=None, metavar="N",
                    help="how many of the newest checkpoints stay in the folder (default 3; "
                         "transformers' save_total_limit)")
-    p.add_argument("--keep-best", action="store_true",
+    p.add_argument("--keep-best", nargs="?", const=1, default=None, type=positive_int,
+                   metavar="K",
                    help="also keep the checkpoint of the best validation (--monitor's "
-                        "metric, val_loss by default) beside the newest --keep-checkpoints; "
-                        "named in the summary and the folder's best.json (needs a "
-                        "validation set)")
+                        "metric, val_loss by default) beside the newest --keep-checkpoints, "
+                        "or the K best (Lightning's save_top_k); the best is named in the "
+                        "summary and the folder's best.json (needs a validation set)")
     p.add_argument("--resume", action="store_true",
                    help="continue from the newest checkpoint in --checkpoint-dir")
     p.add_argument("--precision", choices=PRECISIONS, default="32",
@@ -290,7 +291,7 @@ _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
                    "lora_rslora": False, "lora_modules_to_save": None, "target": None, "drop": None,
                    "eval": None, "class_weight": None,
                    "clip": None, "schedule": None, "warmup": None, "keep_checkpoints": None,
-                   "clip_by": None, "monitor": None, "mode": None, "keep_best": False}
+                   "clip_by": None, "monitor": None, "mode": None, "keep_best": None}
 
 
 def ocr_rec_config(values: dict) -> dict:
@@ -679,7 +680,8 @@ def to_config(values: dict) -> dict:
                            if values.get("checkpoint_dir") else None),
         "checkpoint_every": values.get("checkpoint_every"),
         # --keep-best: in the config only when given (round 41)
-        **({"keep_best": True} if values.get("keep_best") else {}),
+        # --keep-best K: the K best (round 41 h9; the flag alone: 1)
+        **({"keep_best": int(values["keep_best"])} if values.get("keep_best") else {}),
         "resume": bool(values.get("resume", False)),
         "seed": int(values.get("seed", 0)),
         "stop_on_divergence": bool(values.get("stop_on_divergence", False)),

@@ -31,7 +31,7 @@ def _table(path):
 def test_the_options_reach_the_config():
     config = dry_run("train", "mlp --steps 3 --checkpoint-every epoch --keep-best "
                               "--val-split 0.2")["config"]
-    assert config["checkpoint_every"] == "epoch" and config["keep_best"] is True
+    assert config["checkpoint_every"] == "epoch" and config["keep_best"] == 1
     assert "keep_best" not in dry_run("train", "mlp --steps 3")["config"]
     with pytest.raises(Exception, match="'epoch'"):
         dry_run("train", "mlp --steps 3 --checkpoint-every often")

@@ -217,7 +217,7 @@ def train_parts(parts: dict, config: dict, reporter):
         checkpoint_dir=config.get("checkpoint_dir"),
         checkpoint_every=config.get("checkpoint_every"),
         keep_checkpoints=int(config.get("keep_checkpoints") or 3),  # --keep-checkpoints
-        keep_best=bool(config.get("keep_best")),  # --keep-best (round 41)
+        keep_best=int(config.get("keep_best") or 0),  # --keep-best [K] (round 41)
         resume=bool(config.get("resume")),
         seed=int(config.get("seed") or 0),
         stop_on_divergence=bool(config.get("stop_on_divergence", False)),

@@ -55,6 +55,7 @@ from .trainer_keep import (
     BestCheckpoints,
     check_cadence,
     checkpoint_due,
+    keep_best_count,
     warn_no_early_validation,
     warn_unscored,
 )
@@ -163,10 +164,13 @@ class Trainer(Inference, TrainerState):
         ``save_strategy="epoch"``), and how many of the newest checkpoints to keep. A
         checkpoint is always written at the end when ``checkpoint_dir`` is set (or the
         reporter has a run folder, then ``run_dir/checkpoints``).
-    keep_best : bool
+    keep_best : bool or int
         Keep the checkpoint of the best validation (``monitor``, in ``mode``) beside the
         newest ``keep_checkpoints`` (transformers' ``save_total_limit`` with
-        ``metric_for_best_model``, Lightning's ``ModelCheckpoint(monitor=...)``): a
+        ``metric_for_best_model``, Lightning's ``ModelCheckpoint(monitor=...)``), or the
+        ``K`` best with ``keep_best=K`` (Lightning's ``save_top_k=K``, beside the newest
+        ones a resume goes on from, as Lightning's ``save_last``; ``best.json`` lists the
+        K in order): a
         checkpoint written at a step that validated is scored by that validation;
         ``result.best_checkpoint`` names it and the folder's ``best.json`` holds every
         kept checkpoint's score (``model.load_state_dict(path)`` loads its weights). Needs
@@ -280,7 +284,7 @@ class Trainer(Inference, TrainerState):
         positive_int("grad_accum", grad_accum)
         positive_int("log_every", log_every)
         check_cadence(checkpoint_every)  # N steps or "epoch" (round 41)
-        self.keep_best = bool(keep_best)
+        self.keep_best = keep_best_count(keep_best)  # True: 1; K: the K best (round 41 h9)
         if eval_every is not None:
             positive_int("eval_every", eval_every)
         if evaluator is not None and not callable(evaluator):
@@ -643,6 +647,11 @@ class Trainer(Inference, TrainerState):
                 return self._make_optimizer(self.mixed.master_params())
 
         self._calibration = self._calibrate(dataset)
+        spec = self.optimizer_spec
+        if hasattr(spec, "param_groups") and getattr(self, "_spec_names", None) is None:
+            from .trainer_optimizer import group_names  # before tp splits the model
+
+            self._spec_names = group_names(spec, self.model)
         self.model, self.optimizer = strategy.setup(self.model, make)
         if self._calibration is not None:
             comm = getattr(strategy, "comm", None)
@@ -1217,10 +1226,13 @@ class Trainer(Inference, TrainerState):
             return self._save(run.step, run.loader, run.history, run.val_history, run.early)
         if run.best is None:
             run.best = BestCheckpoints(self.checkpoint_dir, self.keep_checkpoints,
-                                       self.monitor, self.monitor_mode, resume=self.resume)
+                                       self.monitor, self.monitor_mode, resume=self.resume,
+                                       top=self.keep_best)
         value = None
         if restored is not None:
-            value = run.early.best
+            # the best's weights again: with keep_best=K > 1 no candidate, or the K kept
+            # held the best twice and dropped the K-th distinct one (round 41 h9)
+            value = run.early.best if self.keep_best == 1 else None
         elif run.val_history and run.val_history[-1]["step"] == run.step:
             value = self._mean_of_ranks(run, self._monitored(run))  # every rank calls it
         keep, self.keep_checkpoints = self.keep_checkpoints, None  # rotated here instead
@@ -1363,7 +1375,9 @@ class Trainer(Inference, TrainerState):
                 return before  # train() again on the same tensors: its moments go on
             mixed = self.mixed if self.mixed is not None and not self.mixed.owned else None
             return optimizer_on(spec, params, None if mixed is None else mixed.params,
-                                getattr(self.strategy, "name", str(self.strategy_spec)))
+                                getattr(self.strategy, "name", str(self.strategy_spec)),
+                                names=getattr(self.strategy, "names", None),
+                                spec_names=getattr(self, "_spec_names", None))
         if callable(spec):
             try:
                 return spec(params)

@@ -23,7 +23,7 @@ from pathlib import Path
 from skiff.kernels.backend.report import NullReporter
 
 __all__ = ["check_cadence", "checkpoint_due", "BestCheckpoints", "warn_no_early_validation",
-           "warn_unscored", "BEST_FILE"]
+           "warn_unscored", "BEST_FILE", "keep_best_count"]
 
 BEST_FILE = "best.json"
 
@@ -37,6 +37,20 @@ def check_cadence(every):
         raise ValueError(f"checkpoint_every is a positive number of optimizer steps or "
                          f"'epoch' (a checkpoint at each epoch's end), got {every!r}")
     return every
+
+
+def keep_best_count(keep_best) -> int:
+    """``keep_best``: False/None/0 (off), True (the best one) or K >= 1 (the K best:
+    Lightning's ``save_top_k=K``); anything else refused, naming what it takes."""
+    if keep_best is None or keep_best is False:
+        return 0
+    if keep_best is True:
+        return 1
+    if isinstance(keep_best, int) and not isinstance(keep_best, bool) and keep_best >= 0:
+        return int(keep_best)
+    raise ValueError(f"keep_best is True (the best validation's checkpoint) or a number K "
+                     f"of best checkpoints to keep (Lightning's save_top_k=K), got "
+                     f"{keep_best!r}")
 
 
 def checkpoint_due(every, run) -> bool:
@@ -113,8 +127,9 @@ class BestCheckpoints:
     """``keep_best``: the scores of the checkpoints written at a validated step, and the
     rotation that keeps the newest ``keep`` plus the best one (rank 0 removes the others)."""
 
-    def __init__(self, folder, keep: int | None, monitor: str, mode: str, *, resume: bool):
-        self.folder, self.keep = Path(folder), keep
+    def __init__(self, folder, keep: int | None, monitor: str, mode: str, *, resume: bool,
+                 top: int = 1):
+        self.folder, self.keep, self.top = Path(folder), keep, max(1, int(top))
         self.monitor, self.mode = monitor, mode
         self.scores: dict[int, float] = {}
         if resume:  # a new run into the folder: an earlier run's scores are not its own
@@ -130,15 +145,17 @@ class BestCheckpoints:
                 saved.get("mode") == self.mode and isinstance(saved.get("scores"), dict):
             self.scores = {int(k): float(v) for k, v in saved["scores"].items()}
 
-    def best_step(self, present=None) -> int | None:
-        """The step of the best score (of the checkpoints ``present``, when given); ties go
-        to the earlier step, as early stopping's "better" is strict."""
+    def ranked(self, present=None) -> list[int]:
+        """The scored steps (of the checkpoints ``present``, when given), best first; ties
+        go to the earlier step, as early stopping's "better" is strict."""
         steps = [s for s in sorted(self.scores) if present is None or s in present]
-        if not steps:
-            return None
-        pick = min if self.mode == "min" else max
-        value = pick(self.scores[s] for s in steps)
-        return next(s for s in steps if self.scores[s] == value)
+        sign = 1.0 if self.mode == "min" else -1.0
+        return sorted(steps, key=lambda s: (sign * self.scores[s], s))
+
+    def best_step(self, present=None) -> int | None:
+        """The step of the best score (of the checkpoints ``present``, when given)."""
+        ranked = self.ranked(present)
+        return ranked[0] if ranked else None
 
     def note(self, step: int, value) -> None:
         """This checkpoint's score (None: no validation at its step, not a candidate)."""
@@ -159,11 +176,12 @@ class BestCheckpoints:
         found = sorted(((step_of(p), p) for p in list_checkpoints(self.folder)
                         + list_sharded(self.folder)), key=lambda sp: sp[0])
         present = {s for s, _ in found}
+        top = set(self.ranked(present)[:self.top])  # keep_best=K: the K best (save_top_k)
         best = self.best_step(present)
         if root:
             newest = {s for s, _ in found[-self.keep:]} if self.keep else present
             for step, path in found:
-                if step in newest or step == best:
+                if step in newest or step in top:
                     continue
                 if path.is_dir():
                     remove_checkpoint(path)
@@ -179,7 +197,9 @@ class BestCheckpoints:
         record = {"monitor": self.monitor, "mode": self.mode, "step": best,
                   "value": None if best is None else self.scores.get(best),
                   "checkpoint": None if path is None else Path(path).name,
-                  "scores": {str(s): v for s, v in sorted(self.scores.items())}}
+                  "scores": {str(s): v for s, v in sorted(self.scores.items())},
+                  # keep_best=K: the K best kept, best first (round 41 h9)
+                  "top_k": self.top, "best_steps": self.ranked()[:self.top]}
         tmp = self.folder / f".{BEST_FILE}.tmp"
         tmp.write_text(json.dumps(record, indent=1))
         os.replace(tmp, self.folder / BEST_FILE)

@@ -17,18 +17,37 @@ scheduler instance made on the given optimizer is moved onto the one built
 
 from __future__ import annotations
 
-__all__ = ["optimizer_on", "rebind_scheduler"]
+__all__ = ["optimizer_on", "rebind_scheduler", "group_names"]
 
 
-def optimizer_on(spec, params: list, source: list | None, strategy: str):
+def group_names(spec, model) -> list[list[str]]:
+    """The model's names of each parameter group's tensors, taken before a strategy splits
+    the model (tp's slices are new tensors under the same names: round 41 h9)."""
+    name_of = {id(p): n for n, p in model.named_parameters()}
+    return [[name_of[id(p)] for p in g["params"] if id(p) in name_of]
+            for g in spec.param_groups]
+
+
+def optimizer_on(spec, params: list, source: list | None, strategy: str, *,
+                 names: list | None = None, spec_names: list | None = None):
     """``spec`` itself when it steps ``params``; else an optimizer of its class on
     ``params``. ``source``: the model's parameters that ``params`` stand for, position by
-    position (mixed precision's masters), or None (a flat slice: ZeRO)."""
+    position (mixed precision's masters), or None (a flat slice: ZeRO). ``names``: the
+    model's names of ``params`` position by position, and ``spec_names`` those of
+    ``spec``'s groups (:func:`group_names`): a split model's slices (tp) find their group
+    by name, as its masters do in mixed precision."""
     own = {id(p) for g in spec.param_groups for p in g["params"]}
     if all(id(p) in own for p in params):  # its own tensors (the trainable ones, say)
         return spec
     settings = [{k: v for k, v in g.items() if k != "params"} for g in spec.param_groups]
-    if source is not None and len(source) == len(params):
+    stepped_names = None
+    if names is not None and spec_names is not None and len(names) == len(params):
+        group_of = {n: i for i, group in enumerate(spec_names) for n in group}
+        members = [[(p, n) for p, n in zip(params, names) if group_of.get(n) == i]
+                   for i in range(len(settings))]
+        groups = [{**st, "params": [p for p, _ in m]} for st, m in zip(settings, members) if m]
+        stepped_names = [n for m in members for _, n in m]  # a split model's checkpoint's
+    elif source is not None and len(source) == len(params):
         where = {id(s): i for i, s in enumerate(source)}
         groups = [{**st, "params": [params[where[id(p)]] for p in g["params"]
                                     if id(p) in where]}
@@ -56,6 +75,8 @@ def optimizer_on(spec, params: list, source: list | None, strategy: str):
                         f"failed ({exc}): pass a factory, optimizer=lambda params: "
                         f"{type(spec).__name__}(params, ...)") from None
     made._rebuilt_from = spec
+    if stepped_names is not None:  # the name at each optimizer index (parallel.sliced_state)
+        made._stepped_names = stepped_names
     return made
 
 

@@ -138,9 +138,12 @@ def sliced_state(strategy):
     first = _first(strategy.model)
     names = [global_name(n, first) for n in strategy.names]
     dense = [g for n, g in zip(strategy.names, names) if ".experts." not in n]
+    order = getattr(strategy, "opt_order", None)  # an optimizer's groups' order (round 41 h9)
     return SlicedState(names, strategy.params, writes_whole=True,
                        skip=dense if strategy.comm.rank != 0 else (),
-                       aliases=tied_aliases(strategy.model))
+                       aliases=tied_aliases(strategy.model),
+                       order=None if order is None else
+                       [None if n is None else global_name(n, first) for n in order])
 
 
 def save_checkpoint(strategy, directory, state: dict, *, step: int, keep):

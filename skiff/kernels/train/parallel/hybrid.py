@@ -16,7 +16,13 @@ from .data_parallel import BucketReducer, DataParallel, merge_state, split_state
 from .ernie_balance import balance_over_ranks
 from .groups import Layout, ProcessGroups
 from .relayout import whole_by_name
-from .sliced_state import SlicedState, has_pieces, tensor_parallel_slicing, tied_aliases
+from .sliced_state import (
+    SlicedState,
+    has_pieces,
+    optimizer_order,
+    tensor_parallel_slicing,
+    tied_aliases,
+)
 from .tensor_parallel import (
     ColumnParallelLinear,
     ParallelAttention,
@@ -131,7 +137,9 @@ class TensorParallel(DataParallel):
         self.reducer = BucketReducer(self.params, g.dp, bucket_bytes=self.bucket_bytes,
                                      overlap=self.overlap)
         self.rank = g.world.rank
-        return model, make_optimizer(list(self.params))
+        optimizer = make_optimizer(list(self.params))
+        self.opt_order = optimizer_order(optimizer, self.names, self.params)  # round 41 h9
+        return model, optimizer
 
     def data_shard(self):
         g = self._groups()
@@ -230,7 +238,8 @@ class TensorParallel(DataParallel):
         return SlicedState(self.names, self.params, tensor_parallel_slicing(self.model),
                            writes_split=c["dp"] == 0, writes_whole=c["dp"] == 0 and c["tp"] == 0,
                            skip=getattr(self.model, "tp_not_written", ()),
-                           aliases=tied_aliases(self.model))
+                           aliases=tied_aliases(self.model),
+                           order=getattr(self, "opt_order", None))
 
     def save_checkpoint(self, directory, state: dict, *, step: int, keep: int | None = 3):
         """Write this rank's pieces (weights, optimizer state, masters) with no gather; the
@@ -356,7 +365,7 @@ class TensorParallel(DataParallel):
             return False
         state["optimizer"] = {
             "state": {i: {k: cut(n, v) for k, v in moments[n].items()}
-                      for i, n in enumerate(self.names)},
+                      for i, n in enumerate(sliced.order) if n is not None},
             "hyper": hyper}
         if self.reporter is not None:
             self.reporter.log(f"checkpoint of layout {found['layout']} resharded onto this "

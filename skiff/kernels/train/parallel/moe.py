@@ -315,7 +315,11 @@ class ExpertParallel(DataParallel):
 
         self.reducer = BucketReducer(dense, comm, bucket_bytes=self.bucket_bytes,
                                      overlap=self.overlap)
-        return model, make_optimizer(list(self.params))
+        from .sliced_state import optimizer_order
+
+        optimizer = make_optimizer(list(self.params))
+        self.opt_order = optimizer_order(optimizer, self.names, self.params)  # round 41 h9
+        return model, optimizer
 
     def reduce_gradients(self, model) -> None:
         self.reducer.finish()

@@ -31,7 +31,7 @@ from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel
 from .groups import Layout, ProcessGroups
 from .hybrid import TensorParallel
-from .sliced_state import SlicedState, tied_aliases
+from .sliced_state import SlicedState, optimizer_order, tied_aliases
 
 __all__ = ["gpt_units", "ernie_units", "model_units", "partition", "schedule_1f1b",
            "PipelineParallel"]
@@ -228,7 +228,8 @@ class PipelineParallel(DataParallel):
         later = [n for n, p in zip(self.names, self.params) if id(p) in self.norm_skip]
         return SlicedState(self.names, self.params, writes_split=False,
                            writes_whole=self._groups().coords["dp"] == 0, skip=later,
-                           aliases=tied_aliases(self.model))
+                           aliases=tied_aliases(self.model),
+                           order=getattr(self, "opt_order", None))
 
     def _model_state_from_full(self, full: dict) -> dict:
         return dict(full)  # every stage holds the whole model object
@@ -272,7 +273,9 @@ class PipelineParallel(DataParallel):
         self._broadcast_params_of(self.params)
         self.reducer = BucketReducer(self.params, g.dp, bucket_bytes=self.bucket_bytes,
                                      overlap=self.overlap)
-        return model, make_optimizer(list(self.params))
+        optimizer = make_optimizer(list(self.params))
+        self.opt_order = optimizer_order(optimizer, self.names, self.params)  # round 41 h9
+        return model, optimizer
 
     def _stage_params(self, model, stage: int) -> list:
         """(name, trainable parameter) pairs the units of ``stage`` use (tied ones under

@@ -75,11 +75,14 @@ class SlicedState:
 
     def __init__(self, names, params, slicing: dict | None = None, *,
                  writes_split: bool = True, writes_whole: bool = True, skip=(),
-                 aliases: dict | None = None):
+                 aliases: dict | None = None, order: list | None = None):
         self.skip = set(skip)  # parameters another rank holding the same values writes
         self.aliases = dict(aliases or {})  # tied names -> the name they are trained under
         self.names = list(names)
         self.params = list(params)
+        # the parameter of each optimizer index (None: one this rank does not train); the
+        # names' order unless an optimizer's groups put them in another (round 41 h9)
+        self.order = list(self.names) if order is None else list(order)
         self.slicing = dict(slicing or {})
         self.writes_split = writes_split
         self.writes_whole = writes_whole
@@ -102,7 +105,9 @@ class SlicedState:
         for name in self.names:
             out[f"model/{name}"] = self._piece(name, model_state[name])
         for i, st in (optimizer_state or {}).get("state", {}).items():
-            name = self.names[int(i)]
+            name = self.order[int(i)] if int(i) < len(self.order) else None
+            if name is None:
+                continue
             for key, value in st.items():
                 value = np.asarray(value)
                 if value.shape == np.shape(model_state[name]):  # a moment: sliced alike
@@ -145,7 +150,9 @@ class SlicedState:
             if name in self.names:
                 model[alias] = model[name]
         state = {}
-        for i, name in enumerate(self.names):
+        for i, name in enumerate(self.order):
+            if name is None:
+                continue
             prefix = f"optim/{name}/"
             st = {k[len(prefix):]: (v.item() if v.ndim == 0 else v)
                   for k, v in pieces.items() if k.startswith(prefix)}
@@ -156,6 +163,23 @@ class SlicedState:
         if all(f"master/{n}" in pieces for n in self.names) and self.names:
             masters = [pieces[f"master/{n}"] for n in self.names]
         return model, optimizer, masters
+
+
+def optimizer_order(optimizer, names, params) -> list | None:
+    """The name of the parameter at each index of ``optimizer`` (its groups in order), or
+    None when it is the names' order: an optimizer instance given with groups steps them
+    group by group (decay, no decay), not in the model's order, and its indices named the
+    wrong parameters in a split model's checkpoint (round 41 h9)."""
+    built = getattr(optimizer, "_stepped_names", None)  # rebuilt by name (trainer_optimizer)
+    if built is not None:
+        return list(built)
+    stepped = [p for g in getattr(optimizer, "param_groups", ()) for p in g["params"]]
+    if [id(p) for p in stepped] == [id(p) for p in params]:
+        return None
+    name_of = {id(p): n for n, p in zip(names, params)}
+    if not any(id(p) in name_of for p in stepped):  # masters of mixed precision: by position
+        return None
+    return [name_of.get(id(p)) for p in stepped]
 
 
 def load_optimizer_from_pieces(optimizer, state: dict) -> None:

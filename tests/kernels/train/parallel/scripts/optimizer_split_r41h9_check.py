@@ -1,0 +1,140 @@
+"""Round 41 (h9): a user's optimizer instance (two parameter groups: decay / no decay at
+another lr, nanoGPT's habit) and a StepLR instance made on it, under tp, pp (a tiny GPT) and
+ep (a tiny GPT MoE) on this world (2 ranks); tp, pp and ep cut at step 5 and resumed.
+
+usage: optimizer_split_r41h9_check.py DIR
+Each rank writes ``DIR/rank<r>.npz``: for each case, the losses, the lrs and (rank 0) the
+full weights gathered by the strategy. The test compares them with one process and torch.
+
+Then ``keep_best=2`` with the ranks' sharded checkpoints under tp and pp: the run whole,
+and the run SIGTERMed at step 7 (each rank signals itself; the handler asks the run to
+stop, as a job's worker does) then resumed; each rank writes ``DIR/keep-rank<r>.json``:
+the best checkpoint, ``best.json`` and the step folders kept, of both, and one process's.
+"""
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import abort_on_error  # noqa: F401
+import numpy as np
+
+import skiff
+from skiff.kernels.backend.report import NullReporter
+from skiff.kernels.train.models.gpt import GPT, GPTConfig
+from skiff.kernels.train.parallel import world
+from skiff.kernels.train.parallel.moe import gpt_moe
+
+V, T = 16, 8
+
+
+class Ranks(NullReporter):
+    world_size = 2
+
+
+def tokens():
+    x = np.random.default_rng(0).integers(0, V, (32, T))
+    return x, (x + 1) % V
+
+
+def model(moe):
+    skiff.seed(0)
+    if moe:
+        return gpt_moe(vocab_size=V, block_size=T, n_embd=16, n_head=2, expert_hidden=16)
+    return GPT(GPTConfig(block_size=T, vocab_size=V, n_layer=2, n_head=2, n_embd=16))
+
+
+def groups(m):
+    named = list(m.named_parameters())
+    return [{"params": [p for _, p in named if p.ndim >= 2], "weight_decay": 0.1},
+            {"params": [p for _, p in named if p.ndim < 2], "weight_decay": 0.0, "lr": 0.005}]
+
+
+def run(strategy, precision="32", moe=False, ck=None, stop_at=None):
+    """With ``ck``: cut by a callback at ``stop_at``, or resumed from ``ck`` (a new model
+    and a new instance, as a new process makes them)."""
+    m = model(moe)
+    opt = skiff.optim.AdamW(groups(m), lr=0.01)
+    sched = skiff.optim.lr_scheduler.StepLR(opt, 3, 0.5)
+    tr = skiff.Trainer(m, strategy=strategy, optimizer=opt, schedule=sched, batch_size=8,
+                       seed=0, clip=None, shuffle=False, precision=precision,
+                       reporter=Ranks(), checkpoint_dir=ck, resume=ck is not None and not stop_at,
+                       callbacks=[lambda m: m["step"] == stop_at] if stop_at else None)
+    r = tr.train(tokens(), epochs=2)
+    full = tr.strategy.full_state_dict(tr.model)
+    return r, {k: np.asarray(v, np.float64) for k, v in full.items()}
+
+
+class Stoppable(Ranks):
+    """A SIGTERM asks the run to stop at its next step, as a job's worker does (a rank of a
+    plain script would just die)."""
+
+    term = False
+
+    def should_stop(self):
+        return self.term
+
+
+def keep(strategy, folder, term_at=None, resume=False):
+    skiff.seed(0)
+    rng = np.random.default_rng(1)
+    x, xv = rng.integers(0, V, (32, T)), rng.integers(0, V, (16, T))
+    rep = Stoppable() if strategy != "single" else None
+    if term_at is not None:
+        signal.signal(signal.SIGTERM, lambda *_: setattr(rep, "term", True))
+    cb = [lambda m: m["step"] == term_at and os.kill(os.getpid(), signal.SIGTERM) and False]
+    tr = skiff.Trainer(GPT(GPTConfig(block_size=T, vocab_size=V, n_layer=2, n_head=2,
+                                     n_embd=16)),
+                       strategy=strategy, lr=0.03, batch_size=8, seed=0, schedule="constant",
+                       checkpoint_dir=folder, checkpoint_every=2, eval_every=2,
+                       keep_checkpoints=1, keep_best=2, resume=resume, reporter=rep,
+                       early_stopping=2,
+                       callbacks=cb if term_at else None)
+    yv = (xv + 1) % V
+    yv[8:] = (xv[8:] * 3 + 5) % V  # half the validation wants another map: best at step 6
+    r = tr.train((x, (x + 1) % V), epochs=4, val_dataset=(xv, yv))
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    kept = sorted(p.name for p in Path(folder).glob("step-*"))
+    full = tr.strategy.full_state_dict(tr.model) if strategy != "single" else \
+        tr.model.state_dict()
+    if world().rank == 0:  # the whole model's weights, gathered (compared by the test)
+        np.savez(Path(folder).parent / f"{Path(folder).name}-w{int(resume)}.npz",
+                 **{k: np.asarray(v, np.float64) for k, v in full.items()})
+    return {"steps": r.steps, "stopped": r.stopped, "best_step": r.best_step,
+            "best": Path(r.best_checkpoint).name,
+            "record": json.loads((Path(folder) / "best.json").read_text()), "kept": kept,
+            "val": [v["val_loss"] for v in r.val_history]}
+
+
+def main():
+    comm = world()
+    out = {}
+    root = Path(sys.argv[1])
+    for case, args in (("tp", ("tp",)), ("pp", ("pp",)), ("tp-bf16", ("tp", "bf16-mixed")),
+                       ("ep", ("ep", "32", True))):
+        if case == "tp-bf16":
+            r, w = run(*args)
+        else:  # cut at step 5 and resumed: the instance's moments by name in the checkpoint
+            run(*args, ck=root / f"ck-{case}", stop_at=5)
+            r, w = run(*args, ck=root / f"ck-{case}")
+            assert (r.resumed or {}).get("from_step") == 5, r.resumed
+        out[f"{case}/loss"] = np.array([h["loss"] for h in r.history])
+        out[f"{case}/lr"] = np.array([h["lr"] for h in r.history])
+        if comm.rank == 0:
+            out.update({f"{case}/w/{k}": v for k, v in w.items()})
+    np.savez(Path(sys.argv[1]) / f"rank{comm.rank}.npz", **out)
+    root = Path(sys.argv[1])
+    res = {"one": keep("single", root / "one")} if comm.rank == 0 else {}
+    comm.barrier()
+    for strategy in ("tp", "pp"):
+        res[strategy] = {"whole": keep(strategy, root / f"{strategy}-whole"),
+                         "cut": keep(strategy, root / f"{strategy}-cut", term_at=7)}
+        res[strategy]["resumed"] = keep(strategy, root / f"{strategy}-cut", resume=True)
+    (root / f"keep-rank{comm.rank}.json").write_text(json.dumps(res))
+    print("RESULT " + json.dumps({"rank": comm.rank}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
