@@ -625,7 +625,7 @@ def to_config(values: dict) -> dict:
     if source is not None:
         _compile_cell(source)
     if source is None and model in FROM_CHECKPOINT and data is not None:
-        _check_training_rows(data)
+        _check_training_rows(data, values.get("val_split"))
     from_dir = values.get("from_dir", values.get("from"))
     if source is None and from_dir is not None and values.get("lora_r") is not None and \
             os.path.isfile(os.path.join(os.path.expanduser(str(from_dir)),
@@ -855,12 +855,13 @@ def _binds_unseen(tree) -> bool:
     return False
 
 
-def _check_training_rows(data: str) -> None:
-    """A checkpoint model's training file read and checked now (its format, its rows), so
-    that a file skiff does not read is a mistake before any run folder, not a failed job."""
-    from skiff.kernels.train.models.hf_checkpoint import read_training_rows
+def _check_training_rows(data: str, val_split=None) -> None:
+    """A checkpoint model's training file read and checked now (its format, its rows, a
+    --val-split its conversations cannot hold out), so that a file skiff does not read is a
+    mistake before any run folder, not a failed job."""
+    from skiff.kernels.train.models.hf_checkpoint import check_val_split, read_training_rows
 
-    read_training_rows(data)
+    check_val_split(*read_training_rows(data), val_split)
 
 
 def _newest_step(where: str) -> int | None:

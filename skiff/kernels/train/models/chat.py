@@ -254,18 +254,24 @@ class ChatDataset:
         self.source = source
         self.items = []
         self.cut = self.dropped = 0
+        labels = getattr(rows, "labels", None) or []
+        self.left_out, self.cut_rows = [], []  # where the rows left out / cut are
+        self.unthought = []  # rows whose thinking the template does not render
         for n, row in enumerate(rows, 1):
-            row = as_chat_row(row, f"{source}: row {n}")
+            where = labels[n - 1] if n <= len(labels) else f"row {n}"
+            row = as_chat_row(row, f"{source}: {where}")
             pair = _prompt_completion(row)
             if pair is not None and template is None:
                 ids, learn = _plain_pair(tokenizer, *pair)
             else:
-                messages = _row_messages(row, pair, source, n)
+                messages = _row_messages(row, pair, source, where)
                 if template is None:
                     raise ValueError("chat data needs the checkpoint's chat template (it has "
                                      "none)")
-                text, spans = template.assistant_spans(messages, **_row_template_kwargs(
-                    row, f"{source}: row {n}"))
+                text, spans = _render_row(template, messages, _row_template_kwargs(
+                    row, f"{source}: {where}"), f"{source}: {where}")
+                if _thinking_unrendered(messages, text):
+                    self.unthought.append(where)
                 if isinstance(row, dict) and row.get("learn_from"):  # TRL's prompt/completion:
                     # the prompt's assistant messages are not trained on
                     spans = spans[sum(m.get("role") == "assistant"
@@ -276,13 +282,16 @@ class ChatDataset:
                     a, b = _token_at(owner, start), _token_at(owner, end - 1)
                     if a is not None and b is not None:
                         learn[a:b + 1] = True
-            if len(ids) > self.block_size + 1:
-                self.cut += 1
+            cut = len(ids) > self.block_size + 1
+            self.cut += cut
             ids, learn = ids[:self.block_size + 1], learn[:self.block_size + 1]
             if len(ids) >= 2 and learn[1:].any():
                 self.items.append((ids[:-1], np.where(learn[1:], ids[1:], -100)))
+                if cut:  # (a row left out is said as left out, not as cut too)
+                    self.cut_rows.append(where)
             else:
                 self.dropped += 1
+                self.left_out.append(where)
         if not self.items:
             raise ValueError(f"{source}: no conversation with assistant tokens to learn"
                              + (f" within --block-size {self.block_size} tokens"
@@ -309,6 +318,33 @@ class ChatDataset:
                            np.concatenate([np.arange(n, dtype=np.int64) for n in lens]))
 
     cut = dropped = 0  # (a subclass that fills items itself cut nothing)
+
+    left_out: list = []
+    cut_rows: list = []
+    unthought: list = []
+
+    @property
+    def read_note(self) -> str | None:
+        """What a training job says of the rows it did not train on whole (round 41: said
+        by ``repr`` only, which no job printed: a user's conversations vanished without a
+        word): those left out (no assistant token within the block) and those cut."""
+        parts = []
+        total = len(self) + self.dropped
+        if self.dropped:
+            parts.append(f"{self.dropped} of {total} conversations left out: no assistant "
+                         f"token within the first {self.block_size + 1} tokens ("
+                         f"{_places(self.left_out)})")
+        if self.cut_rows:
+            parts.append(f"{len(self.cut_rows)} cut to {self.block_size + 1} tokens, their "
+                         f"ends not trained on ({_places(self.cut_rows)})")
+        if parts:
+            parts[-1] += "; a larger --block-size keeps them"
+        if self.unthought:  # a field the template drops: trained without it, as TRL would
+            parts.append(f"the chat template does not show the thinking of "
+                         f"{len(self.unthought)} conversations ({_places(self.unthought)}): "
+                         "it is not trained on (a thinking model's template renders "
+                         "reasoning_content)")
+        return "; ".join(parts) or None
 
     def __repr__(self) -> str:
         more = ""
@@ -503,7 +539,7 @@ def _row_template_kwargs(row, where: str) -> dict:
     return out
 
 
-def _row_messages(row, pair, source, n) -> list:
+def _row_messages(row, pair, source, where) -> list:
     """The messages of a row (a prompt/completion pair as a user and an assistant message),
     or one error naming the row."""
     if pair is not None:
@@ -514,11 +550,11 @@ def _row_messages(row, pair, source, n) -> list:
     messages = row.get("messages") if isinstance(row, dict) else None
     if not isinstance(messages, list) or not messages:
         keys = f" (its keys: {', '.join(map(str, row))})" if isinstance(row, dict) else ""
-        raise ValueError(f"{source}: row {n} has no 'messages' list{keys}: each row is "
+        raise ValueError(f"{source}: {where} has no 'messages' list{keys}: each row is "
                          '{"messages": [{"role": ..., "content": ...}, ...]} or {"prompt": '
                          '..., "completion": ...}')
     if not any(m.get("role") == "assistant" for m in messages if isinstance(m, dict)):
-        raise ValueError(f"{source}: row {n} has no assistant message to learn")
+        raise ValueError(f"{source}: {where} has no assistant message to learn")
     return messages
 
 
@@ -577,16 +613,115 @@ def _token_at(owner: np.ndarray, char: int):
     return int(owner[char])
 
 
-def read_jsonl(path) -> list:
-    """The rows of a JSONL file, blank lines skipped; a line that is not JSON is one error
-    naming its number."""
-    rows = []
+class Rows(list):
+    """The rows of a file, ``labels`` naming each where a user finds it (``"line 7"`` of a
+    ``.jsonl``, ``"row 3"`` of a ``.json`` list): errors and notes about a row say it."""
+
+    labels: list = []
+
+
+def read_jsonl(path) -> Rows:
+    """The rows of a JSONL file, blank lines skipped; lines that are not JSON are one error
+    naming each of them (their numbers, the parser's reason), so that one look fixes the
+    file (round 41: the first bad line only, then the next on the next run)."""
+    rows, labels, bad = Rows(), [], []
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
                 rows.append(json.loads(line))
+                labels.append(f"line {n}")
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: line {n} is not JSON ({exc.msg})") from None
+                bad.append(f"line {n} ({exc.msg})")
+    if len(bad) == 1:
+        raise ValueError(f"{path}: {bad[0].replace(' (', ' is not JSON (', 1)}")
+    if bad:
+        raise ValueError(f"{path}: {len(bad)} lines are not JSON: {_listed(bad)}; each line "
+                         "is one JSON object (fix or delete them)")
+    rows.labels = labels
     return rows
+
+
+def _listed(items, most: int = 8) -> str:
+    """``a | b | c`` (the first ``most``, then how many more)."""
+    more = len(items) - most
+    return " | ".join(items[:most]) + (f" | and {more} more" if more > 0 else "")
+
+
+def _render_row(template, messages, kwargs, where: str):
+    """``template.assistant_spans`` of a row; what the template cannot render is one error
+    naming the row and what to change (round 41: a bare ``TypeError: can only concatenate
+    list (not "str") to list`` from the template, no row, for content given as a list of
+    parts)."""
+    try:
+        return template.assistant_spans(messages, **kwargs)
+    except Exception as exc:  # jinja's errors, the template's raise_exception, spans
+        hint = ""
+        if any(isinstance(m, dict) and isinstance(m.get("content"), list) for m in messages):
+            hint = ("; its content is a list of parts, and this checkpoint's template "
+                    "takes text: give each message's content as one string")
+        raise ValueError(f"{where}: the checkpoint's chat template cannot render this "
+                         f"conversation ({type(exc).__name__}: {exc}){hint}") from None
+
+
+def _thinking_unrendered(messages, text: str) -> bool:
+    """Whether an assistant message's thinking (``reasoning_content``, ``thinking`` or
+    ``reasoning``) is missing from the text the template rendered."""
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            thought = next((m[k] for k in _REASONING_FIELDS if m.get(k)), None)
+            if isinstance(thought, str) and thought.strip() and thought.strip() not in text:
+                return True
+    return False
+
+
+def _places(labels, most: int = 8) -> str:
+    """``lines 3, 9, 12`` (or ``rows ...``) of labels ``["line 3", ...]``, the first
+    ``most`` and how many more."""
+    if not labels:
+        return "..."
+    word = labels[0].split(" ")[0]
+    if not all(str(x).startswith(word + " ") for x in labels):
+        return _listed(list(labels), most)
+    nums = [str(x).split(" ", 1)[1] for x in labels]
+    more = len(nums) - most
+    return (f"{word}s " if len(nums) > 1 else f"{word} ") + ", ".join(nums[:most]) \
+        + (f" and {more} more" if more > 0 else "")
+
+
+# the roles chat templates render (transformers', OpenAI's, Llama 3.1's ``ipython``)
+CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function", "ipython")
+_ROLE_HINT = {"human": "user", "gpt": "assistant", "bot": "assistant", "model": "assistant",
+              "ai": "assistant", "chatgpt": "assistant", "observation": "tool",
+              "function_call": "assistant", "function_response": "tool"}
+
+
+def chat_row_problem(row) -> str | None:
+    """What keeps a chat row (as :func:`as_chat_row` gives it) from training, in a few words,
+    or None: no messages, a message that is not ``{"role", "content"}``, a role chat
+    templates do not render (ERNIE-4.5's template skips a turn of another role without a
+    word: a ``"human"`` turn would vanish from the text trained on), or no assistant
+    message to learn."""
+    if _prompt_completion(row) is not None:
+        return None
+    messages = row.get("messages") if isinstance(row, dict) else None
+    if not isinstance(messages, list) or not messages:
+        keys = f" (its keys: {', '.join(map(str, row))})" if isinstance(row, dict) else ""
+        return f"no 'messages' list{keys}"
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or "role" not in m:
+            return f"message {i} is {m!r:.60}, not {{\"role\": ..., \"content\": ...}}"
+        role = m["role"]
+        if role not in CHAT_ROLES:
+            hint = _ROLE_HINT.get(str(role).lower())
+            return (f"message {i} has role {role!r}" + (f" (meant {hint!r}?)" if hint else "")
+                    + ", not one of " + ", ".join(CHAT_ROLES))
+        content = m.get("content")
+        if not (isinstance(content, (str, list)) or (content is None and m.get("tool_calls"))):
+            return (f"message {i} ({role}) has " + ("no 'content'" if "content" not in m else
+                                                    f"content {content!r:.40}")
+                    + ": a text (or a list of parts)")
+    if not any(m["role"] == "assistant" for m in messages):
+        return "no assistant message to learn"
+    return None

@@ -194,9 +194,10 @@ def check_heldout_rows(rows, source: str = "held-out data") -> list[dict]:
         raise ValueError(f"{source}: no rows (a held-out file needs at least one)")
     from .chat import as_chat_row  # ShareGPT, TRL's conversational prompt/completion
 
-    rows = [as_chat_row(r, f"{source}: row {n}") for n, r in enumerate(rows, 1)]
-    for n, row in enumerate(rows, 1):
-        where = f"{source}: row {n}"
+    labels = getattr(rows, "labels", None) or [f"row {n}" for n in range(1, len(rows) + 1)]
+    rows = [as_chat_row(r, f"{source}: {w}") for w, r in zip(labels, rows)]
+    for label, row in zip(labels, rows):
+        where = f"{source}: {label}"
         if not isinstance(row, dict):
             raise ValueError(f"{where} is a {type(row).__name__}, not a JSON object")
         messages, text = row.get("messages"), row.get("text")
@@ -213,6 +214,11 @@ def check_heldout_rows(rows, source: str = "held-out data") -> list[dict]:
                                  '{"role": ..., "content": ...} objects')
             if not any(m["role"] == "assistant" for m in messages):
                 raise ValueError(f"{where} has no assistant message to score")
+            from .chat import chat_row_problem
+
+            problem = chat_row_problem(row)  # a role the template would skip (round 41)
+            if problem:
+                raise ValueError(f"{where}: {problem}")
         elif not isinstance(text, str) or not text.strip():
             raise ValueError(f"{where}: 'text' must be a non-empty string, got {text!r}")
         if "prompt" in row and not isinstance(row["prompt"], str):

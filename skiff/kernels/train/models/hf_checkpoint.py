@@ -31,7 +31,7 @@ from .tokenizer import HFTokenizer, SentencePieceTokenizer, load_tokenizer
 
 __all__ = ["from_pretrained", "save_pretrained", "read_config", "config_to_hf",
            "load_tokenizer", "token_blocks", "ernie_from_folder", "TOKENIZER_FILES",
-           "read_training_rows", "adapter_base",
+           "read_training_rows", "check_val_split", "adapter_base",
            "HFTokenizer", "SentencePieceTokenizer"]
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json",
@@ -414,6 +414,10 @@ def _read_rows(path: Path) -> list:
         if not isinstance(rows, list):
             raise ValueError(f"{path.name}: a .json training file is a list of rows, got a "
                              f"{type(rows).__name__}")
+        from .chat import Rows
+
+        rows = Rows(rows)
+        rows.labels = [f"row {n}" for n in range(1, len(rows) + 1)]
     if not rows:
         raise ValueError(f"{path.name} has no rows")
     return rows
@@ -436,21 +440,69 @@ def _row_kind(row, where: str = "row") -> str | None:
 
 
 def _classify_rows(rows: list, name: str) -> tuple[str, list]:
-    kinds = [_row_kind(r, f"{name}: row {n}") for n, r in enumerate(rows, 1)]
+    """The kind of a file's rows, every row checked first: the rows a conversation file
+    cannot train on (a ShareGPT speaker, a role chat templates do not render, no assistant
+    turn, no messages) are one error naming each by its line, before any run folder
+    (round 41: the first of them failed the job after its folder was made, a wrong role
+    trained without the turn)."""
+    from .chat import as_chat_row, chat_row_problem
+
+    labels = getattr(rows, "labels", None) or [f"row {n}" for n in range(1, len(rows) + 1)]
+    kinds, problems = [], []
+    for where, row in zip(labels, rows):
+        try:
+            kind = _row_kind(row, f"{name}: {where}")
+        except ValueError as exc:  # a ShareGPT turn of an unknown speaker
+            problems.append(str(exc).removeprefix(f"{name}: "))
+            kinds.append("chat")
+            continue
+        kinds.append(kind)
+        if kind == "chat":
+            problem = chat_row_problem(as_chat_row(row, f"{name}: {where}"))
+            if problem:
+                problems.append(f"{where}: {problem}")
     first = kinds[0]
-    for n, (row, kind) in enumerate(zip(rows, kinds), 1):
+    for where, row, kind in zip(labels, rows, kinds):
         if kind is None:
             what = (f"keys {', '.join(map(str, row))}" if isinstance(row, dict)
                     else f"a {type(row).__name__}")
-            raise ValueError(f"{name}: row {n} has {what or 'no keys'}; skiff trains on "
+            raise ValueError(f"{name}: {where} has {what or 'no keys'}; skiff trains on "
                              f"{_FORMATS}")
         if kind != first:
-            raise ValueError(f"{name}: row 1 is {'a conversation' if first == 'chat' else 'text'}"
-                             f" but row {n} is {'a conversation' if kind == 'chat' else 'text'};"
-                             " one file holds one kind of row")
+            raise ValueError(f"{name}: {labels[0]} is "
+                             f"{'a conversation' if first == 'chat' else 'text'} but {where} "
+                             f"is {'a conversation' if kind == 'chat' else 'text'}; one file "
+                             "holds one kind of row")
+    if problems:
+        from .chat import _listed
+
+        good = len(rows) - len(problems)
+        head = problems[0] if len(problems) == 1 else \
+            f"{len(problems)} conversations cannot be trained on: {_listed(problems)}"
+        raise ValueError(f"{name}: {head} (the other {good} rows are fine: fix or delete "
+                         f"{'it' if len(problems) == 1 else 'these'})")
     if first == "text":
         return "text", [r["text"] for r in rows]
     return "chat", rows
+
+
+def check_val_split(kind: str, rows, val_split) -> None:
+    """``--val-split F`` of a conversation file checked against its rows before any run
+    folder (round 41: ``val_split=0.01 of 20 items leaves 20 to train on and 0 to
+    validate`` failed the job after its folder, without the share that would do): the
+    Trainer holds out ``round(n * F)`` conversations, at least one and not all."""
+    if kind != "chat" or not val_split:
+        return
+    n = len(rows)
+    held = int(round(n * float(val_split)))
+    if 1 <= held < n:
+        return
+    if n < 2:
+        raise ValueError(f"--val-split {val_split:g}: the file has {n} conversation; "
+                         "validation needs at least 2 (one to train on, one held out)")
+    raise ValueError(f"--val-split {val_split:g} of {n} conversations holds out {held}; "
+                     f"give a share from {1 / n:.3g} (one conversation) to "
+                     f"{(n - 1) / n:.3g} (all but one)")
 
 
 def _table_rows(path: Path) -> tuple[str, list]:

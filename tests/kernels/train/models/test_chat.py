@@ -143,7 +143,7 @@ def test_chat_data_learns_the_assistant_tokens_transformers_marks(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"messages": [{"role": "user", "content": "hi"}, '
                    '{"role": "assistant", "content": "ok"}]}\n{"text": "no messages"}\n')
-    with pytest.raises(ValueError, match="row 2 has no 'messages' list"):
+    with pytest.raises(ValueError, match="line 2 has no 'messages' list"):
         ChatDataset.from_jsonl(bad, tok, 64)
     bad.write_text("{not json\n")
     with pytest.raises(ValueError, match="line 1 is not JSON"):

@@ -166,9 +166,9 @@ def test_evaluator_runs_at_the_right_steps():
 
 @pytest.mark.parametrize("rows, words", [
     (None, "no such file"),
-    ([HELD[0], {"prompt": "x", "answer": "y"}], "row 2 has neither 'messages' nor 'text'"),
-    (["not a row"], "row 1 is a str"),
-    ([{"messages": [{"role": "user", "content": "hi"}]}], "row 1 has no assistant message"),
+    ([HELD[0], {"prompt": "x", "answer": "y"}], "line 2 has neither 'messages' nor 'text'"),
+    (["not a row"], "line 1 is a str"),
+    ([{"messages": [{"role": "user", "content": "hi"}]}], "line 1 has no assistant message"),
     ([dict(HELD[2], answer=3)], "'answer' must be the index of the right choice (0..2)"),
     ([{"text": "x", "choices": ["a"], "answer": 0}], "'choices' must be a list of at least 2"),
     ("{oops\n", "line 1 is not JSON"),
@@ -214,7 +214,7 @@ def test_train_form_takes_the_same_words(files, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"prompt": "x"}) + "\n")
     form.set(model="ernie", from_dir=str(files / "ckpt"), data="", eval=str(bad))
-    assert "row 1 has neither 'messages' nor 'text'" in form.errors["eval"]
+    assert "line 1 has neither 'messages' nor 'text'" in form.errors["eval"]
     assert form.launch_button.disabled
     form.set(eval=str(files / "heldout.jsonl"), eval_every="2", steps="4")
     assert not form.errors and not form.launch_button.disabled

@@ -134,10 +134,10 @@ def test_pairs_without_a_template_and_text_rows(tmp_path):
     # Alpaca rows are read since round 34 (h6); one without its "output" is not
     ("alpaca.json", json.dumps([{"instruction": "add", "input": "2+2", "answer": "4"}]),
      "row 1 has keys instruction, input, answer; skiff trains on"),
-    ("qa.jsonl", '{"q": "x", "a": "y"}\n', "row 1 has keys q, a"),
+    ("qa.jsonl", '{"q": "x", "a": "y"}\n', "line 1 has keys q, a"),
     ("mixed.jsonl", '{"text": "x"}\n{"prompt": "p", "completion": "c"}\n',
-     "row 1 is text but row 2 is a conversation"),
-    ("list.jsonl", '["a", "b"]\n', "row 1 has a list"),
+     "line 1 is text but line 2 is a conversation"),
+    ("list.jsonl", '["a", "b"]\n', "line 1 has a list"),
     ("cols.csv", "question_id,label\n1,2\n", "columns question_id, label; a table to "
      "fine-tune on has prompt and response"),
     ("data.parquet", "PAR1", "does not read .parquet files"),
