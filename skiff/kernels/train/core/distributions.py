@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from skiff.kernels.backend import to_numpy
+
 from .random import get_generator
 from .tensor import Tensor
 
@@ -78,7 +80,17 @@ class Distribution:
         return self.entropy().exp()
 
     def __repr__(self):
-        return f"{type(self).__name__}(batch_shape={self.batch_shape})"
+        """torch's: ``Normal(loc: 0.0, scale: torch.Size([2]))`` (each constrained parameter
+        held: its value when it has one element, else its shape); skiff's batch shape for a
+        family without ``arg_constraints``."""
+        rules = getattr(type(self), "arg_constraints", None) or {}
+        names = [k for k in rules if isinstance(self.__dict__.get(k), Tensor)]
+        if not names:
+            return f"{type(self).__name__}(batch_shape={self.batch_shape})"
+        shown = (torch_str(v) if v.numel() == 1 else _size(v.shape)
+                 for v in (self.__dict__[k] for k in names))
+        return "{}({})".format(type(self).__name__,
+                               ", ".join(f"{k}: {v}" for k, v in zip(names, shown)))
 
 
 class Normal(Distribution):
@@ -90,9 +102,7 @@ class Normal(Distribution):
         shape = np.broadcast_shapes(tuple(loc.shape), tuple(scale.shape))
         self.loc = loc if tuple(loc.shape) == shape else loc.expand(*shape)
         self.scale = scale if tuple(scale.shape) == shape else scale.expand(*shape)
-        if validate_args and bool((self.scale._data <= 0).any()):
-            raise ValueError("Normal: scale must be positive")
-        super().__init__(shape)
+        super().__init__(shape)  # (validate_args: torch's check and words, distributions_r36)
 
     @property
     def mean(self):
@@ -357,3 +367,16 @@ def _kl_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError("kl_divergence of Independent: the event dims differ")
     return p._sum(kl_divergence(p.base_dist, q.base_dist))
+
+
+def _size(shape) -> str:
+    return f"torch.Size({list(shape)})"
+
+
+def torch_str(value) -> str:
+    """torch's ``f"{tensor}"``: a 0-d tensor's number (``-1.0``), else ``tensor([ 1., -1.])``
+    (torch's print of a float32/float64/int64 host tensor; the dtype is not written)."""
+    a = np.asarray(to_numpy(value._data) if isinstance(value, Tensor) else value)
+    if a.ndim == 0:
+        return str(a.item())
+    return "tensor(" + np.array2string(a, separator=", ", prefix="tensor(") + ")"

@@ -134,8 +134,8 @@ def _check_args(d, rules):
         if not np.asarray(constraint.ok(a)).all():
             raise ValueError(
                 f"Expected parameter {name} (Tensor of shape {tuple(a.shape)}) of distribution "
-                f"{type(d).__name__} to satisfy the constraint {constraint!r}, but found "
-                f"invalid values:\n{a}")
+                f"{d!r} to satisfy the constraint {constraint!r}, but found "
+                f"invalid values:\n{D0.torch_str(a)}")
 
 
 def _check_value(d, value, support):
@@ -148,8 +148,8 @@ def _check_value(d, value, support):
     if not np.asarray(s.ok(a)).all():
         raise ValueError(
             f"Expected value argument (Tensor of shape {tuple(a.shape)}) to be within the "
-            f"support ({s!r}) of the distribution {type(d).__name__}, but found invalid "
-            f"values:\n{a}")
+            f"support ({s!r}) of the distribution {d!r}, but found invalid "
+            f"values:\n{D0.torch_str(a)}")
 
 
 def _wrap(cls, rules, support):

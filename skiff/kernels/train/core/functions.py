@@ -127,6 +127,10 @@ def device(spec="cpu", index=None):
     """torch's ``device("cpu")`` / ``device("cuda", 0)``: skiff's device object."""
     from skiff.kernels.backend import resolve_device
 
+    from .meta_r41 import META, is_meta_spec
+
+    if is_meta_spec(spec):  # torch's shapes-only device (a context manager too)
+        return META
     return resolve_device(spec if index is None else f"{spec}:{index}")
 
 
@@ -207,6 +211,9 @@ def full_like(input, fill_value, *, dtype=None, device=None):  # noqa: A002
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Zeros (skiff does not hand out uninitialised memory)."""
     dt = _as_dtype(dtype) or _dd.FLOAT
+    if device is not None and str(device) == "meta":  # no memory (a broadcast zero)
+        return Tensor(np.broadcast_to(np.zeros((), dt), _shape_arg(size)), dtype=dt,
+                      device=device, requires_grad=requires_grad)
     return Tensor(np.zeros(_shape_arg(size), dtype=dt), dtype=dt, device=device,
                   requires_grad=requires_grad)
 

@@ -25,6 +25,7 @@ from skiff.kernels.backend import device_of, resolve_device, to_device, to_numpy
 from . import autocast_ops as _ac
 from . import autograd
 from . import default_dtype as _dd
+from . import meta_r41 as _meta
 from . import ops_math as M
 from . import ops_shape as S
 from . import torch_runtime as _runtime
@@ -102,6 +103,12 @@ def as_array(value, dtype=None, device=None):
     elif _is_foreign_tensor(value):
         value = _foreign_to_numpy(value)
     if device is not None:
+        if _meta.is_meta_spec(device):  # torch's meta device: the shape and dtype, no memory
+            dt = _as_dtype(dtype) or (np.dtype(value.dtype) if hasattr(value, "dtype") else
+                                      np.asarray(value).dtype)
+            if dt.kind == "f" and dtype is None and dt.itemsize > _dd.FLOAT.itemsize:
+                dt = _dd.FLOAT
+            return _meta.meta_array(np.shape(value), dt)
         xp = xp_for(device)
         if xp is np:
             value = to_numpy(value)
@@ -288,7 +295,14 @@ class Tensor:
 
     @property
     def device(self):
+        if type(self._data) is _meta.MetaArray:
+            return _meta.META
         return device_of(self._data)
+
+    @property
+    def is_meta(self) -> bool:
+        """torch's: a tensor on the ``meta`` device (a shape and a dtype, no data)."""
+        return type(self.__dict__.get("_data")) is _meta.MetaArray
 
     @property
     def xp(self):
@@ -301,7 +315,7 @@ class Tensor:
     @property
     def is_cuda(self) -> bool:
         """torch's ``is_cuda``: the data is a GPU (cupy) array; ``is_cpu`` the opposite."""
-        return type(self._data) is not np.ndarray and self.device.kind != "cpu"
+        return not isinstance(self._data, np.ndarray) and self.device.kind != "cpu"
 
     @property
     def is_cpu(self) -> bool:
@@ -309,13 +323,15 @@ class Tensor:
 
     # torch's layout and kind flags: skiff's tensors (gradients of ``sparse=True``
     # embeddings too) are always dense, strided, unquantized and real-device
-    is_sparse = is_sparse_csr = is_quantized = is_meta = is_nested = is_mkldnn = False
+    is_sparse = is_sparse_csr = is_quantized = is_nested = is_mkldnn = False
 
     def __len__(self) -> int:
         return len(self._data)
 
     def __repr__(self) -> str:
         grad = ", requires_grad=True" if self.requires_grad else ""
+        if type(self._data) is _meta.MetaArray:  # torch's: no values to show
+            return f"tensor(..., device='meta', size={tuple(self.shape)}{grad})"
         dev = "" if type(self._data) is np.ndarray else f", device={self.device}"
         body = np.array2string(to_numpy(self._data), separator=", ",
                                precision=_runtime.PRINT["precision"])
@@ -324,6 +340,9 @@ class Tensor:
     # ---- conversion ---------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A host numpy copy (a view for host data)."""
+        if type(self._data) is _meta.MetaArray:
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
         return to_numpy(self._data)
 
     def item(self):
@@ -332,9 +351,13 @@ class Tensor:
 
             raise ShapeError(f"a Tensor with {self._data.size} elements cannot be converted to "
                              "Scalar")
+        if type(self._data) is _meta.MetaArray:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return to_numpy(self._data).item()
 
     def tolist(self):
+        if type(self._data) is _meta.MetaArray:
+            raise NotImplementedError(_meta.NO_DATA)
         return to_numpy(self._data).tolist()
 
     def detach(self) -> Tensor:
@@ -374,11 +397,23 @@ class Tensor:
         elif device is not None and not isinstance(device, str) and _is_dtype_like(device) or (
                 isinstance(device, str) and device in _FLOATS):
             device, dtype = None, device
+        if type(self.__dict__.get("_data")) is _meta.MetaArray or _meta.is_meta_spec(device):
+            return self._to_meta(device, dtype)  # (the dict: a vmap stand-in has no _data)
         out = self if dtype is None else self.astype(dtype)
         dev = resolve_device(device) if device is not None else out.device
         if dev == out.device:
             return out
         return _ToDevice.apply(out, device=dev)
+
+    def _to_meta(self, device, dtype):
+        """``to`` of a meta tensor (torch's: a meta tensor of the dtype; another device has no
+        data to copy) or to the meta device (the shape and dtype, not the values)."""
+        if device is not None and not _meta.is_meta_spec(device):
+            raise NotImplementedError(_meta.NO_DATA)
+        dt = _as_dtype(dtype) or self.dtype
+        if type(self._data) is _meta.MetaArray and dt == self.dtype:
+            return self
+        return Tensor._make(_meta.meta_array(self.shape, dt), False, None, 0)
 
     def astype(self, dtype) -> Tensor:
         dt = _as_dtype(dtype)
@@ -1043,6 +1078,9 @@ def _xp_dtype(device, dtype, default=None):
 @with_out(creation=True)
 def zeros(*shape, device=None, dtype=None, requires_grad=False) -> Tensor:
     shape = _shape_arg(shape)
+    if _meta.is_meta_spec(device):
+        return Tensor(np.broadcast_to(np.zeros((), dtype=_as_dtype(dtype) or _dd.FLOAT), shape),
+                      device=device, dtype=dtype, requires_grad=requires_grad)
     xp, dt = _xp_dtype(device, dtype)
     return Tensor(xp.zeros(shape, dtype=dt), requires_grad=requires_grad, dtype=dt)
 
@@ -1050,6 +1088,9 @@ def zeros(*shape, device=None, dtype=None, requires_grad=False) -> Tensor:
 @with_out(creation=True)
 def ones(*shape, device=None, dtype=None, requires_grad=False) -> Tensor:
     shape = _shape_arg(shape)
+    if _meta.is_meta_spec(device):
+        return Tensor(np.broadcast_to(np.ones((), dtype=_as_dtype(dtype) or _dd.FLOAT), shape),
+                      device=device, dtype=dtype, requires_grad=requires_grad)
     xp, dt = _xp_dtype(device, dtype)
     return Tensor(xp.ones(shape, dtype=dt), requires_grad=requires_grad, dtype=dt)
 

@@ -186,3 +186,23 @@ def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, 
 
     return _fill(tensor, np.clip(mean + std * ndtri(u), a, b))
 
+
+
+def _skip_meta(fn):
+    """torch's: an init of a meta tensor does nothing (no values drawn, no memory)."""
+    import functools
+
+    from ..meta_r41 import is_meta
+
+    @functools.wraps(fn)
+    def wrapper(tensor, *args, **kwargs):
+        if is_meta(getattr(tensor, "_data", None)):
+            return tensor
+        return fn(tensor, *args, **kwargs)
+
+    return wrapper
+
+
+for _name in [n for n in __all__ if n.endswith("_") and not n.startswith("_")]:
+    globals()[_name] = _skip_meta(globals()[_name])
+del _name

@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 
+from .. import meta_r41 as _meta
 from ..default_dtype import default_float
 from ..random import get_generator
 from . import functional as F
@@ -71,6 +72,8 @@ def skipping_init() -> bool:
 def uniform_(shape, bound, generator=None, dtype=None) -> np.ndarray:
     """U(-bound, bound) samples from the seeded generator."""
     dtype = default_float(dtype)
+    if _meta._DEPTH[0]:  # built on torch's meta device: a shape and dtype, nothing drawn
+        return _meta.meta_array(shape, dtype)
     if _init_mode.skip:
         return np.empty(shape, dtype=dtype)
     return get_generator(generator).uniform(-bound, bound, size=shape).astype(dtype)
@@ -79,6 +82,8 @@ def uniform_(shape, bound, generator=None, dtype=None) -> np.ndarray:
 def normal_(shape, std, generator=None, dtype=None) -> np.ndarray:
     """N(0, std^2) samples from the seeded generator."""
     dtype = default_float(dtype)
+    if _meta._DEPTH[0]:  # built on torch's meta device: a shape and dtype, nothing drawn
+        return _meta.meta_array(shape, dtype)
     if _init_mode.skip:
         return np.empty(shape, dtype=dtype)
     return (get_generator(generator).standard_normal(shape) * std).astype(dtype)

@@ -7,7 +7,7 @@ optimizer after the first call (torch's rule too)."""
 
 from __future__ import annotations
 
-from .conv import BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, ConvTranspose2d
+from .conv import BatchNorm1d, BatchNorm2d, Conv1d, Conv2d, ConvTranspose2d, _BatchNorm
 from .conv3d import BatchNorm3d, Conv3d
 from .conv_transpose3d import ConvTranspose3d
 from .conv_transpose_more import ConvTranspose1d
@@ -32,11 +32,14 @@ class _Lazy(Module):
     defaults: dict = {}
 
     def __init__(self, *args, **kwargs):
-        super().__init__()
+        Module.__init__(self)  # (not a lazy batch norm's _BatchNorm.__init__: no channels yet)
         object.__setattr__(self, "_lazy_args", (args, {**self.defaults, **kwargs}))
 
     def has_uninitialized_params(self):
         return True
+
+    def extra_repr(self):
+        return ""
 
     def _become(self, channels):
         args, kwargs = self._lazy_args
@@ -76,7 +79,10 @@ class _Lazy(Module):
 
 
 def _lazy(name, cls, spatial, key="weight", axis=1, defaults=None):
-    return type(name, (_Lazy,), {"cls_to_become": cls, "spatial": spatial, "state_key": key,
+    # a lazy batch norm is a _BatchNorm before its first input, as torch's (_LazyNormBase
+    # derives from _BatchNorm): ``isinstance(m, _BatchNorm)`` init/freeze code finds it
+    bases = (_Lazy, _BatchNorm) if issubclass(cls, _BatchNorm) else (_Lazy,)
+    return type(name, bases, {"cls_to_become": cls, "spatial": spatial, "state_key": key,
                                  "state_axis": axis, "defaults": defaults or {},
                                  "__doc__": f"torch's ``nn.{name}``", "__module__": __name__})
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from skiff.kernels.backend import resolve_device, to_device, to_numpy
 
+from .. import meta_r41 as _meta
 from ..tensor import _FLOATS, Tensor, _as_dtype
 from . import hooks as _hooks
 from .state_array_r29b import state_array
@@ -59,6 +60,49 @@ class IncompatibleKeys(tuple):
                 f"unexpected_keys={self.unexpected_keys})")
 
 
+def _factory_init(init):
+    """A module class's ``__init__`` taking torch's factory keywords when it does not name
+    them itself: ``device="meta"`` builds it with meta tensors (torch's), another device
+    moves it there, ``dtype`` casts its float tensors; and a module built under
+    ``with torch.device("meta"):`` has every tensor meta when its outermost constructor
+    returns."""
+    import functools
+    import inspect
+
+    try:
+        names = inspect.signature(init).parameters
+    except (TypeError, ValueError):
+        return init
+    # an init of its own **kwargs gets them as given (a user's module reading its own
+    # "device" keyword keeps it); torch's factory keywords are taken only where unnamed
+    free = any(p.kind is p.VAR_KEYWORD for p in names.values())
+    takes_device, takes_dtype = "device" in names or free, "dtype" in names or free
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        device = None if takes_device else kwargs.pop("device", None)
+        dtype = None if takes_dtype else kwargs.pop("dtype", None)
+        meta = _meta.is_meta_spec(device)
+        outer = _meta._DEPTH[0] == 0 and not meta
+        if meta:
+            _meta._DEPTH[0] += 1
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            if meta:
+                _meta._DEPTH[0] -= 1
+        if meta or (_meta._DEPTH[0] and not outer):
+            for t in list(self.parameters()) + list(self.buffers()):
+                _meta.make_meta(t)
+        if dtype is not None:
+            self.to(dtype=dtype)
+        if device is not None and not meta:
+            self.to(device)
+
+    __init__._skiff_factory = True
+    return __init__
+
+
 class Parameter(Tensor):
     """A leaf tensor that a :class:`Module` registers as trainable (requires_grad=True)."""
 
@@ -90,6 +134,11 @@ class Module:
     ['w']
     """
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _factory_init(cls.__dict__["__init__"])
+
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
@@ -100,6 +149,8 @@ class Module:
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
             raise RuntimeError(f"call Module.__init__() in {type(self).__name__}.__init__ first")
+        if _meta._DEPTH[0] and isinstance(value, Tensor):  # built under torch.device("meta")
+            _meta.make_meta(value)
         if getattr(type(value), "_is_nn_buffer", False):  # torch's nn.Buffer: a buffer
             self.register_buffer(name, Tensor._make(value._data, False, None, 0),
                                  persistent=value.persistent)
@@ -129,6 +180,8 @@ class Module:
         """A non-trainable state tensor (e.g. running mean) moved and cast with the module,
         saved in ``state_dict`` unless ``persistent=False``."""
         t = value if isinstance(value, Tensor) or value is None else Tensor(value)
+        if _meta._DEPTH[0]:
+            _meta.make_meta(t)
         for store in (self._parameters, self._modules):
             store.pop(name, None)
         object.__setattr__(self, name, t)
@@ -139,6 +192,8 @@ class Module:
     def register_parameter(self, name: str, value) -> None:
         if value is not None and not isinstance(value, Parameter):
             raise TypeError(f"{name} must be a Parameter or None, got {type(value).__name__}")
+        if _meta._DEPTH[0]:
+            _meta.make_meta(value)
         self._parameters[name] = value
         object.__setattr__(self, name, value)
 
@@ -278,7 +333,11 @@ class Module:
 
     def _state_values(self, values, extra, keep_vars):
         def value(t):
-            return t if keep_vars else state_array(np.array(to_numpy(t._data), copy=True))
+            if keep_vars:
+                return t
+            if _meta.is_meta(t._data):  # torch's: a meta tensor (there is nothing to copy)
+                return Tensor._make(t._data, False, None, 0)
+            return state_array(np.array(to_numpy(t._data), copy=True), t)
 
         out = {}
         # torch's order: module by module, its parameters, then its buffers, then its extra
@@ -325,9 +384,24 @@ class Module:
         return _Handle()
 
     def to_empty(self, *, device=None, recurse=True) -> Module:
-        """torch's: the tensors moved to ``device`` (their values kept; torch's are left
-        uninitialised, to be filled by a ``load_state_dict`` or an init)."""
-        return self.to(device) if device is not None else self
+        """torch's: the tensors moved to ``device``, a meta tensor as new memory of its shape
+        and dtype (uninitialised, as torch's: fill it by a ``load_state_dict`` or an init); a
+        tensor with values keeps them. ``to_empty(device="meta")`` frees them all."""
+        if device is None:
+            return self
+        if _meta.is_meta_spec(device):
+            return self.to(device)
+        dev = resolve_device(device)
+        xp = np if not dev.is_gpu else None
+        tensors = {id(t): t for _, t in self._named("_parameters", False)}
+        tensors.update({id(t): t for _, t in self._named("_buffers", False)})
+        for t in tensors.values():
+            if _meta.is_meta(t._data):
+                shape, dtype = t._data.shape, t._data.dtype
+                t._data = np.empty(shape, dtype) if xp is np else to_device(
+                    np.empty(shape, dtype), dev)
+                t._grad = None
+        return self.to(dev)
 
     def _persistent_buffers(self):
         for mname, m in self.named_modules(remove_duplicate=False):
@@ -443,13 +517,35 @@ class Module:
         if assign:
             self._assign_state(targets, state)
             return IncompatibleKeys(missing, unexpected)
+        self._warn_meta_copy(targets, state)
         for k, t in targets.items():
+            if k in state and _meta.is_meta(t._data):  # torch's no-op (warned above)
+                continue
             if k in state:
                 value = state[k]._data if isinstance(state[k], Tensor) else state[k]
                 xp = t.xp
                 t._data[...] = xp.asarray(to_device(value, t.device) if xp is not np
                                          else to_numpy(value)).astype(t.dtype, copy=False)
         return IncompatibleKeys(missing, unexpected)
+
+    def _warn_meta_copy(self, targets, state):
+        """torch's warning for each meta tensor a plain load leaves as it is (in torch's
+        order: module by module, its parameters then its buffers)."""
+        if not any(_meta.is_meta(t._data) for t in targets.values()):
+            return
+        import warnings
+
+        for mname, m in self.named_modules():
+            for name in list(m._parameters) + list(m._buffers):
+                k = f"{mname}.{name}" if mname else name
+                if k in targets and k in state and _meta.is_meta(targets[k]._data) and not \
+                        _meta.is_meta(getattr(state[k], "_data", None)):
+                    warnings.warn(
+                        f"for {k}: copying from a non-meta parameter in the checkpoint to a meta "
+                        "parameter in the current model, which is a no-op. (Did you mean to pass "
+                        "`assign=True` to assign items in the state dictionary to their "
+                        "corresponding key in the module instead of copying them in place?)",
+                        UserWarning, stacklevel=3)
 
     def _assign_state(self, targets, state):
         """``load_state_dict(assign=True)``: each named tensor of ``state`` becomes the
@@ -529,16 +625,25 @@ class Module:
             device is not None and not isinstance(device, str) and _is_dtype(device)
         ):
             device, dtype = None, device
-        if str(device) == "meta":  # torch's shapes-only device: the arrays stay (a module
-            device = None          # for func.functional_call, whose tensors replace them)
-        dev = resolve_device(device) if device is not None else None
+        to_meta = _meta.is_meta_spec(device)  # torch's shapes-only device: memory freed
+        dev = resolve_device(device) if device is not None and not to_meta else None
         dt = _as_dtype(dtype)
         tensors = {id(t): t for _, t in self._named("_parameters", False)}
         tensors.update({id(t): t for _, t in self._named("_buffers", False)})
+        if dev is not None and any(_meta.is_meta(t._data) for t in tensors.values()):
+            raise NotImplementedError(
+                f"{_meta.NO_DATA} Please use torch.nn.Module.to_empty() instead of "
+                "torch.nn.Module.to() when moving module from meta to a different device.")
         for t in tensors.values():
+            if to_meta:
+                _meta.make_meta(t)
             for attr in ("_data", "_grad"):
                 arr = getattr(t, attr)
                 if arr is None:
+                    continue
+                if _meta.is_meta(arr):  # a meta tensor's dtype: still no memory
+                    if dt is not None and arr.dtype.kind == "f":
+                        t._data = _meta.meta_array(arr.shape, dt)
                     continue
                 if dev is not None:
                     arr = to_device(arr, dev)
