@@ -308,10 +308,61 @@ def _solid(text: str, best: np.ndarray, alphabet: list[str], crop: np.ndarray):
     return solid, after
 
 
-def _gap_of(crop: np.ndarray, solid, frame_width: float, height: int):
+# in a line that holds CJK, a run of Latin letters and digits ("净含量：500 mL") is measured
+# against its own ink height, not the line's: the Chinese characters stand 0.88-0.95 em
+# high, the digits and capitals 0.70-0.75, so a word gap of 0.3 of the Latin run's height
+# is 0.23-0.25 of the line's (round 41: the tea label's photo read "500mL", its blank 0.29
+# of the line's height, under SPACE_GAP). A run whose own height is under LATIN_OF_LINE of
+# the line's (small letters only, "mm") keeps the line's
+LATIN_OF_LINE = 0.6
+
+
+def _latin_heights(bw: np.ndarray, solid, frame_px: float, ink_h: float) -> dict:
+    """``{k: height}`` for each pair ``solid[k]``, ``solid[k + 1]`` of spaced-script
+    characters inside a run of such characters of a line that holds a CJK character: the
+    ink height (rows of ``bw``) over the columns of the run's glyphs (the runs of inked
+    columns under its first and last characters' frames, ``frame_px`` crop columns a
+    frame). Empty for a line without CJK."""
+    if not any(_cjk_char(c[0]) for _, c in solid):
+        return {}
+    on = np.r_[False, bw.any(0), False]
+    runs = np.flatnonzero(on[1:] != on[:-1]).reshape(-1, 2)
+    if not len(runs):
+        return {}
+    centres = (runs[:, 0] + runs[:, 1] - 1) / 2.0
+
+    def run_of(j: int) -> np.ndarray:
+        x = (solid[j][0] + 0.5) * frame_px
+        inside = np.flatnonzero((runs[:, 0] <= x) & (x < runs[:, 1]))
+        return runs[int(inside[0]) if len(inside) else int(np.argmin(np.abs(centres - x)))]
+
+    spaced = [_spaced_script(c[0]) and _spaced_script(c[-1]) for _, c in solid]
+    out: dict = {}
+    j = 0
+    while j < len(solid):
+        if not spaced[j]:
+            j += 1
+            continue
+        e = j
+        while e + 1 < len(solid) and spaced[e + 1]:
+            e += 1
+        if e > j:
+            a, b = run_of(j)[0], run_of(e)[1]
+            rows = np.flatnonzero(bw[:, a:b].any(1)) if b > a else np.array([], int)
+            if len(rows) >= 6:
+                h = float(rows[-1] - rows[0] + 1)
+                if LATIN_OF_LINE * ink_h <= h < ink_h:
+                    out.update({k: h for k in range(j, e)})
+        j = e + 1
+    return out
+
+
+def _gap_of(crop: np.ndarray, solid, frame_width: float, height: int, latin: bool = False):
     """A function of ``k``: the widest run of empty columns of the crop's ink between the
     frames of ``solid[k]`` and ``solid[k + 1]``, in heights of the line's ink (its
-    ``ink_h``, in crop pixels); None when the crop has too little ink to measure."""
+    ``ink_h``, in crop pixels; with ``latin``, a pair inside a Latin run of a line holding
+    CJK in heights of the run's ink, :func:`_latin_heights`); None when the crop has too
+    little ink to measure."""
     h, w = crop.shape[:2]
     bw = local_ink_mask(crop)
     rows = np.flatnonzero(bw.any(1))
@@ -331,8 +382,10 @@ def _gap_of(crop: np.ndarray, solid, frame_width: float, height: int):
                 most, end = run, x + 1
         return most, end
 
+    spans = _latin_heights(bw, solid, frame_width * scale, ink_h) if latin else {}
+
     def gap(k: int) -> float:
-        return widest(k)[0] / ink_h
+        return widest(k)[0] / spans.get(k, ink_h)
 
     def glyph_after(k: int) -> float:
         """The width of the ink that follows the gap ``gap(k)`` measures, up to the next
@@ -343,7 +396,7 @@ def _gap_of(crop: np.ndarray, solid, frame_width: float, height: int):
         x = end
         while x < w and not empty[x]:
             x += 1
-        return (x - end) / ink_h
+        return (x - end) / spans.get(k, ink_h)
 
     gap.ink_h = ink_h
     gap.glyph_after = glyph_after
@@ -469,8 +522,9 @@ def missed_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
     characters of a spaced script (not two of a number's: a display's right-set "1" stands
     as far from its neighbour as a word), the widest run of empty columns of the ink
     (:func:`local_ink_mask`) is a word gap when it is at least ``SPACE_GAP`` times the ink's
-    height and ``SPACE_OF_LINE`` times the narrowest gap read as a space in the line, or,
-    in a line with no space read, where ``space_p`` (the space's probability per frame)
+    height (in a line holding CJK, a Latin run's own, :func:`_latin_heights`) and
+    ``SPACE_OF_LINE`` times the narrowest gap read as a space in the line, or, in a line
+    with no space read, where ``space_p`` (the space's probability per frame)
     reached ``SPACE_P`` between the two. Between a word and a number ("customer3875") the
     ink is looked at from a hint of ``WORD_NUMBER_HINT``; under ``SPACE_HINT`` the gap must
     be ``WORD_NUMBER_OF_LINE`` of the line's narrowest read space."""
@@ -498,7 +552,7 @@ def missed_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
             hints[k] = hint
     if not hints:  # most lines: the ink is not looked at
         return None
-    gap = _gap_of(crop, solid, frame_width, height)
+    gap = _gap_of(crop, solid, frame_width, height, latin=True)
     if gap is None:
         return None
     if any(_alnum(solid[k][1][-1]) and _alnum(solid[k + 1][1][0]) for k in hints):

@@ -46,9 +46,10 @@ MIRRORED, INLINE_NOTCH, STAR_BASE = 0.85, 0.14, 0.2
 # in DejaVu, blurred too; a "☎"'s base 0.45-0.87)
 HEART_FOOT = 0.38
 _SYMBOLISH = "*\u2022\u2192\u2190\u00b7"  # "*", "•", "→", "←", "·" (not "So" in Unicode)
-_MISREAD = {"\u00a9": "\u263a", "*": "\u2600\u2605", "\u25c6": "\u2665"}  # "©" for "☺", "*"
-# for "☀" or "★", "◆" for "♥": a one-character word so read is written over where its ink
-# says so
+_MISREAD = {"\u00a9": "\u263a", "*": "\u2600\u2605", "\u25c6": "\u2665",
+            "\u0394": "\u26a0", "\u2206": "\u26a0", "\u25b3": "\u26a0", "\u2463": "\u26a0"}
+# "©" for "☺", "*" for "☀" or "★", "◆" for "♥", "Δ", "∆", "△" or "④" for "⚠" (DejaVu Sans,
+# Noto Sans CJK): a one-character word so read is written over where its ink says so
 
 
 def _shape(crop: np.ndarray) -> tuple[int, float, float, int, float] | None:
@@ -145,9 +146,78 @@ def _pointed(own: np.ndarray) -> bool:
     return float(foot.mean()) <= HEART_FOOT * float(widths.max())
 
 
+# a warning sign "⚠" (round 41): a triangle's outline, its top WARN_APEX of its width at
+# most in its highest fifth, its base WARN_BASE of it or more in its lowest, filling at most
+# WARN_FILL of its box, with an exclamation mark inside: between 0.4 and 0.9 of its height
+# its middle band (WARN_BAND of the width either side of the centre) holds the bar and its
+# dot, inked on WARN_MARK of the height or more, a row of the dot inked over WARN_DOT of
+# the width at most (an "A"'s crossbar runs from side to side, a "Δ", a "△" leave the band
+# empty; a circled "④" has no apex)
+WARN_APEX, WARN_BASE, WARN_FILL, WARN_BAND, WARN_MARK = 0.45, 0.8, 0.5, 0.08, 0.2
+WARN_DOT = 0.3
+
+
+def _warning(own: np.ndarray) -> bool:
+    """Whether one glyph's ink (a 0/1 mask) is a warning sign "⚠" (see ``WARN_APEX``)."""
+    import cv2
+
+    n, lab, st, _ = cv2.connectedComponentsWithStats(own.astype(np.uint8), connectivity=8)
+    if n < 2:
+        return False
+    big = 1 + int(np.argmax(st[1:, 2] * st[1:, 3]))
+    x0, y0, w, h = (int(v) for v in st[big, :4])
+    if h < 10 or not 0.8 <= w / h <= 1.5 or st[big, 4] > WARN_FILL * w * h:
+        return False
+    tri = lab[y0:y0 + h, x0:x0 + w] == big
+    cols = np.arange(w)
+
+    def span(rows: np.ndarray) -> int:
+        on = rows.any(0)
+        return int(cols[on].max() - cols[on].min() + 1) if on.any() else 0
+
+    fifth = max(1, h // 5)
+    if span(tri[:fifth]) > WARN_APEX * w or span(tri[-fifth:]) < WARN_BASE * w:
+        return False
+    ink = own[y0:y0 + h, x0:x0 + w] > 0
+    c, b = (w - 1) / 2.0, max(1.0, WARN_BAND * w)
+    x0b, x1b = int(np.ceil(c - b)), int(np.floor(c + b)) + 1
+    # below 0.4 of the height the sides stand outside the band; above 0.9 lies the base
+    r0, r1 = int(0.4 * h), int(0.9 * h)
+    rows = ink[r0:r1, x0b:x1b].any(1)
+    on = np.r_[False, rows, False]
+    runs = np.flatnonzero(on[1:] != on[:-1]).reshape(-1, 2)
+    # the bar runs down from above the window, a blank row, the dot: a mark of its own,
+    # apart from the outline (an "A"'s crossbar is one run, and the outline's; a "Δ", "△"
+    # leave the band empty)
+    if len(runs) != 2 or runs[0, 0] != 0 or rows.sum() < WARN_MARK * h:
+        return False
+
+    def centred(row: np.ndarray) -> bool:
+        """Whether the row's ink in the band is a mark of its own: a run of inked columns
+        at most WARN_DOT of the width wide, its middle in the band (an "A"'s leg, a
+        crossbar: no)."""
+        xs = np.flatnonzero(row[x0b:x1b]) + x0b
+        if not len(xs):
+            return False
+        left, right = xs[0], xs[-1]
+        while left > 0 and row[left - 1]:
+            left -= 1
+        while right < w - 1 and row[right + 1]:
+            right += 1
+        return right - left + 1 <= WARN_DOT * w and abs((left + right) / 2 - c) <= b + 0.5
+
+    bar = ink[r0 + runs[0, 0]:r0 + runs[0, 1]]
+    dot = ink[r0 + runs[1, 0]:r0 + runs[1, 1]]
+    # the bar's rows near the apex may join the blurred sides: half of them
+    return 2 * sum(centred(r) for r in bar) >= len(bar) and any(centred(r) for r in dot)
+
+
 def _glyph_symbol(own: np.ndarray) -> str | None:
     """The symbol one glyph's ink is (``own``: its 0/1 mask, cut to its box with a margin),
-    as :func:`lone_symbol` and :func:`_solid` say, or None."""
+    as :func:`lone_symbol` and :func:`_solid` say, or a warning sign (:func:`_warning`), or
+    None."""
+    if _warning(own):
+        return "\u26a0"
     found = _shape_of(own)
     if found is None:
         return None
@@ -181,8 +251,10 @@ def symbol_page(texts) -> bool:
     symbols come in company), so that a page of plain print pays nothing for it."""
     import unicodedata
 
+    texts = list(texts)  # a generator, read twice
     return any(c in _SYMBOLISH or ord(c) > 127 and unicodedata.category(c) == "So"
-               for t in texts for c in t)
+               for t in texts for c in t) or \
+        any(w in _MISREAD for t in texts for w in t.split())  # a lone "Δ", "④" (round 41)
 
 
 def _notch(own: np.ndarray) -> float:

@@ -14,14 +14,12 @@ import skiff
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
 
-def _read(scene):
-    img, truth = scene()
-    return skiff.ocr(np.asarray(img.convert("RGB"))).text.split("\n"), truth
-
-
 def test_spreadsheet_weather_and_keycaps_read_as_drawn():
     from bench_ocr_user39 import shortcut_sheet, spreadsheet_screenshot, weather_card
 
-    for scene in (spreadsheet_screenshot, weather_card, shortcut_sheet):
-        got, truth = _read(scene)
+    scenes = (spreadsheet_screenshot, weather_card, shortcut_sheet)
+    drawn = [scene() for scene in scenes]  # read in one batch, as a user's list of pages
+    results = skiff.ocr([np.asarray(img.convert("RGB")) for img, _ in drawn])
+    for scene, (_, truth), r in zip(scenes, drawn, results, strict=True):
+        got = r.text.split("\n")
         assert got == truth, (scene.__name__, got)
