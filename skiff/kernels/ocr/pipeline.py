@@ -44,6 +44,7 @@ from .engine import (
     give_back_memory,
     resolve_ocr_device,
 )
+from .glare import read_glare
 from .images import PDF_DPI, ImageError, PixelBudget, is_pdf, iter_pages
 from .item import Item
 from .keycaps import dangling_keys
@@ -605,6 +606,8 @@ class OcrPipeline(DetectionPasses, LineReading):
         t0 = time.perf_counter()
         crops, owners, texts, flipped = self._read(good)
         crops, owners, texts, flipped = self._read_denoised(good, crops, owners, texts, flipped)
+        # a photo with a glare patch over its print, read again contrast-boosted (glare.py)
+        crops, owners, texts, flipped = read_glare(self, good, crops, owners, texts, flipped)
         batch_s = det_s + time.perf_counter() - t0
         pos_of = {id(it): pos for pos, it in enumerate(good)}
         mine: dict[int, list[int]] = {}
