@@ -16,19 +16,16 @@ import pytest
 
 import skiff
 from skiff import nn
+from tests.cli.in_process import run_main
 
 
 def _skiff(capsys, monkeypatch, tmp_path, *argv) -> str:
     """``python -m skiff ARGV`` in this process (round 41 h9: the job runs in a thread of this
     one, ``--json`` waits for it; an interpreter of its own was ~2 CPU s of imports)."""
-    from skiff.cli import main
-
     monkeypatch.setenv("SKIFF_RUNS", str(tmp_path / "runs"))
-    capsys.readouterr()
-    code = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    assert code == 0, out.err
-    return out.out
+    done = run_main(*(str(a) for a in argv), capsys=capsys)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
 def _sorted(n_per=50, seed=0):
