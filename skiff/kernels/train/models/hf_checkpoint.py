@@ -31,7 +31,7 @@ from .tokenizer import HFTokenizer, SentencePieceTokenizer, load_tokenizer
 
 __all__ = ["from_pretrained", "save_pretrained", "read_config", "config_to_hf",
            "load_tokenizer", "token_blocks", "ernie_from_folder", "TOKENIZER_FILES",
-           "read_training_rows", "check_val_split", "adapter_base",
+           "read_training_rows", "check_val_split", "check_rows_render", "adapter_base",
            "HFTokenizer", "SentencePieceTokenizer"]
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json",
@@ -360,13 +360,16 @@ _FORMATS = ("a text file, a .jsonl (or .json list) of {\"messages\": [...]} (or 
 _ANSWER_COLUMNS = ("response", "completion", "answer", "output")
 
 
-def read_training_rows(data) -> tuple[str, list | str]:
+def read_training_rows(data, template_from=None) -> tuple[str, list | str]:
     """What a training file for a checkpoint's model holds, read and checked without its
     tokenizer: ``("chat", rows)`` (conversations or prompt/completion pairs, one dict a row),
     ``("text", texts)`` (documents: ``{"text"}`` rows or a text column) or ``("plain",
     text)``. A file of another format (a data frame, an archive, a JSON of other keys) is one
     error naming what it has and what is read, never read as plain text; a path that does
-    not exist is said so (not trained on as the text of its name)."""
+    not exist is said so (not trained on as the text of its name). With ``template_from``
+    (the checkpoint folder trained from, or its adapter folder) every conversation is also
+    rendered by that checkpoint's chat template, as the job will: the rows it cannot render
+    are one error naming each by its line (:func:`check_rows_render`)."""
     from ..data import CORPORA, _read_text
 
     spec = str(data)
@@ -384,7 +387,9 @@ def read_training_rows(data) -> tuple[str, list | str]:
         raise ValueError(f"{path.name}: skiff does not read {suffix} files for training; "
                          f"give {_FORMATS}")
     if suffix in ROW_FILES:
-        return _classify_rows(_read_rows(path), path.name)
+        kind, rows = _classify_rows(_read_rows(path), path.name)
+        check_rows_render(kind, rows, template_from, path.name)
+        return kind, rows
     if suffix in TABLE_FILES:
         return _table_rows(path)
     raw = path.read_bytes()
@@ -484,6 +489,70 @@ def _classify_rows(rows: list, name: str) -> tuple[str, list]:
     if first == "text":
         return "text", [r["text"] for r in rows]
     return "chat", rows
+
+
+def _folder_template(folder):
+    """The chat template the job's tokenizer will have: the folder's (an adapter folder's
+    base's when the adapter has no ``config.json``), None when the folder holds no tokenizer
+    (the job says so) or is not a folder here."""
+    from .chat import ChatTemplate
+
+    folder = Path(str(folder)).expanduser()
+    if not folder.is_dir():
+        return None
+    if not (folder / "config.json").is_file() and (folder / "adapter_config.json").is_file():
+        try:
+            folder = adapter_base(folder)
+        except (ValueError, FileNotFoundError):
+            return None  # the job's own error names the missing base
+    if not any((folder / f).is_file() for f in ("tokenizer.json", "tokenizer.model")):
+        return None
+    return ChatTemplate.from_folder(folder)
+
+
+def check_rows_render(kind: str, rows, template_from, name: str = "data") -> None:
+    """Every conversation of a chat file rendered by the chat template of ``template_from``
+    (a checkpoint folder) as the job renders it, before any run folder (round 41: a row the
+    template cannot render, content given as a list of parts, a template's
+    ``raise_exception``, failed the job after its folder was made, and only the first such
+    row was named): one error naming each row by its line."""
+    if kind != "chat" or template_from is None:
+        return
+    template = _folder_template(template_from)
+    if template is None:
+        return
+    from .chat import (
+        _listed,
+        _prompt_completion,
+        _render_row,
+        _row_messages,
+        _row_template_kwargs,
+        as_chat_row,
+    )
+
+    labels = getattr(rows, "labels", None) or [f"row {n}" for n in range(1, len(rows) + 1)]
+    problems, parts = [], False
+    for where, row in zip(labels, rows):
+        row = as_chat_row(row, f"{name}: {where}")
+        pair = _prompt_completion(row)
+        messages = _row_messages(row, pair, name, where)
+        try:
+            _render_row(template, messages, _row_template_kwargs(row, f"{name}: {where}"),
+                        where)
+        except ValueError as exc:
+            text = str(exc)
+            parts = parts or "list of parts" in text
+            problems.append(text.split("; its content is a list of parts")[0].replace(
+                ": the checkpoint's chat template cannot render this conversation", ""))
+    if not problems:
+        return
+    hint = ("; a message's content is a list of parts, and this checkpoint's template "
+            "takes text: give each message's content as one string" if parts else "")
+    good, many = len(rows) - len(problems), len(problems) > 1
+    raise ValueError(f"{name}: the checkpoint's chat template cannot render "
+                     f"{f'{len(problems)} conversations' if many else '1 conversation'}"
+                     f": {_listed(problems)}{hint} (the other {good} rows render: fix or "
+                     f"delete {'it' if len(problems) == 1 else 'these'})")
 
 
 def check_val_split(kind: str, rows, val_split) -> None:

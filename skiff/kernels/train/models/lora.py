@@ -35,7 +35,12 @@ from ..core import nn
 from ..core.nn import functional as F
 from ..core.nn.layers import uniform_
 from . import safetensors_io as st
-from .lora_modules_to_save import apply_modules_to_save, module_tensors, take_module_values
+from .lora_modules_to_save import (
+    apply_modules_to_save,
+    module_tensors,
+    take_module_values,
+    take_router_biases,
+)
 from .lora_tokens import (
     apply_trainable_tokens,
     merged_rows,
@@ -688,7 +693,13 @@ def load_adapter(model, path: str | os.PathLike):
     if has_lora(model):
         raise ValueError("the model has LoRA adapters already (merge_lora first to stack one)")
     targets = cfg.get("target_modules") or []
-    params = [str(p).removeprefix("mlp.") for p in cfg.get("target_parameters") or []]
+    params = [_peft_parameter(p) for p in cfg.get("target_parameters") or []]
+    if "gate.weight" in params:
+        raise ValueError(f"{cfg_path}: LoRA on the MoE router (target_parameters "
+                         "'gate.weight', which peft's target_modules='all-linear' adds on an "
+                         "MoE model) is not supported: skiff adapts the attention, the MLPs "
+                         "and the experts (experts.gate_up_proj, experts.down_proj) and trains "
+                         "the router whole (modules_to_save=['gate']) or not at all")
     if not isinstance(targets, str):
         targets = list(targets) + params
     elif params:
@@ -717,6 +728,11 @@ def load_adapter(model, path: str | os.PathLike):
                layers_pattern=cfg.get("layers_pattern"),
                exclude_modules=cfg.get("exclude_modules"))
     values = _per_expert_adapters(values, model)
+    buffers = dict(model.named_buffers()) if whole else {}
+    for name, value in take_router_biases(whole).items():  # a router in modules_to_save
+        if name not in buffers or buffers[name].shape != value.shape:
+            raise ValueError(f"{weights}: {name} {value.shape} does not fit the model")
+        buffers[name]._data[...] = buffers[name].xp.asarray(value).astype(buffers[name].dtype)
     values.update(whole)
     own = {n: p for n, p in model.named_parameters() if p.requires_grad}  # what it trains
     missing = sorted(set(own) - set(values))
@@ -758,6 +774,14 @@ def _load_embeddings(model, values: dict) -> None:
     if head is not None and not model.config.tie_word_embeddings:
         w = model.lm_head.weight
         w._data[...] = w.xp.asarray(head).astype(w.dtype)
+
+
+def _peft_parameter(name) -> str:
+    """skiff's target of one of peft's ``target_parameters``: ``experts.gate_up_proj`` as
+    given, or bare (``gate_up_proj``, ``down_proj``: peft's ``all-linear`` on transformers'
+    MoE names the parameters so: only the experts hold parameters of those names)."""
+    name = str(name).removeprefix("mlp.")
+    return "experts." + name if name in ("gate_up_proj", "down_proj") else name
 
 
 def _per_expert_adapters(values: dict, model) -> dict:

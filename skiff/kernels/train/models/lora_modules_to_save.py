@@ -23,7 +23,7 @@ from ..core import nn
 from ..core.nn import Parameter
 
 __all__ = ["apply_modules_to_save", "saved_modules", "module_tensors", "take_module_values",
-           "use_base_modules"]
+           "take_router_biases", "use_base_modules"]
 
 _EMBEDDING_NAMES = ("lm_head", "model.embed_tokens")
 
@@ -103,13 +103,34 @@ def use_base_modules(model, off: bool) -> None:
             setattr(module, attr, held.pop(name))
 
 
+_ROUTER_BIAS = ".moe_statics.e_score_correction_bias"
+
+
 def module_tensors(model, names) -> dict[str, np.ndarray]:
-    """peft's adapter tensors of the saved modules: ``base_model.model.<name>.<param>``."""
+    """peft's adapter tensors of the saved modules: ``base_model.model.<name>.<param>``;
+    an MoE router (``mlp.gate``) with its expert bias, which transformers' router module
+    holds (``mlp.gate.moe_statics.e_score_correction_bias``) and peft's copy saves."""
     out = {}
+    modules = None
     for full, module in saved_modules(model, names):
         for pname, p in module.named_parameters():
             out[f"base_model.model.{full}.{pname}"] = p.numpy()
+        if full.endswith(".mlp.gate"):
+            modules = modules or dict(model.named_modules())
+            statics = getattr(modules.get(full.rpartition(".")[0]), "moe_statics", None)
+            if statics is not None:
+                out[f"base_model.model.{full}{_ROUTER_BIAS}"] = \
+                    statics.e_score_correction_bias.numpy()
     return out
+
+
+def take_router_biases(values: dict) -> dict[str, np.ndarray]:
+    """The routers' expert biases among a saved module's tensors (peft saves
+    ``mlp.gate.moe_statics.e_score_correction_bias`` with a router named in
+    ``modules_to_save``: transformers' router module holds it), removed from ``values``,
+    under skiff's buffer names (``mlp.moe_statics.e_score_correction_bias``)."""
+    return {key.replace(".mlp.gate" + _ROUTER_BIAS, ".mlp" + _ROUTER_BIAS): values.pop(key)
+            for key in [k for k in values if k.endswith(".mlp.gate" + _ROUTER_BIAS)]}
 
 
 def take_module_values(values: dict, names) -> dict[str, np.ndarray]:
@@ -119,7 +140,8 @@ def take_module_values(values: dict, names) -> dict[str, np.ndarray]:
     out = {}
     for key in list(values):
         name = key.replace(".modules_to_save.default.", ".")
-        module = name.rpartition(".")[0]
+        module = name.removesuffix(_ROUTER_BIAS) if name.endswith(
+            ".mlp.gate" + _ROUTER_BIAS) else name.rpartition(".")[0]
         if ".lora_" not in name and "token_adapter" not in name and _named(module, names):
             out[name] = values.pop(key)
     return out

@@ -203,3 +203,60 @@ def test_a_val_split_too_small_is_refused_before_a_run_folder(ckpt, runs_dir, tm
         shell.run_line_magic("train", f"ernie {data} --from {ckpt} --lora-r 2 --steps 1 "
                                       "--val-split 0.01")
     assert not runs_dir.exists() or not any(runs_dir.iterdir())
+
+
+# round 42 (h6): the rows a template cannot render are found with the other row checks,
+# before any run folder (`read_training_rows(..., template_from=FOLDER)`, the train kind's
+# check with its --from), each named by its line; transformers fails the same rows
+STRICT = ERNIE_LIKE.replace(
+    "{%- if m['role'] == 'system' -%}",
+    "{%- if m['role'] == 'system' and not loop.first -%}"
+    "{{- raise_exception('a system message comes first') -}}"
+    "{%- elif m['role'] == 'system' -%}")
+
+
+def test_rows_the_template_cannot_render_are_one_error_before_the_job(ckpt, tmp_path):
+    import shutil
+
+    import jinja2
+
+    from skiff.kernels.train.models.chat import ChatDataset
+
+    parts = {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                          {"role": "assistant", "content": "yo"}]}
+    late = {"messages": [{"role": "user", "content": "hi"},
+                         {"role": "system", "content": "be brief"},
+                         {"role": "assistant", "content": "yo"}]}
+    strict = tmp_path / "strict"
+    shutil.copytree(ckpt, strict)
+    (strict / "chat_template.jinja").write_text(STRICT)
+    htok = CACHE["htok"]
+    for row in (parts, late):  # transformers cannot render either row with this template
+        with pytest.raises((TypeError, jinja2.TemplateError)):
+            htok.apply_chat_template(row["messages"], chat_template=STRICT, tokenize=False)
+    data = _write(tmp_path / "p.jsonl", [_chat(1), "", parts, _chat(2), late, _chat(3)])
+    kind, rows = read_training_rows(data)  # without a checkpoint: its template is not known
+    assert kind == "chat" and len(rows) == 5
+    with pytest.raises(ValueError) as err:
+        read_training_rows(data, template_from=strict)
+    msg = str(err.value)
+    for part in ("p.jsonl: the checkpoint's chat template cannot render 2 conversations",
+                 "line 3 (TypeError", "line 5 (TemplateError: a system message comes first)",
+                 "give each message's content as one string", "the other 3 rows render"):
+        assert part in msg, msg
+    # the job fails on the first of them (what the check spares a user: a run folder)
+    tok = load_tokenizer(strict)
+    with pytest.raises(ValueError, match="line 3: the checkpoint's chat template"):
+        ChatDataset(rows, tok, block_size=256, source=str(data))
+    # an adapter folder trained from: its base's template
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text(json.dumps(
+        {"base_model_name_or_path": str(strict), "peft_type": "LORA"}))
+    with pytest.raises(ValueError, match="cannot render 2 conversations"):
+        read_training_rows(data, template_from=adapter)
+    good = _write(tmp_path / "g.jsonl", [_chat(1), late])
+    with pytest.raises(ValueError, match=r"cannot render 1 conversation: line 2 .* fix or "
+                                         r"delete it\)"):
+        read_training_rows(good, template_from=strict)
+    assert read_training_rows(good, template_from=ckpt)[0] == "chat"  # it renders there
