@@ -34,7 +34,6 @@ sys.path.insert(0, str(HERE.parent))
 
 from bench_ocr_everyday import table  # noqa: E402
 from bench_ocr_probes import DEGRADE, FONTS, canvas, degrade, font, lines_at, normal  # noqa: E402
-from bench_ocr_user39 import exact_lines  # noqa: E402
 from bench_ocr_user40 import signs  # noqa: E402
 
 FONTS.setdefault("lib-sans", "truetype/liberation2/LiberationSans-Regular.ttf")
@@ -182,8 +181,7 @@ def title_slide():
 def main(argv=None) -> None:
     from bench_ocr_layout import read_rapidocr, read_skiff
     from results_file import write_keeping_earlier
-
-    from skiff.kernels.ocr.synth import char_accuracy
+    from user_scenes import results_page, score_scenes
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
@@ -214,44 +212,13 @@ def main(argv=None) -> None:
         got[method] = [normal(signs(t)) for t in texts]
     if a.skiff_only:  # nothing to compare with: the truth stands in for the peer
         got["RapidOCR"], cpu["RapidOCR"] = truths, 0.0
-    acc = {m: [char_accuracy(t, truth) for t, truth in zip(got[m], truths, strict=True)]
-           for m in got}
-    ex = {m: [exact_lines(t, truth) for t, truth in zip(got[m], truths, strict=True)]
-          for m in got}
-    rows, misses = [], []
-    for k, (name, _, _) in enumerate(drawn):
-        s, r = acc["skiff"][k], acc["RapidOCR"][k]
-        (es, n), (er, _) = ex["skiff"][k], ex["RapidOCR"][k]
-        rows.append(f"| {name.replace('_', ' ')} | {s:.3f} | {es}/{n} | {r:.3f} | {er}/{n} |")
-        print(f"{name:24s} skiff {s:.3f} {es}/{n}  RapidOCR {r:.3f} {er}/{n}", flush=True)
-        if s < 1.0:
-            misses.append(f"- {name.replace('_', ' ')} ({s:.3f} / {r:.3f}): skiff "
-                          f"{got['skiff'][k]!r}; RapidOCR {got['RapidOCR'][k]!r}")
-    mean = {m: float(np.mean(v)) for m, v in acc.items()}
-    lines = {m: (sum(e for e, _ in v), sum(n for _, n in v)) for m, v in ex.items()}
-    summary = (f"mean character accuracy: skiff {mean['skiff']:.3f}, RapidOCR "
-               f"{mean['RapidOCR']:.3f}; exact lines: skiff {lines['skiff'][0]}/"
-               f"{lines['skiff'][1]}, RapidOCR {lines['RapidOCR'][0]}/{lines['RapidOCR'][1]}; "
-               f"CPU s: skiff {cpu['skiff']:.1f}, RapidOCR {cpu['RapidOCR']:.1f}")
+    rows, misses, summary = score_scenes([name for name, _, _ in drawn], got, truths, cpu)
     print(summary)
     for m in misses:
         print(m)
     if a.skiff_only:
         return
-    load = " / ".join(f"{v:.2f}" for v in os.getloadavg())
-    only = f" --only {' '.join(a.only)}" if a.only else ""
-    deg = f" --degrade {a.degrade}" if a.degrade else ""
-    text = "\n".join([
-        "# OCR of a user's own folder (round 41): skiff and RapidOCR", "",
-        f"Command: `OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/{Path(__file__).name} "
-        f"--threads {a.threads}{only}{deg}`  ",
-        f"Machine: 2 CPUs, {a.threads} threads per method; "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average at the end {load}.",
-        "", f"{len(drawn)} scenes (see the benchmark's docstring), RapidOCR 3.10 at "
-        "`limit_type=max, 960`. CPU seconds include the warm-up image and the models' loading.",
-        "", summary[0].upper() + summary[1:] + ".", "",
-        "| scene | skiff | skiff lines | RapidOCR | RapidOCR lines |", "|---|---|---|---|---|",
-        *rows, "", "Scenes skiff reads under 1.000:", "", *(misses or ["- none"]), ""])
+    text = results_page(41, Path(__file__).name, a, len(drawn), rows, misses, summary)
     write_keeping_earlier(a.out, text)
     print(f"wrote {a.out}")
 

@@ -49,7 +49,7 @@ def _form(size, glyphs=False):
 
 
 @pytest.mark.parametrize("size, glyphs, phone", [
-    (14, False, False), (16, False, False), (24, False, False), (14, False, True),
+    (14, False, False), (24, False, False), (14, False, True),
     (20, False, True), (18, True, False), (24, True, True)])
 def test_each_box_reads_as_its_state_before_its_label(pipe, size, glyphs, phone):
     img = _form(size, glyphs)
