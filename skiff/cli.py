@@ -136,11 +136,13 @@ def _main(argv: list[str]) -> int:
     if argv[0] == "help":  # `help train` is `train --help`
         argv = [*argv[1:2], "--help"]
     name, rest = argv[0], argv[1:]
+    as_json = "--json" in rest
     if name not in _commands():
         hint = did_you_mean(name, list(_commands()))
         print(f"skiff: unknown command {name!r}{hint}: choose from "
               f"{', '.join(_commands())}\n{_usage()}", file=sys.stderr)
-        return USAGE
+        return _refused(f"skiff: unknown command {name!r}{hint}", name, USAGE,
+                        as_json="--json" in argv)
     try:
         if name in TOOLS:
             return _run_tool(name, rest)
@@ -150,7 +152,7 @@ def _main(argv: list[str]) -> int:
         if not msg.startswith(("skiff", "python -m skiff")):
             msg = f"skiff {name}: {msg}"
         print(msg, file=sys.stderr)
-        return USAGE
+        return _refused(msg, name, USAGE, as_json=as_json)
     except KeyboardInterrupt:  # a second Ctrl-C while a cancelled job stops: no traceback
         print("skiff: interrupted; a job cancelled here may still be stopping "
               "(python -m skiff jobs shows it)", file=sys.stderr)
@@ -163,7 +165,17 @@ def _main(argv: list[str]) -> int:
         if msg is None:
             raise
         print(f"skiff {name}: {_clean(msg)}", file=sys.stderr)
-        return USAGE
+        return _refused(f"skiff {name}: {_clean(msg)}", name, USAGE, as_json=as_json)
+
+
+def _refused(message: str, command: str, code: int, *, as_json: bool) -> int:
+    """A refusal's exit status; with ``--json`` its document on stdout too, ``{"error":
+    LINE, "command": NAME, "exit": CODE}`` (round 42: a script's ``json.loads`` of stdout
+    met an empty string; the line on stderr is as before)."""
+    if as_json:
+        print(json.dumps({"error": message.splitlines()[0] if message else "",
+                          "command": command, "exit": code}, ensure_ascii=False), flush=True)
+    return code
 
 
 def _help_requested(rest, cmd) -> bool:
@@ -512,7 +524,7 @@ def _run_tool(name: str, rest: list[str]) -> int:
             if ns.action != "wait":
                 raise
             print(f"skiff: {_clean(exc)}", file=sys.stderr)
-            return TIMEOUT
+            return _refused(f"skiff jobs: {_clean(exc)}", name, TIMEOUT, as_json=ns.json)
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
@@ -540,6 +552,8 @@ def _run_tool(name: str, rest: list[str]) -> int:
                                           stdout)
         if ns.json:
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
+            if ns.action == "trust":  # what it was before: signed now, or needed no trust
+                doc["trust_before"] = getattr(out, "trust_before", None)
             if showing and isinstance(getattr(out, "meta", None), dict):
                 doc["options"] = out.meta.get("options")  # all it ran with, defaults too
                 going_on = _resume_line(out)  # the line `jobs show` prints, as a command
@@ -561,6 +575,10 @@ def _run_tool(name: str, rest: list[str]) -> int:
                 print(f"  cancel asked: it stopped ({out.status})" if out.refresh().final else
                       "  cancel asked: it stops at its next step (a training writes a "
                       "checkpoint first)")
+        if ns.action == "trust":  # signed now, or it needed none: one line (round 42)
+            from skiff.jobs import trust_note
+
+            print(f"skiff: {_clean(trust_note(out))}", file=sys.stderr)
         if ns.action == "cancel" and not asked:  # not a cancel of ours: said, not shown as one
             from skiff.jobs import ended_note
 
@@ -579,7 +597,8 @@ def _run_tool(name: str, rest: list[str]) -> int:
             document, text = predict_cli(ns, run if run.is_dir() else find_run_dir(ns.run))
         except (ValueError, KeyError) as exc:  # a bad job, run folder or file: one line
             print(f"skiff predict: {user_message(exc)}", file=sys.stderr)
-            return USAGE
+            return _refused(f"skiff predict: {user_message(exc)}", name, USAGE,
+                            as_json=ns.json)
         print(json.dumps(document, ensure_ascii=False) if ns.json else text)
         return 0
     from skiff.grammar.plan import cli

@@ -158,9 +158,12 @@ def removed_text(action: str, ids: list[str], dry_run: bool = False) -> str:
 
 
 def removed_document(ids: list[str], dry_run: bool = False) -> dict:
-    """``--json`` of ``jobs rm`` / ``jobs prune``: ``{"removed": [...]}``, or with
-    ``--dry-run`` ``{"dry_run": true, "would_remove": [...]}``."""
-    return {"dry_run": True, "would_remove": ids} if dry_run else {"removed": ids}
+    """``--json`` of ``jobs rm`` / ``jobs prune``: the same keys either way (round 42: a
+    script read ``removed`` of a dry run, a KeyError): ``{"dry_run": false, "removed":
+    [...], "would_remove": []}``, or with ``--dry-run`` ``{"dry_run": true, "removed": [],
+    "would_remove": [...]}``."""
+    return {"dry_run": bool(dry_run), "removed": [] if dry_run else list(ids),
+            "would_remove": list(ids) if dry_run else []}
 
 
 @command("devices", help="List the CPU and every GPU with their memory.")

@@ -4,7 +4,7 @@ from skiff.kernels.backend.report import JobCancelled, NullReporter, Reporter
 
 from .events import EventReader, EventWriter, read_events
 from .follow import follow, progress_line
-from .job import DamagedJob, Job, JobFailed, live_jobs, load_or_damaged
+from .job import DamagedJob, Job, JobFailed, JobNotDone, live_jobs, load_or_damaged
 from .launch import choose_runner, launch, submit
 from .listing import JobList, prune_jobs, remove_jobs, select_jobs
 from .reporter import RunReporter
@@ -20,6 +20,7 @@ __all__ = [
     "Job",
     "JobCancelled",
     "JobFailed",
+    "JobNotDone",
     "JobList",
     "JobState",
     "NullReporter",
@@ -41,6 +42,7 @@ __all__ = [
     "UntrustedJob",
     "cancel_job",
     "ended_note",
+    "trust_note",
 ]
 
 
@@ -101,8 +103,12 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
         return remove_jobs([job_id, *more_ids], dry_run=dry_run)
     if action == "trust":
         job = Job(find_run_dir(job_id))
-        job.sign()
-        return Job.load(job.run_dir)
+        before = job.trust
+        if before != "trusted":  # one already signed with this key: nothing to write
+            job.sign()
+        out = Job.load(job.run_dir)
+        out.trust_before = before  # what the fronts say of it (trust_note)
+        return out
     # a terminal's show / logs print no metric; a resume reads none (it read every metric
     # line of a killed training, whose log is never folded: 200,000 steps' worth)
     light = action == "resume" or (not metrics and action in ("show", "logs"))
@@ -131,6 +137,18 @@ def cancel_job(job_id: str) -> tuple[Job, bool]:
     ended (the fronts say so: a job's earlier run, found by its --name, looked cancelled)."""
     job = Job.load(job_id)
     return job, job.cancel()
+
+
+def trust_note(job: Job) -> str:
+    """What ``jobs trust ID`` says, one line: whether the folder's code was signed now or
+    needed no trust (round 42: it printed the job's ``show`` and nothing of trust)."""
+    before = getattr(job, "trust_before", None)
+    if before == "trusted":
+        return (f"job {job.id} needed no trust: its code was already signed with your key "
+                f"(nothing changed)")
+    was = {"unsigned": "unsigned", "altered": "changed or signed with another key"}.get(
+        str(before), str(before))
+    return f"job {job.id} trusted: its code ({was}) is now signed with your key"
 
 
 def ended_note(job: Job) -> str:

@@ -39,7 +39,7 @@ from .store import (
 from .trust import check as check_trust
 from .trust import sign, verdict
 
-__all__ = ["Job", "JobFailed", "DamagedJob", "live_jobs"]
+__all__ = ["Job", "JobFailed", "JobNotDone", "DamagedJob", "live_jobs"]
 
 _LIVE: dict[str, Job] = {}
 _LIVE_LOCK = threading.Lock()
@@ -73,6 +73,12 @@ class JobFailed(RuntimeError):
     """Raised by :meth:`Job.wait` (``raise_on_error=True``) for a failed job."""
 
 
+class JobNotDone(RuntimeError):
+    """Raised by :attr:`Job.value` while the job is still running: its value comes at its
+    end (``job.wait().value`` waits for it). Round 42: it was None until then, and
+    ``job.value.model`` said "'NoneType' object has no attribute 'model'"."""
+
+
 def live_jobs() -> dict[str, Job]:
     with _LIVE_LOCK:
         return dict(_LIVE)
@@ -95,7 +101,7 @@ class Job:
         self.id: str = meta["id"]
         self.kind: str = meta["kind"]
         self.config: dict = meta.get("config", {})
-        self.value = None  # the live result object, for jobs run in this process
+        self._value = None  # the live result object, for jobs run in this process
         self.runner = None  # set by the runner that started it, if in this process
         self.metrics_read = metrics  # False: a listing's snapshot, without the metrics
         # True: the state holds every metric's last point (its whole series when metrics)
@@ -333,6 +339,31 @@ class Job:
         if self._state.final:
             self._done.set()
         return self._state
+
+    # value -------------------------------------------------------------------------------
+    @property
+    def value(self):
+        """What the job returned (a training's model: ``job.value.model``), for a job run in
+        this process, once it has ended; None for a job that failed, was cancelled or ran in
+        another process. While the job runs it raises :class:`JobNotDone`, saying so, rather
+        than waiting (a notebook's cell would hang without a word): ``job.wait().value``
+        waits for it, as ``concurrent.futures``' ``result()`` does."""
+        if self._value is not None:
+            return self._value
+        state = self.refresh()
+        if not state.final:
+            where = "" if self.runner is not None else (
+                "; it runs in another process: its value is not kept here (job.result "
+                "holds its summary once done)")
+            raise JobNotDone(
+                f"job {self.id} is still {state.status}: its value comes at its end; "
+                f"job.wait().value waits for it (job.wait(timeout=S) for at most S "
+                f"seconds){where}")
+        return None
+
+    @value.setter
+    def value(self, value) -> None:
+        self._value = value
 
     # trust -------------------------------------------------------------------------------
     @property

@@ -159,5 +159,6 @@ def check(meta: dict, run_dir: str | os.PathLike, what: str) -> None:
         return
     job_id = str(meta.get("id") or Path(run_dir).name)
     why = ("its code is not signed" if state == "unsigned" else
-           "its code was changed after it was signed (or signed by another user's key)")
+           "its code was changed after it was signed (or signed with another key: another "
+           "user's, or this user's on another machine, the folder copied here)")
     raise UntrustedJob(f"refusing to {what} job {job_id}: {why}; {trust_hint(job_id)}")

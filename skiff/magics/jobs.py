@@ -123,6 +123,10 @@ class JobsMagics(Magics):
             if ns.output:
                 self.shell.user_ns[ns.output] = out
             return out
+        if ns.action == "trust" and not ns.json:  # signed now, or it needed none (round 42)
+            from skiff.jobs import trust_note
+
+            print(trust_note(out))
         if isinstance(out, list):
             out = JobTable(out)
         if ns.output:
@@ -143,6 +147,8 @@ class JobsMagics(Magics):
             wait_quietly(out)
         if ns.json:  # the document `python -m skiff jobs ... --json` prints
             doc = [j.summary() for j in out] if isinstance(out, list) else out.summary()
+            if ns.action == "trust":  # as the terminal's document: what it was before
+                doc["trust_before"] = getattr(out, "trust_before", None)
             if showing and isinstance(getattr(out, "meta", None), dict):
                 doc["options"] = out.meta.get("options")  # all it ran with, defaults too
             print(json.dumps(doc, ensure_ascii=False, default=str))

@@ -55,7 +55,7 @@ def kind_magic(kind: Kind, *, doc: bool = True):
             text = kind.cell_text(job) if job.status == "done" else None
             if text is not None:
                 print(text, end="" if text.endswith("\n") else "\n")
-            elif kind.show_value and job.value is not None:
+            elif kind.show_value and job.done and job.value is not None:
                 from IPython.display import display
 
                 display(job.value)

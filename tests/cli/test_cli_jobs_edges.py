@@ -17,7 +17,7 @@ def test_rm_of_one_job_named_twice_removes_it_once(capsys):
     job = launch("demo", {"steps": 1, "sleep": 0}, name="twice").wait(10)
     other = launch("demo", {"steps": 1, "sleep": 0}).wait(10)
     assert main(["jobs", "rm", job.id, job.id[-4:], "twice", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"removed": [job.id]}
+    assert json.loads(capsys.readouterr().out)["removed"] == [job.id]
     assert not job.run_dir.exists() and other.run_dir.exists()
 
 

@@ -80,10 +80,18 @@ def test_ocr_and_chat_dry_runs_make_no_folder(shell, runs_dir, tmp_path):
     assert doc["kind"] == "ocr" and "scan" in json.dumps(doc["config"]["inputs"])
     assert doc["command"] == "%ocr scan --device cpu" and _no_run_folder(runs_dir)
     # a --dry-run inside a prompt is text; the one outside asks for the dry run
-    from tests.kernels.train.models.ernie_reference import make_sentencepiece_checkpoint
+    from safetensors.numpy import save_file
 
-    ckpt = tmp_path / "ckpt"  # a tiny transformers checkpoint: the dry run reads its config
-    make_sentencepiece_checkpoint(ckpt, seed=6)
+    # a checkpoint folder as the dry run reads it (its config.json, its weights file there):
+    # not one made with transformers, ~3 CPU s of imports for a run that loads no weight
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "config.json").write_text(json.dumps({
+        "model_type": "ernie4_5", "architectures": ["Ernie4_5ForCausalLM"], "hidden_size": 16,
+        "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1,
+        "intermediate_size": 32, "vocab_size": 100, "tie_word_embeddings": True}))
+    save_file({"model.embed_tokens.weight": np.zeros((100, 16), np.float32)},
+              str(ckpt / "model.safetensors"))
     doc = shell.run_line_magic("chat", f"{ckpt} 'what does --dry-run do' --dry-run")
     assert doc["kind"] in ("chat", "generate") and _no_run_folder(runs_dir)
     assert "what does --dry-run do" in json.dumps(doc["config"])
