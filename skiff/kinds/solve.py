@@ -216,12 +216,14 @@ def COMMAND(p):
                         "4) grows each rank's block by K layers of its neighbours' rows "
                         "(additive Schwarz, PETSc's -pc_type asm -pc_asm_overlap K); 0, "
                         "block Jacobi")
-    p.add_argument("--coarse", choices=("auto", "aggregates", "ranks", "none"), default=None,
+    p.add_argument("--coarse", choices=("auto", "amg", "aggregates", "ranks", "none"),
+                   default=None,
                    help="a matrix file over ranks (--np 2) with --precond amg or ilu: a coarse "
-                        "level across the ranks (a two-level method, as PETSc's GAMG): "
-                        "aggregates, each rank's AMG coarsest grid gathered (auto's choice "
-                        "for amg); ranks, one aggregate a rank; none, the blocks alone "
-                        "(auto's for ilu)")
+                        "level across the ranks (a two-level method, as PETSc's GAMG): amg, "
+                        "each rank's first AMG level smoothed across the ranks, gathered and "
+                        "solved by an AMG V-cycle (auto's choice for amg up to 8 ranks); "
+                        "aggregates, each rank's AMG coarsest grid gathered (auto's past 8); "
+                        "ranks, one aggregate a rank; none, the blocks alone (auto's for ilu)")
     p.add_argument("--reorder", choices=("auto", "rcm", "none"), default=None,
                    help="a matrix file over ranks (--np 2): rcm renumbers the rows by reverse "
                         "Cuthill-McKee before the split (rows in a random order, a graph's); "

@@ -405,7 +405,11 @@ def bicgstab(op, b, x, M=None, *, tol, maxiter, callback=None, symmetric=None):
         if snorm <= tol:
             x += alpha * phat
             history.append(snorm)
-            _report(history, callback, it, x)
+            # SciPy's bicgstab returns here without calling its callback (once an iteration,
+            # after the full step): a callback with a ``half_step`` hook gets the half step
+            # there (a reporter's progress, not the user's callback(xk))
+            if callback is not None:
+                getattr(callback, "half_step", callback)(it, snorm, x)
             return x, history, True
         if M is None:
             shat[...] = s

@@ -202,6 +202,9 @@ class RowResult:
     tol: float
 
 
+AUTO_AMG_RANKS = 8   # coarse='auto' with block AMG: 'amg' up to this many ranks
+
+
 class RowSolver:
     """A matrix split by rows over the ranks of ``comm`` (None: this process alone), set up
     once (the plan, the halo's all-to-all, the inverse diagonal), solved by :meth:`iterate`
@@ -244,16 +247,23 @@ class RowSolver:
         if coarse not in COARSE:
             raise ValueError(f"row_solve: coarse={coarse!r}; {', '.join(map(repr, COARSE))} "
                              f"(a coarse level across the ranks: 'aggregates' the per-rank "
-                             f"AMG's coarsest grids gathered, 'ranks' one aggregate a rank)")
+                             f"AMG's coarsest grids gathered, 'ranks' one aggregate a rank, "
+                             f"'amg' their first coarse levels gathered and solved by an AMG "
+                             f"V-cycle)")
         auto = coarse == "auto"
-        if auto:   # round 41: block AMG takes the per-rank coarsest grids
-            coarse = "aggregates" if precond == "amg" else "none"
+        if auto:   # round 42: block AMG takes the first coarse levels gathered with an AMG
+            # of them (round 41's per-rank coarsest grids: 28 CG iterations where it takes 7
+            # on a 200^2 Poisson over 2 ranks) while the gathered level, about a ninth of the
+            # rows on every rank, is no larger than a rank's own (up to 8 ranks)
+            size = 1 if comm is None else comm.Get_size()
+            coarse = ("none" if precond != "amg" else "amg" if size <= AUTO_AMG_RANKS
+                      else "aggregates")
         if coarse != "none" and precond not in ("ilu", "amg"):
             raise ValueError(f"row_solve: coarse={coarse!r} adds a coarse level to a block "
                              f"preconditioner: give precond='amg' or 'ilu' (precond="
                              f"{precond!r})")
         self.coarse = coarse
-        self.coarse_size = 0
+        self.coarse_size, self.coarse_level = 0, None
         self.overlap = int(overlap)
         self.n, self.comm, self.method, self.precond = n, comm, method, precond
         self.restart = int(restart)
@@ -291,7 +301,7 @@ class RowSolver:
         else:   # block Jacobi: this rank's diagonal block, no communication
             from .block_local import block_preconditioner, own_block
 
-            err, deep, P = None, True, None
+            err, deep, P, scalar = None, True, None, True
             try:
                 if overlap:   # additive Schwarz: the block grown by the ghosts' rows
                     self.M, block, B = self._schwarz(A, precond)
@@ -303,26 +313,37 @@ class RowSolver:
                 if coarse != "none" and deep:   # round 41: this rank's coarse basis
                     from .coarse import coarse_basis
 
-                    P = coarse_basis(block, coarse, hi - lo, getattr(B, "amg", None))
+                    try:
+                        P = coarse_basis(block, coarse, hi - lo, getattr(B, "amg", None))
+                    except ValueError:   # node aggregates: auto takes the coarsest grids
+                        if not (auto and coarse == "amg"):
+                            raise
+                        scalar = False
             except Exception as e:   # noqa: BLE001 (every rank learns of one rank's zero
                 # pivot or failed setup: a rank raising alone left the others in a collective)
                 err = str(e) if isinstance(e, ValueError) else (
                     f"precond={precond!r} on rank {self.rank}'s block: {type(e).__name__}: {e}")
                 self.M = None
-            got = [(err, deep)] if comm is None else comm.allgather((err, deep))
-            errs = [e for e, _ in got if e]
+            got = [(err, deep, scalar)] if comm is None else comm.allgather(
+                (err, deep, scalar))
+            errs = [g[0] for g in got if g[0]]
             if errs:
                 raise ValueError(f"row_solve: {errs[0]}")
-            if coarse != "none" and not all(d for _, d in got):
+            if coarse != "none" and not all(g[1] for g in got):
                 coarse = self.coarse = "none"
+            elif coarse == "amg" and not all(g[2] for g in got):
+                from .coarse import coarse_basis
+
+                coarse = self.coarse = "aggregates"
+                P = coarse_basis(block, coarse, hi - lo, getattr(B, "amg", None))
             if coarse != "none":   # a coarse level across the ranks (every rank here)
                 from .coarse import CoarseLevel, two_level
 
                 try:   # a singular coarse problem: the same A_c on every rank, all say it
-                    Q = CoarseLevel(self.op, P, comm)
+                    Q = CoarseLevel(self.op, P, comm, cycle=coarse == "amg")
                 except ValueError as e:
                     raise ValueError(f"row_solve: {e}") from None
-                self.coarse_size = Q.N
+                self.coarse_size, self.coarse_level = Q.N, Q
                 self.M = two_level(self.M, Q, self.op, method == "cg", self.overlap)
         self.setup_time = time.perf_counter() - t0
 
@@ -396,6 +417,23 @@ class RowSolver:
             its = fn(op, bl, x, self.M, tol, maxiter, hist, callback)
         r = bl - op.matvec(x)
         true = math.sqrt(op.dot(r, r))
+        if self.method == "bicgstab":   # round 42: the one-rank solver's residual replacement
+            from ..solver import PEAK_REPLACE, REPLACEMENTS, attainable_failed, residual_peak
+
+            before = math.inf
+            for _ in range(REPLACEMENTS):   # hist and true are the same on every rank
+                if not (hist and hist[-1] <= tol and attainable_failed(true, tol)
+                        and residual_peak(hist) >= PEAK_REPLACE and its < maxiter
+                        and true <= before / 10):   # a second only where the first gained
+                    break
+                done, before = its, true
+                more: list = []
+                its += _bicgstab(op, bl, x, self.M, tol, maxiter - its, more, None if
+                                 callback is None else
+                                 lambda k, rn, xl, d=done: callback(k + d, rn, xl))
+                hist[-1:] = more
+                r = bl - op.matvec(x)
+                true = math.sqrt(op.dot(r, r))
         converged = bool(hist) and hist[-1] <= tol and np.isfinite(true)
         return RowResult(x, hist, its, converged, true, bnorm, tol)
 
@@ -442,9 +480,10 @@ def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None
     each rank's diagonal block, IC(0) on a symmetric one, PETSc's default over ranks;
     ``'amg'``: block Jacobi with a smoothed-aggregation V-cycle of it; ``overlap=1`` with
     either: additive Schwarz, each block grown by its ghosts' rows, PETSc's ``asm``; up to
-    4 layers; ``coarse``: a coarse level across the ranks, 'aggregates' (the default with
-    'amg': each rank's AMG coarsest grid gathered), 'ranks' (one aggregate a rank) or
-    'none', see ``coarse.py``),
+    4 layers; ``coarse``: a coarse level across the ranks, 'amg' (the default with 'amg' up
+    to 8 ranks: each rank's first coarse level, smoothed across the ranks, gathered and
+    solved by an AMG V-cycle), 'aggregates' (each rank's AMG coarsest grid gathered: the
+    default past 8 ranks), 'ranks' (one aggregate a rank) or 'none', see ``coarse.py``),
     stopping on SciPy's ``|r| <= max(rtol |b|, atol)`` of the recurrence. Returns ``(x,
     info)`` on every rank, x whole (one Allgatherv), info 0 when the true residual of x meets
     the tolerance, else the iterations done. ``callback(it, rnorm, x_local)`` runs on every

@@ -105,6 +105,8 @@ class RowJobSolver:
         order = ", rcm-ordered" if r.perm is not None else ""
         if r.coarse_size:   # round 41: the two-level method's coarse level across the ranks
             order += f", a coarse level of {r.coarse_size} across them"
+            if r.coarse_level is not None and r.coarse_level.amg is not None:   # round 42
+                order += " (an AMG V-cycle of it)"
         return (f"{self.method} + {block}{self.precond} on {r.size} ranks by rows{order} ({r.n} "
                 f"unknowns, {r.plan.local.shape[1] - (r.plan.hi - r.plan.lo)} ghosts on rank "
                 f"{r.rank})")

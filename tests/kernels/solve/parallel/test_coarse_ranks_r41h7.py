@@ -90,7 +90,7 @@ def test_block_amg_takes_the_coarse_level_by_default_and_ilu_does_not(poisson):
     A, _ = poisson
     s_amg, s_ilu = on_threads(2, lambda comm: (
         RowSolver(A, precond="amg", comm=comm), RowSolver(A, precond="ilu", comm=comm)))[0]
-    assert s_amg.coarse == "aggregates" and s_amg.coarse_size > 2
+    assert s_amg.coarse == "amg" and s_amg.coarse_size > 2
     assert s_ilu.coarse == "none" and s_ilu.coarse_size == 0
 
 
