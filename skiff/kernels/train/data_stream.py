@@ -2,6 +2,10 @@
 ``skiff.utils.data``'s), read into a list of its samples for one ``train``/``evaluate``/
 ``predict`` call.
 
+Round 42 (h5): it is also read only up to half the memory the machine has free, at the
+first sample's size (an endless stream of images filled gigabytes before the sample count
+refused it).
+
 Its items are samples, as a torch ``DataLoader`` over an ``IterableDataset`` takes them
 (``(x, y)`` tuples, dicts, or single arrays), batched by the Trainer at its ``batch_size``;
 all epochs of the call see the samples read once. A stream longer than :data:`STREAM_LIMIT`
@@ -34,11 +38,26 @@ def read_stream(data, *, what: str = "dataset", limit: int = STREAM_LIMIT,
                 take: int | None = None) -> list:
     """The samples of the stream ``data`` as a list (at most ``limit``); ``take``: its first
     ``take`` samples (what a training of so many steps uses), never refused as endless."""
+    name = type(data).__name__
     if take is not None:
         items = list(itertools.islice(iter(data), min(int(take), limit)))
     else:
-        items = list(itertools.islice(iter(data), limit + 1))
-    name = type(data).__name__
+        it = iter(data)
+        items = list(itertools.islice(it, 1))
+        # a bound in memory too, at the first sample's size (round 42 h5): an endless
+        # stream of images was read up to `limit` samples, gigabytes, before the refusal
+        per = _nbytes(items[0]) if items else 0
+        avail = _available_bytes()
+        room = None if avail is None else avail // 2
+        cap = limit if not per or room is None else max(1, min(limit, room // per))
+        items += itertools.islice(it, cap)
+        if len(items) > cap and cap < limit:
+            raise ValueError(
+                f"the {what} ({name}) yields more than {cap:,} samples of "
+                f"{per / 2**20:.3g} MiB, half the memory this machine has free "
+                f"({room * 2 / 2**30:.3g} GiB; an endless stream?): pass "
+                "itertools.islice(stream, n) for the first n, train(..., steps=N) (reads "
+                "what its steps use), or a dataset with __len__ and __getitem__")
     if not items:
         raise ValueError(f"the {what} ({name}) yielded no samples; a generator is used up "
                          "by the first call that reads it: make a new one for each call "
@@ -55,6 +74,27 @@ def read_stream(data, *, what: str = "dataset", limit: int = STREAM_LIMIT,
                       "for batches pass the arrays, train((np.concatenate(xs), "
                       "np.concatenate(ys)))", stacklevel=4)
     return items
+
+
+def _nbytes(item) -> int:
+    """The bytes of the arrays in a sample (a tuple, list or dict of them, or one)."""
+    if isinstance(item, dict):
+        return sum(_nbytes(v) for v in item.values())
+    if isinstance(item, (tuple, list)):
+        return sum(_nbytes(v) for v in item)
+    return int(getattr(item, "nbytes", 0) or 0)
+
+
+def _available_bytes() -> int | None:
+    """The memory the machine has available now (Linux's ``MemAvailable``), None elsewhere."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def _batch_rows(item):

@@ -70,6 +70,21 @@ class TrainerState:
         }
         if frozen:
             state["frozen"] = frozen_record(self.model, frozen)
+        if st.name in ("single", "dp"):  # moments per parameter, by the optimizer's index
+            from .parallel.sliced_state import optimizer_order
+
+            named = [(n, p) for n, p in self.model.named_parameters() if p.requires_grad]
+            if self.mixed is not None and not self.mixed.owned:  # it steps the masters
+                name_of = {id(p): n for n, p in named}
+                named = [(name_of.get(id(p)), m)
+                         for p, m in zip(self.mixed.params, self.mixed.master)]
+            order = optimizer_order(self.optimizer, [n for n, _ in named],
+                                    [p for _, p in named])
+            if order is not None and all(order):
+                # an instance's groups (decay, no decay) step the parameters in their own
+                # order: a layout that reads the moments by name (tp, ep) took them by the
+                # model's order and put them on the wrong parameters (round 42 h5)
+                state["optimizer_names"] = list(order)
         # what a resume checks it goes on with (round 39): AdamW's moments loaded into SGD
         # trained on silently; another batch size or accumulation was not said
         state["settings"] = {"optimizer": type(self.optimizer).__name__,

@@ -18,26 +18,19 @@ from __future__ import annotations
 import json
 import warnings
 
-import numpy as np
 import pytest
 
 import skiff
-from skiff import nn
 
-N, BATCH, VAL = 80, 16, 0.25
+from .kept_checkpoints import N, held_out_mse, regression
+from .kept_checkpoints import checkpoint_steps as _steps
+from .kept_checkpoints import mlp as _model
+
+BATCH, VAL = 16, 0.25
 
 
 def _data():
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((N, 3)).astype("f4")
-    y = (x @ np.array([1.0, -2.0, 0.5], "f4"))[:, None] \
-        + 0.3 * rng.standard_normal((N, 1)).astype("f4")
-    return x, y
-
-
-def _model():
-    skiff.manual_seed(0)
-    return nn.Sequential(nn.Linear(3, 32), nn.ReLU(), nn.Linear(32, 1))
+    return regression(0, 0.3)
 
 
 def _trainer(ck, **kw):
@@ -46,19 +39,8 @@ def _trainer(ck, **kw):
     return skiff.Trainer(_model(), **kw)
 
 
-def _steps(folder):
-    return sorted(int(p.name[5:13]) for p in folder.glob("step-*.npz"))
-
-
 def _held_out_mse(path):
-    """The numpy forward of a checkpoint's weights on the held-out rows (the last quarter)."""
-    w = skiff.nn.Sequential(nn.Linear(3, 32), nn.ReLU(), nn.Linear(32, 1))
-    w.load_state_dict(str(path))
-    s = {k: np.asarray(v, dtype=np.float64) for k, v in w.state_dict().items()}
-    x, y = _data()
-    x, y = x[N - int(N * VAL):].astype(np.float64), y[N - int(N * VAL):]
-    h = np.maximum(x @ s["0.weight"].T + s["0.bias"], 0)
-    return float(np.mean((h @ s["2.weight"].T + s["2.bias"] - y) ** 2))
+    return held_out_mse(path, _data(), VAL)
 
 
 def test_a_checkpoint_at_each_epochs_end(tmp_path):

@@ -12,43 +12,28 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 import skiff
-from skiff import nn
 
-N, BATCH, VAL, K = 80, 16, 0.25, 3
+from .kept_checkpoints import checkpoint_steps as _steps
+from .kept_checkpoints import held_out_mse, mlp, regression
+
+BATCH, VAL, K = 16, 0.25, 3
 
 
 def _data():
-    rng = np.random.default_rng(1)
-    x = rng.standard_normal((N, 3)).astype("f4")
-    y = (x @ np.array([1.0, -2.0, 0.5], "f4"))[:, None] \
-        + 0.5 * rng.standard_normal((N, 1)).astype("f4")
-    return x, y
+    return regression(1, 0.5)
 
 
 def _trainer(ck, **kw):
-    skiff.manual_seed(0)
-    model = nn.Sequential(nn.Linear(3, 32), nn.ReLU(), nn.Linear(32, 1))
-    return skiff.Trainer(model, lr=0.08, batch_size=BATCH, schedule="constant",
+    return skiff.Trainer(mlp(), lr=0.08, batch_size=BATCH, schedule="constant",
                          checkpoint_dir=ck, checkpoint_every="epoch", keep_checkpoints=1,
                          keep_best=K, **kw)
 
 
-def _steps(folder):
-    return sorted(int(p.name[5:13]) for p in folder.glob("step-*.npz"))
-
-
 def _held_out_mse(path):
-    w = nn.Sequential(nn.Linear(3, 32), nn.ReLU(), nn.Linear(32, 1))
-    w.load_state_dict(str(path))
-    s = {k: np.asarray(v, dtype=np.float64) for k, v in w.state_dict().items()}
-    x, y = _data()
-    x, y = x[N - int(N * VAL):].astype(np.float64), y[N - int(N * VAL):]
-    h = np.maximum(x @ s["0.weight"].T + s["0.bias"], 0)
-    return float(np.mean((h @ s["2.weight"].T + s["2.bias"] - y) ** 2))
+    return held_out_mse(path, _data(), VAL)
 
 
 def test_the_k_best_checkpoints_are_kept_and_a_resume_keeps_them(tmp_path):

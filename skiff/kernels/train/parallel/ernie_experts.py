@@ -157,8 +157,12 @@ def save_checkpoint(strategy, directory, state: dict, *, step: int, keep):
     first = _first(strategy.model)
     model_state = {global_name(n, first): v for n, v in state.pop("model").items()}
     opt = state.pop("optimizer", None)
+    masters = None  # mixed precision's float32 masters: this rank's, in pieces (round 42)
+    if isinstance(state.get("precision"), dict) and "master" in state["precision"]:
+        state["precision"] = dict(state["precision"])
+        masters = state["precision"].pop("master")
     sliced = sliced_state(strategy)
-    pieces = sliced.pieces(model_state, opt, None)
+    pieces = sliced.pieces(model_state, opt, masters)
     state["optimizer_hyper"] = sliced.optimizer_hyper(opt)
     rep, sh = split_state(state)
     return save_sharded(directory, strategy.comm, replicated=rep, sharded=sh, step=step,
@@ -193,10 +197,12 @@ def load_checkpoint(strategy, directory, on_corrupt=None) -> dict | None:
         from .data_parallel import merge_state
 
         state = merge_state(state, found["sharded"])
-    model, opt, _ = sliced.restore(found["pieces"], by_global,
-                                   state.pop("optimizer_hyper", None))
+    model, opt, masters = sliced.restore(found["pieces"], by_global,
+                                         state.pop("optimizer_hyper", None))
     state.update(model={n: model[global_name(n, first)] for n in local_state},
                  optimizer=opt)
+    if masters is not None and isinstance(state.get("precision"), dict):
+        state["precision"] = {**state["precision"], "master": masters}
     from .hybrid import frozen_read
 
     frozen_read(found, state, _layout(strategy))

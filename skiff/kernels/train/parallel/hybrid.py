@@ -345,8 +345,15 @@ class TensorParallel(DataParallel):
         order = merged.get("param_names") or [n for n in full if n in mine]
         if set(order) != mine or any(n not in full for n in order):
             return False
-        moments, hyper, whole = whole_by_name(
-            merged.get("optimizer"), masters, names=order,
+        # the moments by the optimizer's index: an instance's groups' own order (round 42
+        # h5: taken in the model's order, they went onto other parameters of other shapes)
+        named = merged.get("optimizer_names")
+        at = list(named) if named and set(named) == set(order) else order
+        moments, hyper, _ = whole_by_name(
+            merged.get("optimizer"), None, names=at,
+            shapes=[tuple(np.shape(full[n])) for n in at], comm=self._groups().world)
+        _, _, whole = whole_by_name(
+            None, masters, names=order,
             shapes=[tuple(np.shape(full[n])) for n in order], comm=self._groups().world)
         sliced = self._sliced()
 

@@ -37,7 +37,7 @@ from skiff.kernels.train.core.ops_shape import scatter_add
 from .alltoall import AllToAll
 from .comm import Comm, SelfComm
 from .data_parallel import DataParallel
-from .ep_resume import cut_expert_moments
+from .ep_resume import cut_expert_masters, cut_expert_moments
 from .moe_batch import route_over, share_batch
 from .relayout import newest_steps
 
@@ -342,6 +342,21 @@ class ExpertParallel(DataParallel):
                     q._grad = q._grad * (max_norm / (total + 1e-6))
         return total
 
+    def grad_norm(self, grads) -> float:
+        """Mixed precision's norm of the masters' gradients ``grads`` (in the order of
+        ``self.params``): the dense ones counted once (equal on every rank after the
+        all-reduce), the experts' squares summed over the group; non-finite on one rank:
+        on all (round 42: ep ran float32 only, the base norm was this rank's alone)."""
+        from skiff.kernels.train.precision import local_grad_norm
+
+        is_expert = {id(q) for q in self.expert}
+        dense = [g for q, g in zip(self.params, grads) if id(q) not in is_expert]
+        mine = [g for q, g in zip(self.params, grads) if id(q) in is_expert]
+        rep = local_grad_norm(dense) ** 2
+        sums = self.comm.allreduce(
+            np.array([local_grad_norm(mine) ** 2, 0.0 if np.isfinite(rep) else 1.0]))
+        return float(np.sqrt(rep + sums[0])) if sums[1] == 0 else float("inf")
+
     ernie = False  # an ERNIE-4.5 model (set in setup)
 
     @property
@@ -405,8 +420,16 @@ class ExpertParallel(DataParallel):
                                   for n in local}
                 # its optimizer state is per parameter of the whole model (or ZeRO's flat
                 # slices): this rank's experts' moments are cut from it by name
-                state["optimizer"] = cut_expert_moments(state, whole, self.names, first,
+                # by this rank's optimizer's order (an instance's groups: its own order)
+                at = self.opt_order if self.opt_order and all(self.opt_order) else self.names
+                state["optimizer"] = cut_expert_moments(state, whole, list(at), first,
                                                         self._comm())
+                prec = state.get("precision")
+                if isinstance(prec, dict) and prec.get("master") is not None:
+                    masters = cut_expert_masters(state, whole, self.names, first,
+                                                 self._comm())
+                    state["precision"] = {**prec, "master": masters,
+                                          "names": list(self.names)}
                 if state["optimizer"] is None:
                     self._note_reshard({"from": "a whole model", "to": "ep"})
                 elif self.reporter is not None:
@@ -414,6 +437,15 @@ class ExpertParallel(DataParallel):
                                       "weights, optimizer state, data position and RNG "
                                       "restored")
         return state
+
+    def _fit_masters(self, state):
+        """A whole model's masters (one process, dp, ZeRO) are this rank's only once cut by
+        name (:meth:`load_checkpoint`); fitted to this rank's parameters by size they were
+        refused ("55 saved arrays for 39 parameters", round 42 h5)."""
+        model = state.get("model") if isinstance(state, dict) else None
+        if isinstance(model, dict) and len(model) != len(self.model.state_dict()):
+            return state
+        return super()._fit_masters(state)
 
     def evaluation_model(self, model):
         if not self.ernie:  # a gpt_moe split by ep: no single-device copy is built

@@ -25,8 +25,6 @@ from .mpi_util import HERE, run_mpi
 sys.path.insert(0, str(HERE / "scripts"))
 import loss_extras_r38h5_check as check  # noqa: E402
 
-SCRIPT = "loss_extras_r38h5_check.py"
-
 
 def _torch_steps(grad_accum: int = 1) -> np.ndarray:
     """(mse, mae) per optimizer step: the mean over its micro-batches, each over its rows."""
@@ -69,9 +67,17 @@ CASES = [("dp", "1"), ("zero2", "2")]
 
 
 @pytest.fixture(scope="module")
-def mae_ranks():
-    """Both cases in one launch (round 39: a launch each)."""
-    return run_mpi(2, SCRIPT, *(f"{s}:{a}" for s, a in CASES), timeout=200)
+def user_ranks(tmp_path_factory):
+    """The file's three MPI checks in one launch (round 42 h5: three launches; round 39: a
+    launch per mae case)."""
+    return run_mpi(2, "ranks_user_r42h5_check.py", tmp_path_factory.mktemp("ema"),
+                   timeout=300)
+
+
+@pytest.fixture(scope="module")
+def mae_ranks(user_ranks):
+    assert sorted(user_ranks[0]["cases"]) == sorted(f"{s}:{a}" for s, a in CASES)
+    return user_ranks
 
 
 @pytest.mark.mpi
@@ -111,22 +117,22 @@ def _torch_plateau():
 
 
 @pytest.mark.mpi
-def test_two_ranks_step_a_plateau_schedule_on_the_whole_validation_loss():
+def test_two_ranks_step_a_plateau_schedule_on_the_whole_validation_loss(user_ranks):
     """Both dp ranks step the plateau on the same value (the ranks' mean, a collective, as
     early stopping's), so they cut the lr at the steps a torch loop does, and train alike."""
     lrs, losses = _torch_plateau()
     assert len(set(lrs)) > 2
-    ranks = run_mpi(2, "plateau_r38h5_check.py", "dp", timeout=150)
+    ranks = [r["plateau"] for r in user_ranks]
     for got in ranks:
         np.testing.assert_allclose(got["lrs"], lrs, rtol=1e-6)
         np.testing.assert_allclose(got["losses"], losses, rtol=2e-5, atol=1e-6)
 
 
 @pytest.mark.mpi
-def test_two_ranks_keep_an_ema_callbacks_state_across_a_resume(tmp_path):
+def test_two_ranks_keep_an_ema_callbacks_state_across_a_resume(user_ranks):
     """A stateful callback (an EMA of the weights) under zero2: its state is in the sharded
     checkpoint, and the resumed run's EMA is the whole run's on both ranks."""
-    ranks = run_mpi(2, "ema_r38h5_check.py", "zero2", str(tmp_path), timeout=200)
+    ranks = [r["ema"] for r in user_ranks]
     for got in ranks:
         assert got["whole"]["n_averaged"] == got["resumed"]["n_averaged"] == 12
         for k, v in got["whole"].items():

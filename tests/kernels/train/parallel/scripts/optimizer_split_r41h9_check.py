@@ -1,6 +1,10 @@
 """Round 41 (h9): a user's optimizer instance (two parameter groups: decay / no decay at
 another lr, nanoGPT's habit) and a StepLR instance made on it, under tp, pp (a tiny GPT) and
 ep (a tiny GPT MoE) on this world (2 ranks); tp, pp and ep cut at step 5 and resumed.
+Round 42 (h5): ep in bf16-mixed too (refused before), cut at step 5 and resumed (each
+rank's experts' float32 masters in its pieces), its gradients clipped to norm 0.5; ep's
+bf16 checkpoint read by one process and one process's resumed under ep (the masters each
+reads, by name); dp's checkpoint resumed under tp (the groups' moments by name).
 
 usage: optimizer_split_r41h9_check.py DIR
 Each rank writes ``DIR/rank<r>.npz``: for each case, the losses, the lrs and (rank 0) the
@@ -16,6 +20,7 @@ import json
 import os
 import signal
 import sys
+import types
 from pathlib import Path
 
 import abort_on_error  # noqa: F401
@@ -52,19 +57,76 @@ def groups(m):
             {"params": [p for _, p in named if p.ndim < 2], "weight_decay": 0.0, "lr": 0.005}]
 
 
-def run(strategy, precision="32", moe=False, ck=None, stop_at=None):
+def run(strategy, precision="32", moe=False, ck=None, stop_at=None, clip=None, one=False):
     """With ``ck``: cut by a callback at ``stop_at``, or resumed from ``ck`` (a new model
-    and a new instance, as a new process makes them)."""
+    and a new instance, as a new process makes them). ``one``: one process (rank 0 alone)."""
     m = model(moe)
     opt = skiff.optim.AdamW(groups(m), lr=0.01)
     sched = skiff.optim.lr_scheduler.StepLR(opt, 3, 0.5)
     tr = skiff.Trainer(m, strategy=strategy, optimizer=opt, schedule=sched, batch_size=8,
-                       seed=0, clip=None, shuffle=False, precision=precision,
-                       reporter=Ranks(), checkpoint_dir=ck, resume=ck is not None and not stop_at,
+                       seed=0, clip=clip, shuffle=False, precision=precision,
+                       reporter=None if one else Ranks(), checkpoint_dir=ck,
+                       resume=ck is not None and not stop_at,
                        callbacks=[lambda m: m["step"] == stop_at] if stop_at else None)
     r = tr.train(tokens(), epochs=2)
-    full = tr.strategy.full_state_dict(tr.model)
+    full = tr.model.state_dict() if one else tr.strategy.full_state_dict(tr.model)
+    global last
+    last = tr
     return r, {k: np.asarray(v, np.float64) for k, v in full.items()}
+
+
+last = None  # the Trainer of the last run()
+
+
+def idle_barrier():
+    """A barrier that sleeps while rank 0 runs alone (MPI's spins a core: round 42 h5,
+    test time)."""
+    import time
+
+    from mpi4py import MPI
+
+    req = MPI.COMM_WORLD.Ibarrier()
+    while not req.Test():
+        time.sleep(0.005)
+
+
+def masters_by_name(names, masters, prefix):
+    """Mixed precision's float32 masters under their single-device names (an ep rank's
+    experts renamed to the global expert)."""
+    from skiff.kernels.train.parallel.ernie_experts import _first, global_name
+
+    first = _first(last.model) if last is not None else 0
+    return {f"{prefix}/{global_name(n, first)}": np.asarray(m, np.float32)
+            for n, m in zip(names, masters)}
+
+
+def masters_across_world_sizes(root, out):
+    """Round 42 (h5): ep's bf16 checkpoint read by one process, and one process's bf16
+    checkpoint resumed under ep (refused before: "55 saved arrays for 39 parameters"):
+    the masters each side reads, by name, and the resumed run's losses."""
+    from skiff.kernels.train.parallel import world
+    from skiff.kernels.train.parallel.moe import ExpertParallel
+    from skiff.kernels.train.parallel.one_process import read_sharded
+
+    global last
+    comm = world()
+    if comm.rank == 0:  # ep's newest checkpoint (step 8) in one process
+        state, _ = read_sharded(model(True), root / "ck-ep-bf16")
+        prec = state["precision"]
+        out.update(masters_by_name(prec["names"], prec["master"], "read1/m"))
+        run("single", "bf16-mixed", True, ck=root / "ck-one-bf16", stop_at=5, clip=0.5,
+            one=True)  # one process cut at step 5: its masters then
+        out.update(masters_by_name([n for n, _ in last.model.named_parameters()],
+                                   [m.numpy() for m in last.mixed.master], "one5/m"))
+    idle_barrier()
+    ep = ExpertParallel(comm)  # what each ep rank reads of it
+    m, _ = ep.setup(model(True), lambda ps: skiff.optim.AdamW(ps))
+    last = types.SimpleNamespace(model=m)
+    state = ep.load_checkpoint(root / "ck-one-bf16")
+    out.update(masters_by_name(ep.names, state["precision"]["master"], "read2/m"))
+    r, _ = run("ep", "bf16-mixed", True, ck=root / "ck-one-bf16", clip=0.5)
+    assert (r.resumed or {}).get("from_step") == 5, r.resumed
+    out["one-to-ep/loss"] = np.array([h["loss"] for h in r.history])
 
 
 class Stoppable(Ranks):
@@ -113,21 +175,36 @@ def main():
     out = {}
     root = Path(sys.argv[1])
     for case, args in (("tp", ("tp",)), ("pp", ("pp",)), ("tp-bf16", ("tp", "bf16-mixed")),
-                       ("ep", ("ep", "32", True))):
+                       ("ep", ("ep", "32", True)), ("ep-bf16", ("ep", "bf16-mixed", True))):
+        clip = 0.5 if case == "ep-bf16" else None  # round 42: ep's norm in mixed precision
         if case == "tp-bf16":
             r, w = run(*args)
         else:  # cut at step 5 and resumed: the instance's moments by name in the checkpoint
-            run(*args, ck=root / f"ck-{case}", stop_at=5)
-            r, w = run(*args, ck=root / f"ck-{case}")
+            run(*args, ck=root / f"ck-{case}", stop_at=5, clip=clip)
+            r, w = run(*args, ck=root / f"ck-{case}", clip=clip)
             assert (r.resumed or {}).get("from_step") == 5, r.resumed
         out[f"{case}/loss"] = np.array([h["loss"] for h in r.history])
         out[f"{case}/lr"] = np.array([h["lr"] for h in r.history])
+        out[f"{case}/norm"] = np.array([h.get("grad_norm", np.nan) for h in r.history])
         if comm.rank == 0:
             out.update({f"{case}/w/{k}": v for k, v in w.items()})
+        if case == "ep-bf16":  # this rank's masters at the end (step 8)
+            out.update(masters_by_name(last.strategy.names,
+                                       [q.numpy() for q in last.mixed.master], "ep-bf16/m"))
+    masters_across_world_sizes(root, out)
+    # round 42 (h5): dp's checkpoint of the instance's groups resumed under tp ("array is
+    # too big": the moments were taken by the model's order, not the groups')
+    run("dp", ck=root / "ck-dp", stop_at=5)
+    r, w = run("tp", ck=root / "ck-dp")
+    assert (r.resumed or {}).get("from_step") == 5, r.resumed
+    out["dp-to-tp/loss"] = np.array([h["loss"] for h in r.history])
+    out["dp-to-tp/lr"] = np.array([h["lr"] for h in r.history])
+    if comm.rank == 0:
+        out.update({f"dp-to-tp/w/{k}": v for k, v in w.items()})
     np.savez(Path(sys.argv[1]) / f"rank{comm.rank}.npz", **out)
     root = Path(sys.argv[1])
     res = {"one": keep("single", root / "one")} if comm.rank == 0 else {}
-    comm.barrier()
+    idle_barrier()
     for strategy in ("tp", "pp"):
         res[strategy] = {"whole": keep(strategy, root / f"{strategy}-whole"),
                          "cut": keep(strategy, root / f"{strategy}-cut", term_at=7)}

@@ -1,0 +1,57 @@
+"""Round 42 (h5): an endless generator passed with ``epochs=`` (a stream has no epoch) is
+refused once what it read fills half the memory the machine has free, at the first sample's
+size, where it was read up to 4,194,304 samples first (gigabytes for image-sized samples,
+11.9 CPU s for samples of 3 floats); a finite stream and ``steps=`` are read as before.
+
+The machine's free memory is given here (the probe of ``/proc/meminfo`` is replaced by a
+figure, 64 MiB) so that 1 MiB samples reach the bound in 32 of them; the generator counts
+what it yielded (the oracle: no more than the bound, plus the one that shows it is more)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import skiff
+from skiff import nn
+from skiff.kernels.train import data_stream
+
+
+def _model():
+    skiff.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 1))
+
+
+def _endless(counter, width=2**18):  # 1 MiB of float32 per sample: x of 2^18 - 1, and y
+    rng = np.random.default_rng(0)
+    while True:
+        counter.append(1)
+        if len(counter) > 200:  # the old rule read on to 4 M samples: stop the test here
+            raise AssertionError("read past the memory bound")
+        yield rng.standard_normal(width - 1).astype("f4"), np.ones(1, "f4")
+
+
+def test_an_endless_stream_with_epochs_is_refused_at_half_the_free_memory(monkeypatch):
+    monkeypatch.setattr(data_stream, "_available_bytes", lambda: 64 * 2**20, raising=False)
+    seen = []
+    model = nn.Sequential(nn.Linear(2**18 - 1, 1))
+    with pytest.raises(ValueError, match=r"more than 32 samples of 1 MiB.*steps=N"):
+        skiff.Trainer(model, batch_size=8).train(_endless(seen), epochs=1)
+    assert len(seen) == 33  # the bound, and the one that shows the stream goes on
+
+
+def test_a_finite_stream_and_steps_read_as_before(monkeypatch):
+    monkeypatch.setattr(data_stream, "_available_bytes", lambda: 64 * 2**20, raising=False)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((40, 4)).astype("f4")
+    y = x @ np.array([[1.0], [-2.0], [0.5], [0.0]], "f4")
+    r = skiff.Trainer(_model(), batch_size=8, shuffle=False).train(
+        (s for s in zip(x, y)), epochs=3)
+    assert r.steps == 15  # 40 samples read once, 5 batches an epoch
+    want = skiff.Trainer(_model(), batch_size=8, shuffle=False).train((x, y), epochs=3)
+    np.testing.assert_array_equal([h["loss"] for h in r.history],
+                                  [h["loss"] for h in want.history])
+    seen = []
+    model = nn.Sequential(nn.Linear(2**18 - 1, 1))
+    r = skiff.Trainer(model, batch_size=8).train(_endless(seen), steps=6)  # 48 samples
+    assert r.steps == 6 and len(seen) == 48
