@@ -180,6 +180,8 @@ _TORCH_NAMES = (
     "cfloat", "cdouble", "complex64", "complex128",
     "view_as_real", "view_as_complex", "complex", "angle", "is_complex", "real", "imag", "conj",
     "resolve_conj", "resolve_neg", "conj_physical", "is_conj", "is_neg",
+    # torch's default device (round 42 h4: "meta" or the host)
+    "set_default_device", "get_default_device",
     # round 38 (torch_toplevel_r38)
     "le", "greater", "greater_equal", "less", "less_equal", "not_equal", "multiply", "subtract",
     "negative", "arctan2", "arcsin", "arctan", "gcd", "lcm", "ldexp", "isposinf", "isneginf",

@@ -123,6 +123,18 @@ def manual_seed(seed):
     return _seed(seed)
 
 
+def _meta_device(device):
+    from .meta_r41 import factory_device
+
+    return factory_device(device)
+
+
+def _meta_tensor(shape, dt) -> Tensor:
+    from .meta_r41 import meta_array
+
+    return Tensor(meta_array(shape, dt), dtype=dt)
+
+
 def device(spec="cpu", index=None):
     """torch's ``device("cpu")`` / ``device("cuda", 0)``: skiff's device object."""
     from skiff.kernels.backend import resolve_device
@@ -210,6 +222,7 @@ def full_like(input, fill_value, *, dtype=None, device=None):  # noqa: A002
 @with_out(creation=True)
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Zeros (skiff does not hand out uninitialised memory)."""
+    device = _meta_device(device)  # meta inside torch.device("meta")
     dt = _as_dtype(dtype) or _dd.FLOAT
     if device is not None and str(device) == "meta":  # no memory (a broadcast zero)
         return Tensor(np.broadcast_to(np.zeros((), dt), _shape_arg(size)), dtype=dt,
@@ -224,11 +237,14 @@ def empty_like(input, *, dtype=None, device=None):  # noqa: A002
 
 def randint(low, high=None, size=None, *, dtype=None, device=None, generator=None) -> Tensor:
     """torch's ``randint(high, size)`` / ``randint(low, high, size)``: int64 in [low, high)."""
+    device = _meta_device(device)  # meta inside torch.device("meta")
     if size is None:
         if not isinstance(high, (tuple, list)):
             raise TypeError("randint needs a size: randint(high, (n,)) or randint(low, high, (n,))")
         low, high, size = 0, low, high
     dt = _as_dtype(dtype) or np.dtype(np.int64)
+    if str(device) == "meta":  # torch's: a shape and dtype, nothing drawn
+        return _meta_tensor(tuple(size), dt)
     from .random import per_sample
 
     out = per_sample(lambda g, s: g.integers(low, high, size=s).astype(dt), tuple(size),
@@ -240,7 +256,10 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, generator=Non
 
 
 def randperm(n, *, dtype=None, device=None, generator=None) -> Tensor:
+    device = _meta_device(device)  # meta inside torch.device("meta")
     dt = _as_dtype(dtype) or np.dtype(np.int64)
+    if str(device) == "meta":  # torch's: a shape and dtype, nothing drawn
+        return _meta_tensor((n,), dt)
     from .random import per_sample
 
     out = per_sample(lambda g, s: np.argsort(g.random(s), axis=-1).astype(dt), (n,),
@@ -252,6 +271,7 @@ def randperm(n, *, dtype=None, device=None, generator=None) -> Tensor:
 
 @with_out(creation=True)
 def linspace(start, end, steps, *, dtype=None, device=None) -> Tensor:
+    device = _meta_device(device)  # meta inside torch.device("meta")
     dt = _as_dtype(dtype) or _dd.FLOAT
     return Tensor(np.linspace(start, end, steps, dtype=dt), dtype=dt, device=device)
 
@@ -261,6 +281,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):  # no
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    device = _meta_device(device)  # meta inside torch.device("meta")
     dt = _as_dtype(dtype) or _dd.FLOAT
     return Tensor(np.eye(n, m, dtype=dt), dtype=dt, device=device, requires_grad=requires_grad)
 
@@ -317,6 +338,8 @@ __all__ = [
     "cfloat", "cdouble", "complex64", "complex128", "view_as_real", "view_as_complex",
     "complex", "angle", "is_complex", "real", "imag", "conj",
     "resolve_conj", "resolve_neg", "conj_physical", "is_conj", "is_neg",
+    # torch's default device (round 42: "meta" or the host)
+    "set_default_device", "get_default_device",
 ]
 
 from . import torch_autograd as autograd  # noqa: E402  (skiff.autograd: torch's names)
@@ -344,6 +367,7 @@ from .complex_r28 import (  # noqa: E402,F401,A004  (torch's names; `complex` af
     view_as_complex,
     view_as_real,
 )
+from .meta_r41 import get_default_device, set_default_device  # noqa: E402,F401
 from .tensor_r28 import masked_scatter  # noqa: E402,F401
 from .torch_autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402
 

@@ -911,6 +911,7 @@ tune_allocator()
 
 
 def tensor(data, *, requires_grad=False, device=None, dtype=None) -> Tensor:
+    device = _meta.factory_device(device)  # meta inside torch.device("meta")
     """torch's ``tensor``: a new tensor holding a copy of ``data`` (as torch's; ``as_tensor`` and
     ``from_numpy`` share the memory); a numpy (or cupy) float array keeps its dtype (float64
     stays float64, as in torch); lists and numbers of floats become float32."""
@@ -1077,6 +1078,7 @@ def _xp_dtype(device, dtype, default=None):
 
 @with_out(creation=True)
 def zeros(*shape, device=None, dtype=None, requires_grad=False) -> Tensor:
+    device = _meta.factory_device(device)  # meta inside torch.device("meta")
     shape = _shape_arg(shape)
     if _meta.is_meta_spec(device):
         return Tensor(np.broadcast_to(np.zeros((), dtype=_as_dtype(dtype) or _dd.FLOAT), shape),
@@ -1087,6 +1089,7 @@ def zeros(*shape, device=None, dtype=None, requires_grad=False) -> Tensor:
 
 @with_out(creation=True)
 def ones(*shape, device=None, dtype=None, requires_grad=False) -> Tensor:
+    device = _meta.factory_device(device)  # meta inside torch.device("meta")
     shape = _shape_arg(shape)
     if _meta.is_meta_spec(device):
         return Tensor(np.broadcast_to(np.ones((), dtype=_as_dtype(dtype) or _dd.FLOAT), shape),
@@ -1109,8 +1112,12 @@ def _full_dtype(value):
 
 @with_out(creation=True)
 def full(shape, value, device=None, dtype=None, requires_grad=False) -> Tensor:
+    device = _meta.factory_device(device)  # meta inside torch.device("meta")
     if dtype is None:
         dtype = _full_dtype(value)
+    if _meta.is_meta_spec(device):
+        return Tensor(_meta.meta_array(_shape_arg((shape,)), _as_dtype(dtype)), dtype=dtype,
+                      requires_grad=requires_grad)
     xp, dt = _xp_dtype(device, dtype)
     if dt.kind == "f" and isinstance(value, (int, float)) and math.isfinite(value) and abs(
             value) > float(np.finfo(dt).max):  # torch's refusal (numpy warned, gave inf)
@@ -1134,6 +1141,9 @@ def randn(*shape, device=None, dtype=None, requires_grad=False, generator=None) 
     """Standard normal samples from the seeded generator (drawn on the host)."""
     shape = _shape_arg(shape)
     dt = _as_dtype(dtype) or _dd.FLOAT
+    device = _meta.factory_device(device)
+    if _meta.is_meta_spec(device):  # torch's: a shape and dtype, nothing drawn
+        return Tensor(_meta.meta_array(shape, dt), dtype=dt, requires_grad=requires_grad)
     batched = _per_sample(lambda g, s: g.standard_normal(s).astype(dt), shape, dt, device,
                           generator)
     if batched is not None:
@@ -1151,6 +1161,9 @@ def rand(*shape, device=None, dtype=None, requires_grad=False, generator=None) -
     """Uniform [0, 1) samples from the seeded generator (drawn on the host)."""
     shape = _shape_arg(shape)
     dt = _as_dtype(dtype) or _dd.FLOAT
+    device = _meta.factory_device(device)
+    if _meta.is_meta_spec(device):  # torch's: a shape and dtype, nothing drawn
+        return Tensor(_meta.meta_array(shape, dt), dtype=dt, requires_grad=requires_grad)
     batched = _per_sample(lambda g, s: g.random(s).astype(dt), shape, dt, device, generator)
     if batched is not None:
         return batched
@@ -1164,10 +1177,15 @@ def rand(*shape, device=None, dtype=None, requires_grad=False, generator=None) -
 
 @with_out(creation=True)
 def arange(start, stop=None, step=1, device=None, dtype=None) -> Tensor:
-    xp = xp_for(device if device is not None else "cpu")
+    device = _meta.factory_device(device)  # meta inside torch.device("meta")
     if stop is None:
         start, stop = 0, start
     dt = _as_dtype(dtype)
+    if _meta.is_meta_spec(device):  # the length and dtype, no values
+        n = max(0, math.ceil((float(stop) - float(start)) / float(step)))
+        probe = Tensor(np.arange(start, start + step, step, dtype=dt)[:1], dtype=dt)
+        return Tensor(_meta.meta_array((n,), probe.dtype), dtype=probe.dtype)
+    xp = xp_for(device if device is not None else "cpu")
     arr = xp.arange(start, stop, step, dtype=dt)
     return Tensor(arr, dtype=dt)
 
@@ -1181,16 +1199,28 @@ def like_batched(t, value, dt):
     return type(t)(Tensor(phys.xp.full(tuple(phys.shape), value, dtype=dt), dtype=dt), t._level)
 
 
-def zeros_like(t: Tensor, dtype=None) -> Tensor:
+def _filled_like(t, value, dtype, device, requires_grad, **_):
+    """``zeros_like``/``ones_like``: torch's ``dtype=``, ``device=`` (a meta tensor's is meta,
+    as torch's) and ``requires_grad=``."""
     dt = _as_dtype(dtype) or t.dtype
-    out = like_batched(t, 0, dt)
-    return out if out is not None else Tensor(t.xp.zeros(t.shape, dtype=dt), dtype=dt)
+    out = like_batched(t, value, dt) if device is None else None
+    if out is None:
+        if _meta.is_meta_spec(device) or (device is None and _meta.is_meta(
+                t.__dict__.get("_data"))):
+            out = Tensor(_meta.meta_array(t.shape, dt), dtype=dt)
+        elif device is not None:
+            out = Tensor(np.full(t.shape, value, dtype=dt), dtype=dt, device=device)
+        else:
+            out = Tensor(t.xp.full(t.shape, value, dtype=dt), dtype=dt)
+    return out.requires_grad_(True) if requires_grad else out
 
 
-def ones_like(t: Tensor, dtype=None) -> Tensor:
-    dt = _as_dtype(dtype) or t.dtype
-    out = like_batched(t, 1, dt)
-    return out if out is not None else Tensor(t.xp.ones(t.shape, dtype=dt), dtype=dt)
+def zeros_like(t: Tensor, dtype=None, *, device=None, requires_grad=False, **kw) -> Tensor:
+    return _filled_like(t, 0, dtype, device, requires_grad, **kw)
+
+
+def ones_like(t: Tensor, dtype=None, *, device=None, requires_grad=False, **kw) -> Tensor:
+    return _filled_like(t, 1, dtype, device, requires_grad, **kw)
 
 
 def _shape_arg(shape):

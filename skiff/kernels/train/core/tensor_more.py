@@ -488,11 +488,10 @@ def install(tensor_class, where_fn, grad_enabled) -> None:
         "cpu": lambda self: self.to("cpu"),
         "cuda": lambda self, index=0: self.to(f"cuda:{index}"),
         "type_as": lambda self, other: self.astype(other.dtype),
-        "new_zeros": lambda self, *shape, dtype=None, requires_grad=False: type(self)(
-            self.xp.zeros(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list))
-                          else shape, dtype=dtype or self.dtype), dtype=dtype or self.dtype,
-            requires_grad=requires_grad),  # self's dtype (a float64 tensor's under a float32
-        # default was float32)
+        "new_zeros": lambda self, *shape, **kw: self.new_full(
+            shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape, 0,
+            **kw),  # self's dtype (a float64 tensor's under a float32 default was float32),
+        # self's device (meta too)
         "zero_": _in_place("zero"), "fill_": _in_place("fill"), "add_": _in_place("add"),
         "sub_": _in_place("sub"), "mul_": _in_place("mul"),
         # order statistics and counting (ops_stats.py, round 26)

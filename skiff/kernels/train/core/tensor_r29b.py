@@ -89,7 +89,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     _, mod = _T()
     from . import default_dtype as _dd
 
-    kw = {"dtype": dtype if dtype is not None else _dd.FLOAT}  # torch's default dtype
+    kw = {"dtype": dtype if dtype is not None else _dd.FLOAT,  # torch's default dtype
+          "device": device}
     e = np.linspace(float(start), float(end), int(steps))
     out = mod.tensor(np.power(float(base), e), **kw)
     return out.requires_grad_(True) if requires_grad else out

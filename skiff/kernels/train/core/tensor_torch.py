@@ -454,10 +454,22 @@ def where_shape(where):
     return np.broadcast_shapes(*(np.shape(w) for w in where))
 
 
-def new_full(self, size, fill_value, *, dtype=None):
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+             **_):
+    """torch's ``new_full`` (and ``new_zeros``/``new_ones``/``new_empty``): ``self``'s dtype
+    and device unless given; a meta tensor's is meta (no memory)."""
+    from . import meta_r41 as _meta
+
     shape = tuple(size) if isinstance(size, (tuple, list)) else (size,)
-    return _BASE["Tensor"](self.xp.full(shape, fill_value, dtype=dtype or self.dtype),
-                           dtype=dtype or self.dtype)
+    dt = dtype or self.dtype
+    if _meta.is_meta_spec(device) or (device is None and _meta.is_meta(
+            self.__dict__.get("_data"))):  # (a vmap stand-in has no _data)
+        out = _BASE["Tensor"](_meta.meta_array(shape, np.dtype(dt)), dtype=dt)
+    elif device is not None:
+        out = _BASE["Tensor"](np.full(shape, fill_value, dtype=dt), dtype=dt, device=device)
+    else:
+        out = _BASE["Tensor"](self.xp.full(shape, fill_value, dtype=dt), dtype=dt)
+    return out.requires_grad_(True) if requires_grad else out
 
 
 _REPLACES = ("add_", "sub_", "mul_", "fill_", "zero_")  # tensor_more's take no alpha and
@@ -500,10 +512,8 @@ def install(tensor_class, grad_enabled, raw_index) -> None:
         "view_as": lambda self, other: self.reshape(other.shape),
         "reshape_as": lambda self, other: self.reshape(other.shape),
         "expand_as": lambda self, other: self.expand(*other.shape),
-        "new_ones": lambda self, *shape, dtype=None: new_full(self, shape_of(shape), 1,
-                                                              dtype=dtype),
-        "new_empty": lambda self, *shape, dtype=None: new_full(self, shape_of(shape), 0,
-                                                               dtype=dtype),
+        "new_ones": lambda self, *shape, **kw: new_full(self, shape_of(shape), 1, **kw),
+        "new_empty": lambda self, *shape, **kw: new_full(self, shape_of(shape), 0, **kw),
         "new_full": new_full,
         "new_tensor": lambda self, data, dtype=None: tensor_class(
             data, dtype=dtype or self.dtype, device=self.device),

@@ -112,5 +112,6 @@ def test_a_sequence_classifier_trains_with_the_trainer():
     y = (np.cumsum(x[:, :, 0], axis=1).min(axis=1) < 0).astype("i8")
     train_random.seed(0)
     trainer = Trainer(_Classifier(), lr=1e-2, batch_size=32)
-    result = trainer.train((x[:500], y[:500]), epochs=12, val_dataset=(x[500:], y[500:]))
+    # 8 epochs: 0.98 at the 5th, 1.0 from the 6th (12 took 0.33 s CPU, 8 take 0.22 s)
+    result = trainer.train((x[:500], y[:500]), epochs=8, val_dataset=(x[500:], y[500:]))
     assert result.val_history[-1]["val_accuracy"] > 0.9, result.val_history[-1]

@@ -28,6 +28,18 @@ class StateArray(np.ndarray):
     is_cuda = False
     grad = None
 
+    @property
+    def dtype(self):
+        """numpy's dtype answering torch's ``is_floating_point``/``is_complex``/``is_signed``
+        (YOLOv5's EMA: ``if v.dtype.is_floating_point``); numpy takes it as its own."""
+        from ..dtype_r42 import torch_dtype
+
+        return torch_dtype(np.ndarray.dtype.__get__(self))
+
+    @dtype.setter
+    def dtype(self, value):
+        np.ndarray.dtype.__set__(self, np.dtype(value))
+
     def clone(self, *, memory_format=None):
         return np.array(self, copy=True).view(StateArray)
 
