@@ -29,6 +29,7 @@ The calibration pages and the pass that records the detector's inputs are in
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import subprocess
@@ -52,6 +53,10 @@ RECIPE = "det-int8-qdq-v5"
 REC_RECIPE = "rec-int8-qdq-conv-head-v2"  # v2: the classifier MatMul int8 too
 SEED = 20261201
 _LOCK = threading.Lock()
+# what the recognizer's build child runs (``python -m REC_BUILDER SRC TMP``)
+REC_BUILDER = "skiff.kernels.ocr.quantize_rec"
+# builds running now: (child, the file it writes), ended with this process (_end_builds)
+_BUILDS: list[tuple[subprocess.Popen, Path]] = []
 
 
 class QuantizeError(RuntimeError):
@@ -182,6 +187,7 @@ def int8_recognizer(src: str | Path, *, log=None, timeout: float = 1800) -> Path
         if log is not None:
             log(f"skiff: building the int8 recognizer once for this machine ({target.name}, "
                 "a few minutes)")
+        _clean_stale(target)
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
         try:
             _build_rec(src, tmp, timeout)
@@ -195,16 +201,61 @@ def int8_recognizer(src: str | Path, *, log=None, timeout: float = 1800) -> Path
 
 def _build_rec(src, tmp: Path, timeout: float) -> None:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
+    child = subprocess.Popen([sys.executable, "-m", REC_BUILDER, str(src), str(tmp)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env)
+    _BUILDS.append((child, tmp))
     try:
-        proc = subprocess.run([sys.executable, "-m", "skiff.kernels.ocr.quantize_rec",
-                               str(src), str(tmp)], capture_output=True, text=True, env=env,
-                              timeout=timeout)
+        out, err = child.communicate(timeout=timeout)
     except subprocess.TimeoutExpired as exc:
+        child.kill()
+        child.communicate()
         raise QuantizeError(f"the int8 recognizer could not be built: no result in "
                             f"{timeout:g} s") from exc
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+    finally:
+        if child.poll() is None:  # interrupted (KeyboardInterrupt): not left building
+            child.kill()
+            child.wait()
+        _forget(child)
+    if child.returncode != 0:
+        tail = (err or out).strip().splitlines()[-1:] or ["no output"]
         raise QuantizeError(f"the int8 recognizer could not be built: {tail[0]}")
+
+
+def _forget(child) -> None:
+    _BUILDS[:] = [(c, t) for c, t in _BUILDS if c is not child]
+
+
+@atexit.register
+def _end_builds() -> None:
+    """A script that ends while a build runs (the build in a job's thread, not waited for):
+    its child is ended and its partial file removed (round 42: the child went on for
+    minutes, building a ``.tmp`` no one renamed)."""
+    for child, tmp in list(_BUILDS):
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        tmp.unlink(missing_ok=True)
+    _BUILDS.clear()
+
+
+def _clean_stale(target: Path) -> None:
+    """Partial files of ``target`` left by a process that is gone (one killed while it
+    built: no exit handler ran), removed before a new build."""
+    for tmp in target.parent.glob(f".{target.name}.*.tmp"):
+        pid = tmp.name[len(target.name) + 2:-len(".tmp")]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            tmp.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
 
 
 def _build(src, target: Path, log, timeout: float) -> None:
