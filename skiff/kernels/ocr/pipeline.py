@@ -85,6 +85,7 @@ from .spacing import _cjk_char, cell_spaces, digit_spaces, letter_spaces, one_wi
 from .symbols import inline_symbols, lone_symbol
 from .symbols import symbol_page as symbol_page_of
 from .turn_bound import settle_unturnable
+from .variants import simplified_variants
 
 __all__ = ["OcrPipeline"]
 
@@ -663,6 +664,11 @@ class OcrPipeline(DetectionPasses, LineReading):
         lines, boxes, flips, standing, unread_script = [], [], [], [], []
         kept = [k for k in mine if texts[k][0] and texts[k][1] >= self.min_score]
         unread = len(mine) - len(kept)  # found, but read as nothing or under min_score
+        # a simplified page's "凈" for "净", where the recognizer gave "净" a share (nothing
+        # read again on a page without CJK, or with no traditional-only character)
+        for i, t in simplified_variants(self, [texts[k][0] for k in kept],
+                                        [crops[k] for k in kept]).items():
+            texts[kept[i]] = (t, texts[kept[i]][1])
         cjk_page = any(_cjk_char(c) for k in kept for c in texts[k][0])  # full-width colons
         # a page reading a symbol somewhere ("★", "✓", "•", "©"): lines' dropped symbols
         symbol_page = symbol_page_of(texts[k][0] for k in kept)
