@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 import math
 import os
@@ -625,7 +626,8 @@ def to_config(values: dict) -> dict:
     if source is not None:
         _compile_cell(source)
     if source is None and model in FROM_CHECKPOINT and data is not None:
-        _check_training_rows(data, values.get("val_split"))
+        _check_training_rows(data, values.get("val_split"),
+                             values.get("from_dir", values.get("from")))
     from_dir = values.get("from_dir", values.get("from"))
     if source is None and from_dir is not None and values.get("lora_r") is not None and \
             os.path.isfile(os.path.join(os.path.expanduser(str(from_dir)),
@@ -855,13 +857,14 @@ def _binds_unseen(tree) -> bool:
     return False
 
 
-def _check_training_rows(data: str, val_split=None) -> None:
+def _check_training_rows(data: str, val_split=None, from_dir=None) -> None:
     """A checkpoint model's training file read and checked now (its format, its rows, a
-    --val-split its conversations cannot hold out), so that a file skiff does not read is a
-    mistake before any run folder, not a failed job."""
+    --val-split its conversations cannot hold out, a row the --from checkpoint's chat
+    template cannot render), so that a file skiff does not read is a mistake before any run
+    folder, not a failed job."""
     from skiff.kernels.train.models.hf_checkpoint import check_val_split, read_training_rows
 
-    check_val_split(*read_training_rows(data), val_split)
+    check_val_split(*read_training_rows(data, template_from=from_dir), val_split)
 
 
 def _newest_step(where: str) -> int | None:
@@ -1777,8 +1780,17 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
                       label=f"%train {values['model']}")
 
 
+# the start order of each %%train's delivery of ``model``, and per namespace the newest
+# that set it: a job that ends after a newer one set ``model`` leaves it (round 42)
+_STARTED = itertools.count()
+_MODEL_SET: dict[int, tuple[int, str]] = {}
+
+
 def _deliver(user_ns: dict, config: dict, *, set_model: bool):
-    """Done callback: put the trained model where the notebook can reach it."""
+    """Done callback: put the trained model where the notebook can reach it. ``model`` is
+    the newest started job's: a cell run again while its first job ran (``--runner
+    process``: both run at once) got the first's model when that one ended last."""
+    order = next(_STARTED)
 
     def callback(job):
         if job.status != "done" or config.get("model") == OCR_REC:
@@ -1792,6 +1804,13 @@ def _deliver(user_ns: dict, config: dict, *, set_model: bool):
             model = load_trained_model(job.run_dir, config, namespace)
             job.value = _Loaded(model, job.result)
         if set_model and model is not None:
+            newer = _MODEL_SET.get(id(user_ns))
+            if newer is not None and newer[0] > order:
+                job.emit("log", level="warning", message=(
+                    f"model left as job {newer[1]}'s (started after this one); this "
+                    f"job's model is job.value.model"))
+                return
+            _MODEL_SET[id(user_ns)] = (order, job.id)
             user_ns["model"] = model
 
     return callback

@@ -260,3 +260,19 @@ def test_rows_the_template_cannot_render_are_one_error_before_the_job(ckpt, tmp_
                                          r"delete it\)"):
         read_training_rows(good, template_from=strict)
     assert read_training_rows(good, template_from=ckpt)[0] == "chat"  # it renders there
+
+
+def test_a_row_the_template_cannot_render_is_refused_before_a_run_folder(ckpt, runs_dir,
+                                                                          tmp_path):
+    from IPython.core.error import UsageError
+    from IPython.core.interactiveshell import InteractiveShell
+
+    parts = {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]},
+                          {"role": "assistant", "content": "yo"}]}
+    data = _write(tmp_path / "p.jsonl", [_chat(1), parts, _chat(2)])
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "skiff")
+    with pytest.raises(UsageError, match=r"p.jsonl: the checkpoint's chat template cannot "
+                                         r"render 1 conversation: line 2 \(TypeError"):
+        shell.run_line_magic("train", f"ernie {data} --from {ckpt} --lora-r 2 --steps 1")
+    assert not runs_dir.exists() or not any(runs_dir.iterdir())
