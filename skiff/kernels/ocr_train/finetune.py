@@ -33,7 +33,7 @@ from skiff.kernels.train.onnx import OnnxModule, export_onnx
 from skiff.kernels.train.onnx.ops import linear
 
 from .data import Augment, GeneralText, as_read, load_crop, make_batch
-from .labels import Dictionary, LabelRow, read_label_files
+from .labels import Dictionary, LabelRow, held_out_beside, label_files, read_label_files
 from .pull import PULLS, Pulled, pull_back, set_pull, snapshot
 
 __all__ = ["FineTuneConfig", "FineTuneResult", "fine_tune", "base_model_path", "evaluate",
@@ -642,7 +642,8 @@ class RecTrainer:
                              "it, or drop --resume, to start again") from None
         why = None
         if state.get("chars") != self.dictionary.text():
-            why = "its dictionary differs (other labels, or another --from)"
+            why = _dictionary_change(str(state.get("chars") or ""), self.dictionary.text(),
+                                     self.cfg.add_chars)
         elif state.get("rows") != rows or state.get("total") != total:
             why = (f"it trained {state.get('rows')} crops for {state.get('total')} steps, "
                    f"this run {rows} for {total}")
@@ -844,6 +845,11 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     rows = list(labels.rows)
     if not cfg.val_data and len(rows) >= 10 and cfg.val_fraction > 0:
         val_rows, rows = split_rows(rows, cfg.val_fraction, cfg.seed)
+        beside = held_out_beside(labels.source) if len(label_files(cfg.data)) == 1 else None
+        if beside is not None:
+            reporter.log(f"{beside.name} beside {Path(labels.source).name} is not read: the "
+                         f"held-out set is {cfg.val_fraction:.0%} of {Path(labels.source).name}"
+                         f"; give --val {beside} to hold it out instead", level="warning")
     if cfg.val_data:
         overlap = _shared_rows(labels.rows, val_rows)
         if overlap:
@@ -1107,3 +1113,18 @@ def _general_set(n: int, seed: int, dictionary: Dictionary, fonts=None):
     gen = GeneralText(seed, dictionary=dictionary, fonts=fonts)
     samples = [gen.sample() for _ in range(n)]
     return [c for c, _ in samples], [t for _, t in samples]
+
+
+def _dictionary_change(saved: str, now: str, add_chars: bool) -> str:
+    """Why a checkpoint's dictionary (``saved``) is not this run's (``now``), naming the
+    characters where one only adds to the other: a resume given without the ``--add-chars``
+    of the stopped run (or with it where that run had none) was refused as "other labels,
+    or another --from", which named neither the flag nor the characters (round 42)."""
+    old, new = saved.split("\n"), now.split("\n")
+    if len(new) > len(old) and new[:len(old)] == old:
+        return (f"this run adds {''.join(new[len(old):])!r} to the dictionary "
+                "(--add-chars) and the stopped run did not: drop --add-chars to go on")
+    if len(old) > len(new) and old[:len(new)] == new and not add_chars:
+        return (f"the stopped run added {''.join(old[len(new):])!r} to the dictionary "
+                "(--add-chars): give --add-chars again to go on")
+    return "its dictionary differs (other labels, or another --from)"

@@ -36,6 +36,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,6 +163,25 @@ def find_labels_file(data: str | Path) -> Path:
     raise ValueError(f"labels {str(path)!r}: no such file or folder")
 
 
+# the held-out files PaddleOCR's layouts put beside the training one: its docs'
+# train_data/rec/rec_gt_test.txt, PPOCRLabel's gen_ocr_train_val_test.py val.txt / test.txt
+HELD_OUT_NAMES = ("rec_gt_test.txt", "rec_gt_val.txt", "val.txt", "test.txt",
+                  "val_list.txt", "test_list.txt", "rec_gt_eval.txt", "eval.txt")
+
+
+def held_out_beside(source: str | Path) -> Path | None:
+    """A held-out labels file in the folder of the training labels file ``source`` (one of
+    :data:`HELD_OUT_NAMES` whose first line is ``image<TAB>text``), else None: a run without
+    ``--val`` holds out a share of ``--data`` and never reads it, which a PaddleOCR user
+    whose config names it as the eval set would not guess (round 42)."""
+    path = Path(source)
+    for name in HELD_OUT_NAMES:
+        other = path.parent / name
+        if other.is_file() and other.name != path.name and _first_line_tabbed(other):
+            return other
+    return None
+
+
 def _first_line_tabbed(path: Path) -> bool:
     """Whether the first non-empty line of ``path`` reads ``something<TAB>something``."""
     try:  # the tab is all that is looked for: a GBK file (see _label_lines) counts too
@@ -194,6 +214,7 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
     padded: list[int] = []  # lines whose text had spaces at its ends
     spaced: list[int] = []  # lines of ICDAR's 'image, "text"'
     listings: dict = {}  # folders listed to find a name written in another case
+    moved: list[int] = []  # lines whose absolute path (another machine's) was found here
     for k, raw in enumerate(lines, 1):
         raw = raw.lstrip(_BOM)  # files joined with `cat` keep each one's byte-order mark
         if not raw.strip() or raw.lstrip().startswith("#"):
@@ -218,6 +239,10 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
         if not name:
             out.errors.append(f"{where} line {k}: no image path before the tab")
             continue
+        if not out.rows and not out.errors and _header(name, text, root, listings):
+            out.warnings.append(f"{where} line {k}: column names ({name!r}, {text.strip()!r}), "
+                                "not a row: skipped (PaddleOCR's files have no header)")
+            continue
         text = _clean_text(text, dictionary)
         if not text.strip():
             out.errors.append(f"{where} line {k}: empty text for image {name!r}")
@@ -226,6 +251,10 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
             padded.append(k)
             text = text.strip()
         image = _locate(name, root, listings)
+        if image is None:
+            image = _moved(name, root)
+            if image is not None:
+                moved.append(k)
         if check_images and image is None:
             out.errors.append(f"{where} line {k}: {_not_found(name, root)}")
             continue
@@ -258,6 +287,11 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
             "PaddleOCR's 'image<TAB>text' (line "
             + ", ".join(map(str, spaced[:5])) + (", ..." if len(spaced) > 5 else "")
             + "): read as image and text")
+    if moved:
+        out.warnings.append(
+            f"{where}: {len(moved)} row(s) name an absolute path that is not on this machine "
+            "(line " + ", ".join(map(str, moved[:5])) + (", ..." if len(moved) > 5 else "")
+            + f"): read as the file of the same last folders under {str(root)!r}")
     if padded:
         # the pipeline reads a line without them (ctc_decode strips its ends): learnt, they
         # taught a space no reading keeps, and a held-out row with them never read as right
@@ -274,6 +308,21 @@ _BOM = "\ufeff"
 # byte-order mark): read as a space and as nothing when the dictionary lacks them
 _SPACES = {"\u00a0": " ", "\u202f": " ", "\u2007": " "}
 _INVISIBLE = {"\u200b": "", _BOM: ""}
+# one glyph, two code points: the micro sign a keyboard types (AltGr+m, Option+m) and the
+# Greek mu; PP-OCRv4's dictionary has only mu, so '12.5µA' was an error (or, with
+# --add-chars, a new class for a glyph the model already reads). NFC leaves them apart.
+_TWINS = {"\u00b5": "\u03bc", "\u03bc": "\u00b5"}
+_HEADER_WORD = re.compile(r"[A-Za-z][A-Za-z_ ]{0,30}")
+
+
+def _header(name: str, text: str, root: Path, listings: dict) -> bool:
+    """Whether the first row is a table's column names (``image_path<TAB>label``, as
+    pandas' ``to_csv(sep='\t')`` or a spreadsheet writes them): two plain words, the first
+    without an image's suffix and naming no file. It was one "image 'image_path' not found"
+    error, as if a crop were missing (round 42)."""
+    text = text.strip()
+    return (bool(_HEADER_WORD.fullmatch(name)) and bool(_HEADER_WORD.fullmatch(text))
+            and not Path(name).suffix and _locate(name, root, listings) is None)
 
 
 def label_files(data) -> list[str]:
@@ -367,6 +416,8 @@ def _clean_text(text: str, dictionary: Dictionary) -> str:
         return text
     out = "".join(_SPACES.get(c, _INVISIBLE.get(c, c)) if c not in dictionary._index else c
                   for c in text)
+    out = "".join(_TWINS[c] if c in _TWINS and c not in dictionary._index
+                  and _TWINS[c] in dictionary._index else c for c in out)
     import unicodedata
 
     nfc = unicodedata.normalize("NFC", out)
@@ -452,6 +503,26 @@ def _locate(name: str, root: Path, listings: dict | None = None) -> Path | None:
                                 {} if listings is None else listings)
             if found is not None:
                 return found
+    return None
+
+
+_DRIVE = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\|//)")
+
+
+def _moved(name: str, root: Path) -> Path | None:
+    """The image an absolute path of another machine names (``D:\\meters\\crops\\a.png``,
+    ``/home/bob/meters/crops/a.png``: labels written where the crops were made), found by its
+    last folders under the labels file's folder or the two above it, the longest tail that
+    names a file; None for a relative path. Such a row was "not found" though its file was
+    beside the labels (PaddleOCR joins data_dir to an absolute path and misses it too)."""
+    if not (name.startswith("/") or _DRIVE.match(name)):
+        return None
+    parts = [p for p in re.split(r"[\\/]+", name) if p and not p.endswith(":")]
+    for keep in range(len(parts) - 1, 0, -1):
+        tail = Path(*parts[-keep:])
+        for base in (root, *list(root.parents)[:2]):
+            if (base / tail).is_file():
+                return base / tail
     return None
 
 

