@@ -18,6 +18,8 @@ def resume_hint(job, front: str = "cli") -> str | None:
     try:
         if getattr(job, "status", None) not in STOPPED:
             return None
+        if "cannot resume from" in str(getattr(job, "error", None) or ""):
+            return None   # its resume was refused: going on again is refused again
         from skiff.kinds import KINDS, Kind
 
         kind = KINDS.get(job.kind)

@@ -48,3 +48,16 @@ def test_no_named_folder_no_command_line(tmp_path):
     job.meta = {"command": "python -m skiff jobs resume 20261205-000000-train-0000"}
     job.config = {**job.config, "out": str(tmp_path / "run" / "model")}
     assert resume_hint(job).endswith("train-abcd")  # a resume's own command: no "same"
+
+
+def test_a_refused_resume_gets_no_hint(tmp_path):
+    out = tmp_path / "rec"
+    out.mkdir()
+    (out / CHECKPOINT).write_bytes(b"state")
+    job = _job(tmp_path, {"out": str(out), "resume": True},
+               f"python -m skiff train ocr-rec --out {out} --resume")
+    job.status = "failed"
+    assert resume_hint(job) is not None   # a failure inside the run: the hint stays
+    job.error = (f"ValueError: cannot resume from {out / CHECKPOINT}: the stopped run added "
+                 "'№' to the dictionary (--add-chars): give --add-chars again to go on")
+    assert resume_hint(job) is None
