@@ -304,10 +304,12 @@ def _submit_and_follow(k, kind: str, values: dict, rest: list[str]) -> int:
     from skiff.jobs import submit
 
     with _json_only(values.get("json")) as out:
-        job, opts = submit(kind, values=values, front="cli", typed=rest)
+        # the line before the job starts: a job's own first print came before it (round 42)
+        job, opts = submit(kind, values=values, front="cli", typed=rest,
+                           on_created=lambda j: print(f"skiff: {kind} job {j.id}",
+                                                      file=sys.stderr, flush=True))
         if getattr(job, "submission", None) is not None:
             return _slurm_submitted(job, opts, out)
-        print(f"skiff: {kind} job {job.id}", file=sys.stderr)
         return _follow_and_report(k, kind, job, opts, values, out)
 
 
@@ -511,8 +513,13 @@ def _run_tool(name: str, rest: list[str]) -> int:
                 out, asked = cancel_job(ns.job_id)
             else:  # a listing printed and dropped, a finished job shown: no metric read (most
                 # of a training's events), its fold from folded.json
+                # a resume's line before its job starts (round 42: its first print came first)
+                said = (lambda j: print(f"skiff: {j.kind} job {j.id} resumes {ns.job_id}",
+                                        file=sys.stderr, flush=True)) \
+                    if ns.action == "resume" and not getattr(ns, "dry_run", False) else None
                 out = jobs_action(ns.action, ns.job_id, **action_options(ns),
-                                  metrics=ns.action not in ("list", "show", "logs"))
+                                  metrics=ns.action not in ("list", "show", "logs"),
+                                  on_created=said)
         except KeyboardInterrupt:
             if ns.action not in ("wait", "attach") and not tailing:
                 raise
@@ -545,8 +552,7 @@ def _run_tool(name: str, rest: list[str]) -> int:
                   else _clean("\n".join(dry_run_lines(out)), keep_newlines=True))
             return 0
         if ns.action == "resume":  # a new job, run from here: followed like `skiff train`
-            kind = out.kind
-            print(f"skiff: {kind} job {out.id} resumes {ns.job_id}", file=sys.stderr)
+            kind = out.kind  # "skiff: KIND job ID resumes ..." was said as it started
             with _json_only(ns.json) as stdout:
                 return _follow_and_report(_kinds()[kind], kind, out, {"json": ns.json}, {},
                                           stdout)

@@ -57,7 +57,7 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
                 timeout: float | None = None, limit: int = 20, kind: str | None = None,
                 status: str | None = None, more_ids=(), older_than: float | None = None,
                 keep: int | None = None, front: str = "cli", metrics: bool = True,
-                dry_run: bool = False):
+                dry_run: bool = False, on_created=None):
     """The work behind ``%jobs`` and ``python -m skiff jobs``: a list of jobs (newest
     first), one job, or the ids removed (``rm``, ``prune``). ``logs`` returns the job (its
     ``logs`` are what the fronts print); ``resume`` returns the new job (:func:`resume`),
@@ -128,7 +128,7 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
     elif action == "cancel":
         job.cancel()  # a finished job: harmless (cancel_job tells the fronts it had ended)
     elif action == "resume":
-        return resume(job, front=front, dry_run=dry_run)
+        return resume(job, front=front, dry_run=dry_run, on_created=on_created)
     return job
 
 
@@ -156,7 +156,8 @@ def ended_note(job: Job) -> str:
     return f"job {job.id} had already ended ({job.status}): nothing to cancel"
 
 
-def resume(job: Job, *, front: str = "cli", dry_run: bool = False) -> Job | dict:
+def resume(job: Job, *, front: str = "cli", dry_run: bool = False,
+           on_created=None) -> Job | dict:
     """Relaunch a finished job from where it stopped (train: its newest checkpoint), with
     the same ranks and device; the kind decides what continuing means. The new job records
     the command that resumes it as ``front`` types it (``python -m skiff jobs resume ID``
@@ -166,7 +167,8 @@ def resume(job: Job, *, front: str = "cli", dry_run: bool = False) -> Job | dict
     ``dry_run``: every check the resume makes, then what it would run as a dry run's
     document (``skiff.jobs.dryrun_document``: ``kind``, ``runner``, ``np``, ``device``,
     ``command``, ``config``, ``plan``), plus ``resumes`` (the job's id) and ``from`` (the
-    checkpoint a training goes on from); nothing started, no run folder made."""
+    checkpoint a training goes on from); nothing started, no run folder made.
+    ``on_created(new_job)``: called before it starts (:func:`launch`)."""
     from skiff.kinds import KINDS, Kind
 
     from .launch import _plan
@@ -207,7 +209,7 @@ def resume(job: Job, *, front: str = "cli", dry_run: bool = False) -> Job | dict
             doc["from"] = newest
         return doc
     return launch(job.kind, config, **where, label=f"resume {job.id}",
-                  command=resume_command(job.id, front),
+                  command=resume_command(job.id, front), on_created=on_created,
                   # its --name goes on with it: `jobs cancel NAME` stops the run going on
                   name=name if isinstance(name := job.meta.get("name"), str) else None)
 

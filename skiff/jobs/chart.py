@@ -45,9 +45,19 @@ def metric_groups(names) -> list[list[str]]:
     return list(groups.values())
 
 
-def _numbers(series) -> list[tuple[float, float]]:
+def _numbers(series, max_points: int | None = None) -> list[tuple[float, float]]:
+    """The finite points of a series as ``(x, value)``; ``max_points``: about that many,
+    every k-th point and the last, picked before anything is read (round 42: a live chart
+    of a 1,000,000-step run read every point at each redraw, 0.3 CPU s of its 0.47)."""
+    n = len(series)
+    if max_points is not None and n > max_points:
+        stride = math.ceil(n / max_points)
+        picked = [*range(0, n, stride), *(() if (n - 1) % stride == 0 else (n - 1,))]
+    else:
+        picked = range(n)
     points = []
-    for i, item in enumerate(series):
+    for i in picked:
+        item = series[i]
         step, value = item[0], item[1]
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
@@ -181,7 +191,7 @@ def metric_figure(metrics: dict, *, width: float = 6.0, height: float = 2.2, dpi
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
-    series = {name: _numbers(points) for name, points in metrics.items()}
+    series = {name: _numbers(points, max_points) for name, points in metrics.items()}
     # a one-point curve says nothing (the job view shows the last value of every metric)
     series = {k: v for k, v in series.items() if len(v) > 1}
     if not series:
@@ -193,10 +203,7 @@ def metric_figure(metrics: dict, *, width: float = 6.0, height: float = 2.2, dpi
         ax = fig.add_subplot(len(groups), 1, i + 1)
         all_values = []
         for k, name in enumerate(names):
-            pts = series[name]
-            if len(pts) > max_points:
-                stride = math.ceil(len(pts) / max_points)
-                pts = pts[::stride] + [pts[-1]]
+            pts = series[name]  # thinned already (_numbers)
             xs, ys = zip(*pts)
             all_values.extend(ys)
             color = f"C{k}"

@@ -99,7 +99,8 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
            device: str | None = None,
            root=None, label: str | None = None, on_done: Callable | None = None,
            local_only: str | None = None, name: str | None = None,
-           command: str | None = None, options: dict | None = None) -> Job:
+           command: str | None = None, options: dict | None = None,
+           on_created: Callable | None = None) -> Job:
     """Start a job and return its :class:`Job` at once.
 
     ``kind`` names a registered kind (``train``, ``solve``, ``ocr``, ``demo``), whose entry
@@ -114,6 +115,8 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
     cannot run as processes (a ``fn`` over notebook objects). ``command`` (the line that
     started it, as typed) and ``options`` (every parsed option, defaults included) are
     recorded in ``config.json`` so that the job can be started again as it was.
+    ``on_created(job)`` is called once its run folder exists, before it starts (a front's
+    "skiff: KIND job ID" line then comes before anything the job prints; round 42).
     """
     from skiff.kinds import resolve_entry
 
@@ -183,6 +186,11 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
         if note:
             job.submission["plan"] = str(note)
         return job
+    if on_created is not None:
+        try:  # a front's line: a stream that fails must not leave the job queued, unstarted
+            on_created(job)
+        except Exception:  # noqa: BLE001
+            pass
     if where == "process":
         return _PROCESS.start(job, np, oversubscribe=oversubscribe)
     return _THREAD.start(job, fn or resolve_entry(target), config)
@@ -326,7 +334,8 @@ def launch_options(opts: dict) -> dict:
 def submit(kind: str, words: str | list[str] | None = None, *, values: dict | None = None,
            cell: str | None = None, user_ns: dict | None = None,
            prog: str | None = None, front: str = "magic",
-           typed: list[str] | None = None) -> tuple[Job, dict]:
+           typed: list[str] | None = None,
+           on_created: Callable | None = None) -> tuple[Job, dict]:
     """What every front does: parse ``words`` (a magic line or argv) with the kind's grammar
     (or take already parsed ``values``), let the kind prepare the job (notebook objects from
     ``user_ns``, a ``%%`` cell), and launch it. Returns ``(job, launch options)``, where the
@@ -343,7 +352,8 @@ def submit(kind: str, words: str | list[str] | None = None, *, values: dict | No
         typed=typed)
     job = launch(request.kind, request.config, fn=request.fn, label=request.label,
                  on_done=request.on_done, local_only=request.local_only,
-                 name=opts.get("name"), command=command, options=options, **where)
+                 name=opts.get("name"), command=command, options=options,
+                 on_created=on_created, **where)
     return job, opts
 
 

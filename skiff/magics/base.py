@@ -11,7 +11,8 @@ from skiff.grammar import USER_ERRORS, Command, GrammarError, user_message
 from skiff.grammar.common import asks_for_help
 from skiff.jobs import Job, follow
 
-__all__ = ["parse_line", "finish_launch", "wait_quietly", "usage_errors", "grammar_doc"]
+__all__ = ["parse_line", "finish_launch", "wait_quietly", "usage_errors", "grammar_doc",
+           "asks_json", "refusal"]
 
 
 def parse_line(cmd: Command, line: str) -> argparse.Namespace | None:
@@ -23,7 +24,33 @@ def parse_line(cmd: Command, line: str) -> argparse.Namespace | None:
     try:
         return cmd.parse(line, prog=f"%{cmd.name}")
     except GrammarError as exc:
-        raise UsageError(str(exc)) from None
+        raise refusal(str(exc), cmd.name, line) from None
+
+
+def asks_json(line: str) -> bool:
+    """``--json`` is one of the line's words (a line shlex cannot split: split on spaces)."""
+    import shlex
+
+    try:
+        words = shlex.split(line or "")
+    except ValueError:
+        words = (line or "").split()
+    return "--json" in words
+
+
+def refusal(message: str, command: str | None = None, line: str | None = None) -> UsageError:
+    """The UsageError of a refused magic line; a ``--json`` line prints the terminal's
+    document of a refusal first, ``{"error": LINE, "command": NAME, "exit": 2}`` on stdout
+    (round 42: ``python -m skiff ... --json`` prints it, the magic printed nothing a cell's
+    captured stdout could parse). The cell still fails, as the terminal's exit status does:
+    Run All stops there."""
+    first = message.splitlines()[0] if message else ""
+    if command is not None and line is not None and asks_json(line):
+        import json
+
+        print(json.dumps({"error": first, "command": command, "exit": 2},
+                         ensure_ascii=False), flush=True)
+    return UsageError(message)
 
 
 def grammar_doc(cmd: Command, notes: str = ""):
@@ -42,15 +69,16 @@ def grammar_doc(cmd: Command, notes: str = ""):
 class usage_errors:
     """Context manager turning the user's mistakes (ValueError, KeyError, …) into UsageError."""
 
-    def __init__(self, *types):
+    def __init__(self, *types, command: str | None = None, line: str | None = None):
         self.types = types or USER_ERRORS
+        self.command, self.line = command, line  # a --json line: its refusal's document
 
     def __enter__(self):
         return self
 
     def __exit__(self, exc_type, exc, tb):
         if exc_type is not None and issubclass(exc_type, self.types):
-            raise UsageError(user_message(exc) or str(exc)) from None
+            raise refusal(user_message(exc) or str(exc), self.command, self.line) from None
         return False
 
 

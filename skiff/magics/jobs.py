@@ -51,7 +51,7 @@ class JobsMagics(Magics):
         ns = parse_line(JOBS, line)
         if ns is None:  # --help
             return None
-        with usage_errors():
+        with usage_errors(command="jobs", line=line):
             if ns.wait and ns.action != "resume":  # it was "unrecognized arguments"
                 raise ValueError(f"--wait goes with resume (the new job); %jobs wait "
                                  f"{ns.job_id or 'ID'} waits for a job")

@@ -27,7 +27,7 @@ def kind_magic(kind: Kind, *, doc: bool = True):
         if asks_for_help(line):  # anywhere on the line: %train mlp --steps 5 --help
             print(magic_usage(kind))
             return None
-        with usage_errors():
+        with usage_errors(command=kind.name, line=line):
             as_json = _without_flag(line, "--json")  # the terminal's document, one grammar
             line = line if as_json is None else as_json
             dry = _without_flag(line, "--dry-run")

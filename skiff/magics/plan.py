@@ -25,7 +25,7 @@ class PlanMagics(Magics):
         if ns is None:  # --help
             return None
         obj = self.shell.user_ns.get(ns.model) if self.shell is not None else None
-        with usage_errors():
+        with usage_errors(command="plan", line=line):
             if obj is not None and hasattr(obj, "parameters"):  # a model in the notebook
                 from skiff.kernels.train.plan import plan
 

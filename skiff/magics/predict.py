@@ -28,7 +28,7 @@ class PredictMagics(Magics):
         ns = parse_line(COMMAND, line)
         if ns is None:  # --help
             return None
-        with usage_errors():
+        with usage_errors(command="predict", line=line):
             document, text = cli(ns, _run_dir(ns.run, self.shell.user_ns))
         if ns.json:
             print(json.dumps(document, ensure_ascii=False))

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -128,10 +125,12 @@ def test_misuse_is_a_one_line_usage_error(shell, line, cell, words):
 
 
 @pytest.mark.slow
-def test_cli_train_json(tmp_path):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    out = subprocess.run([sys.executable, "-m", "skiff", "train", "mlp", "--steps", "3",
-                          "--json"], capture_output=True, text=True, env=env, timeout=120)
+def test_cli_train_json(tmp_path, capsys):
+    # in this process (round 42: a new interpreter's imports were most of its CPU time);
+    # tests/cli checks a document alone on a real process's stdout
+    from tests.cli.in_process import run_main
+
+    out = run_main("train", "mlp", "--steps", "3", "--json", capsys=capsys)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["job"]["status"] == "done" and doc["result"]["steps"] == 3
