@@ -21,6 +21,7 @@ import numpy as np
 
 from .images import grey_of
 from .item import Item
+from .twins import charge_time, lines_by_image, read_twins
 
 # the test's copy of the photo is at most this many pixels on its long side
 SIDE = 256
@@ -168,9 +169,7 @@ def read_glare(pipe, good: list[Item], crops, owners, texts, flipped):
     :func:`has_glare` each)."""
     if not good or not pipe.use_det:
         return crops, owners, texts, flipped
-    lines: dict[int, list[int]] = {}
-    for k, (pos, _) in enumerate(owners):
-        lines.setdefault(pos, []).append(k)
+    lines = lines_by_image(owners)
     twins, whose = [], []
     for pos, it in enumerate(good):
         t0 = time.perf_counter()
@@ -181,17 +180,11 @@ def read_glare(pipe, good: list[Item], crops, owners, texts, flipped):
             whose.append(pos)
     if not twins:
         return crops, owners, texts, flipped
-    pipe.detect(twins)
-    t_crops, t_owners, t_texts, t_flipped = pipe._read(twins)
-    t_lines: dict[int, list[int]] = {}
-    for k, (pos, _) in enumerate(t_owners):
-        t_lines.setdefault(pos, []).append(k)
+    t_crops, t_owners, t_texts, t_flipped, t_lines = read_twins(pipe, twins)
     owners, flipped = list(owners), list(flipped)
     for j, pos in enumerate(whose):
         it, twin = good[pos], twins[j]
-        for stage, v in twin.timings.items():
-            if stage in ("det", "cls", "rec"):
-                it.timings[stage] = it.timings.get(stage, 0.0) + v
+        charge_time(it, twin)
         mine = [k for k in lines.get(pos, []) if owners[k][0] == pos]
         old = {k: _rect(it.boxes[owners[k][1]][0]) for k in mine}
         added = 0

@@ -43,6 +43,7 @@ from .rec import (
 )
 from .script_mix import latin_letters
 from .spacing import _cjk_char, cjk_spaces, missed_spaces, separator_spaces, spurious_spaces
+from .twins import STAGES, charge_time, lines_by_image, read_twins
 
 # a crop's direction is checked by reading it both ways unless its page settles it, or
 # the direction model is this sure it is upright and the recognizer reads it at least this
@@ -481,9 +482,7 @@ class LineReading:
         """
         if not good:
             return crops, owners, texts, flipped
-        lines: dict[int, list[int]] = {}
-        for k, (pos, _) in enumerate(owners):
-            lines.setdefault(pos, []).append(k)
+        lines = lines_by_image(owners)
         twins, whose = [], []
         for pos, it in enumerate(good):
             mine = lines.get(pos, [])
@@ -509,12 +508,7 @@ class LineReading:
             twins[-1].timings["denoise"] = time.perf_counter() - t0
         if not twins:
             return crops, owners, texts, flipped
-        self.detect(twins)
-        t_crops, t_owners, t_texts, t_flipped = self._read(twins)
-        t_lines: dict[int, list[int]] = {}
-        for k, (pos, _) in enumerate(t_owners):
-            t_lines.setdefault(pos, []).append(k)
-
+        t_crops, t_owners, t_texts, t_flipped, t_lines = read_twins(self, twins)
         best: dict[int, tuple[float, int]] = {}
         for j, (pos, _) in enumerate(whose):
             got = _confident_chars(self._kept(t_lines.get(j, []), t_texts))
@@ -522,9 +516,7 @@ class LineReading:
             if got > best.get(pos, (0.0, -1))[0] and not flooded(twins[j].boxes, it.boxes,
                                                                   it.bgr.shape):
                 best[pos] = (got, j)
-            for stage, v in twins[j].timings.items():  # the second reading's time is its own
-                if stage in ("det", "cls", "rec", "denoise"):
-                    it.timings[stage] = it.timings.get(stage, 0.0) + v
+            charge_time(it, twins[j], (*STAGES, "denoise"))
         owners, flipped = list(owners), list(flipped)
         for pos, (_, j) in best.items():
             it = good[pos]

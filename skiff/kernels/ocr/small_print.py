@@ -25,6 +25,9 @@ Round 38: that delta ships (``small_print_r35.npz``, 2.8 MB) and ``reading.SMALL
 its readings kept by two more rules (:data:`.reading.SMALL_PRINT_FLUENT_DROP`; a reading it
 agrees with keeps its score): the set 0.8671 -> 0.8720 with no label worse and no hard-tier
 image worse (docs/ocr.md "Round 38, small degraded print").
+Round 42: that delta trained 60 steps more on pipeline-cut and loose crops in 24 other installed
+faces (``freeze_head``), pulled halfway back: seeds 31/131's Chinese and mixed labels 0.787 ->
+0.807 but five labels worse; not shipped (docs/ocr.md "Round 42 (h1)", ``/work/round42/h1w/``).
 """
 
 from __future__ import annotations
