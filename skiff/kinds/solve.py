@@ -215,14 +215,16 @@ def COMMAND(p):
                    help="a matrix file over ranks (--np 2) with --precond ilu or amg: K (1 to "
                         "4) grows each rank's block by K layers of its neighbours' rows "
                         "(additive Schwarz, PETSc's -pc_type asm -pc_asm_overlap K); 0, "
-                        "block Jacobi")
+                        "block Jacobi. CG with --coarse auto's AMG coarse level drops it "
+                        "(fewer iterations without; the summary says so; --coarse amg keeps "
+                        "it)")
     p.add_argument("--coarse", choices=("auto", "amg", "aggregates", "ranks", "none"),
                    default=None,
                    help="a matrix file over ranks (--np 2) with --precond amg or ilu: a coarse "
                         "level across the ranks (a two-level method, as PETSc's GAMG): amg, "
                         "each rank's first AMG level smoothed across the ranks, gathered and "
-                        "solved by an AMG V-cycle (auto's choice for amg up to 8 ranks); "
-                        "aggregates, each rank's AMG coarsest grid gathered (auto's past 8); "
+                        "solved by an AMG V-cycle (auto's choice for amg up to 16 ranks); "
+                        "aggregates, each rank's AMG coarsest grid gathered (auto's past 16); "
                         "ranks, one aggregate a rank; none, the blocks alone (auto's for ilu)")
     p.add_argument("--reorder", choices=("auto", "rcm", "none"), default=None,
                    help="a matrix file over ranks (--np 2): rcm renumbers the rows by reverse "
@@ -1460,7 +1462,9 @@ class SolveKind(Kind):
         if result.get("error") is not None:
             lines.append(f"max error against the exact solution {figure(result['error'])}")
         if result.get("ranks", 1) > 1 and result.get("split") == "rows":   # a matrix file's
-            lines.append(f"on {result['ranks']} ranks by rows, halo exchanges "
+            ran = f": {result['ran']};" if result.get("ran") else ","   # round 42 (h14): the
+            # block solve, the coarse level across the ranks and the overlap that ran
+            lines.append(f"on {result['ranks']} ranks by rows{ran} halo exchanges "
                          f"{figure(result.get('halo_bytes', 0) / 1e6)} MB in all")
         elif result.get("ranks", 1) > 1:
             dims = "x".join(map(str, result.get("decomposition") or []))

@@ -202,7 +202,9 @@ class RowResult:
     tol: float
 
 
-AUTO_AMG_RANKS = 8   # coarse='auto' with block AMG: 'amg' up to this many ranks
+AUTO_AMG_RANKS = 16   # coarse='auto' with block AMG: 'amg' up to this many ranks (round 42
+# h14: measured up to 16 thread ranks, 120^2 Poisson: at 12 ranks 'aggregates' 34 CG iterations,
+# 29.9 CPU s of dense LU, 'amg' 8, 0.57 s)
 
 
 class RowSolver:
@@ -254,10 +256,19 @@ class RowSolver:
         if auto:   # round 42: block AMG takes the first coarse levels gathered with an AMG
             # of them (round 41's per-rank coarsest grids: 28 CG iterations where it takes 7
             # on a 200^2 Poisson over 2 ranks) while the gathered level, about a ninth of the
-            # rows on every rank, is no larger than a rank's own (up to 8 ranks)
+            # rows on every rank, is no larger than a rank's own (up to 8 ranks;
+            # measured better up to 16, round 42 h14)
             size = 1 if comm is None else comm.Get_size()
             coarse = ("none" if precond != "amg" else "amg" if size <= AUTO_AMG_RANKS
                       else "aggregates")
+        self.overlap_dropped = 0
+        if auto and coarse == "amg" and overlap and method == "cg":   # round 42 (h14): CG's
+            # overlap is basic additive Schwarz (the overlap's rows corrected by both ranks);
+            # with the AMG coarse level its balancing form took 13 / 12 / 13 iterations where
+            # block Jacobi's V-cycle form takes 7 / 5 / 8 (Poisson, anisotropic, elasticity
+            # over 2 ranks): auto drops the overlap (the solver line says so; an explicit
+            # coarse='amg' keeps it). BiCGStab / GMRES keep it (restricted: 4 against 7).
+            self.overlap_dropped, overlap = int(overlap), 0
         if coarse != "none" and precond not in ("ilu", "amg"):
             raise ValueError(f"row_solve: coarse={coarse!r} adds a coarse level to a block "
                              f"preconditioner: give precond='amg' or 'ilu' (precond="
@@ -481,9 +492,9 @@ def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None
     ``'amg'``: block Jacobi with a smoothed-aggregation V-cycle of it; ``overlap=1`` with
     either: additive Schwarz, each block grown by its ghosts' rows, PETSc's ``asm``; up to
     4 layers; ``coarse``: a coarse level across the ranks, 'amg' (the default with 'amg' up
-    to 8 ranks: each rank's first coarse level, smoothed across the ranks, gathered and
+    to 16 ranks: each rank's first coarse level, smoothed across the ranks, gathered and
     solved by an AMG V-cycle), 'aggregates' (each rank's AMG coarsest grid gathered: the
-    default past 8 ranks), 'ranks' (one aggregate a rank) or 'none', see ``coarse.py``),
+    default past 16 ranks), 'ranks' (one aggregate a rank) or 'none', see ``coarse.py``),
     stopping on SciPy's ``|r| <= max(rtol |b|, atol)`` of the recurrence. Returns ``(x,
     info)`` on every rank, x whole (one Allgatherv), info 0 when the true residual of x meets
     the tolerance, else the iterations done. ``callback(it, rnorm, x_local)`` runs on every

@@ -99,6 +99,15 @@ class RowJobSolver:
 
     def describe(self) -> str:
         r = self.rows
+        block, order = self._parts()
+        return (f"{self.method} + {block}{self.precond} on {r.size} ranks by rows{order} ({r.n} "
+                f"unknowns, {r.plan.local.shape[1] - (r.plan.hi - r.plan.lo)} ghosts on rank "
+                f"{r.rank})")
+
+    def _parts(self) -> tuple[str, str]:
+        """The block solve's name (``'block '``, ``'overlap-1 schwarz '``) and what follows
+        the ranks (the ordering, the coarse level across them, a dropped overlap)."""
+        r = self.rows
         block = "block " if self.precond in ("ilu", "amg") else ""   # each rank's own block
         if r.overlap:
             block = f"overlap-{r.overlap} schwarz "
@@ -107,9 +116,16 @@ class RowJobSolver:
             order += f", a coarse level of {r.coarse_size} across them"
             if r.coarse_level is not None and r.coarse_level.amg is not None:   # round 42
                 order += " (an AMG V-cycle of it)"
-        return (f"{self.method} + {block}{self.precond} on {r.size} ranks by rows{order} ({r.n} "
-                f"unknowns, {r.plan.local.shape[1] - (r.plan.hi - r.plan.lo)} ghosts on rank "
-                f"{r.rank})")
+        if getattr(r, "overlap_dropped", 0):   # round 42 (h14): auto's AMG coarse level
+            order += (f", overlap {r.overlap_dropped} dropped: CG with the AMG coarse level "
+                      f"takes fewer iterations without it (--coarse amg keeps it)")
+        return block, order
+
+    def ran(self) -> str:
+        """What ran over the ranks, for the job's summary (round 42, h14): ``'block amg, a
+        coarse level of 616 across them (an AMG V-cycle of it)'``."""
+        block, order = self._parts()
+        return f"{block}{self.precond}{order}"
 
     def solve(self, b, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None, reporter=None,
               stop=None) -> Solution | None:
@@ -173,7 +189,9 @@ class RowJobSolver:
 
             raise SolveError(f"{self.method}: the solution became NaN/inf after "
                              f"{res.iterations} iterations")
-        info = {"solver": self.describe(), "ranks": rows.size, "split": "rows",
+        info = {"solver": self.describe(), "ran": self.ran(), "ranks": rows.size,
+                "split": "rows", "coarse": rows.coarse, "coarse_size": int(rows.coarse_size),
+                "overlap": rows.overlap,
                 "subdomains": rows.subdomains(), "halo_bytes": int(halo)}
         nnz = rows.plan.local.nnz * rows.size
         per_it = (2 if self.method == "bicgstab" else 1) * 12 * nnz + 8 * rows.n * {
