@@ -112,6 +112,14 @@ class ChatTemplate:
         self._compiled = None
         self._marking = False  # {% generation %} bodies wrapped in _MARKS (assistant_spans)
 
+    def __getstate__(self):
+        """Without the compiled Jinja2 template (compiled again on first use): a model whose
+        template had rendered a conversation could not be copied (``copy.deepcopy``: a
+        reference model beside the trained one, the planner's micro-run of a chat
+        fine-tune: "Template.__new__() missing 1 required positional argument") nor
+        pickled (its local filters), as transformers' models and tokenizers can."""
+        return {**self.__dict__, "_compiled": None}
+
     @classmethod
     def from_folder(cls, folder: str | os.PathLike) -> ChatTemplate | None:
         """The folder's chat template, or None when it has none."""
@@ -246,9 +254,15 @@ class ChatDataset:
     targets are -100), cut to ``block_size`` tokens: how many were cut, and any left
     without an assistant token, are counted (``cut``, ``dropped``) and said by ``repr``.
     Items are ``(tokens, targets)``; a batch is a
-    :class:`~skiff.kernels.train.data.PackedBatch` (no padding)."""
+    :class:`~skiff.kernels.train.data.PackedBatch` (no padding).
 
-    def __init__(self, rows, tokenizer, block_size: int, source: str = "conversations"):
+    ``whole_rows`` (an MoE model trained with its router's balancing loss): a conversation
+    that fits the block is fed whole, its last token too (target -100), as transformers
+    feeds a row: the router sees every token, so the balancing loss counts every one
+    (round 42: each row's last token was left out of it)."""
+
+    def __init__(self, rows, tokenizer, block_size: int, source: str = "conversations",
+                 whole_rows: bool = False):
         template = getattr(tokenizer, "chat_template", None)
         self.block_size = int(block_size)
         self.source = source
@@ -286,7 +300,11 @@ class ChatDataset:
             self.cut += cut
             ids, learn = ids[:self.block_size + 1], learn[:self.block_size + 1]
             if len(ids) >= 2 and learn[1:].any():
-                self.items.append((ids[:-1], np.where(learn[1:], ids[1:], -100)))
+                targets = np.where(learn[1:], ids[1:], -100)
+                if whole_rows and len(ids) <= self.block_size:  # the last token's route too
+                    self.items.append((np.asarray(ids), np.append(targets, -100)))
+                else:
+                    self.items.append((ids[:-1], targets))
                 if cut:  # (a row left out is said as left out, not as cut too)
                     self.cut_rows.append(where)
             else:

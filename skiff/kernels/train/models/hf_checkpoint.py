@@ -638,7 +638,9 @@ def text_dataset(model: ErnieForCausalLM, data: str, block_size: int):
     if kind == "chat":
         from .chat import ChatDataset
 
-        return ChatDataset(rows, tok, int(block_size), source=str(data))
+        config = model.config  # the balancing loss routes every token, as transformers'
+        return ChatDataset(rows, tok, int(block_size), source=str(data), whole_rows=bool(
+            getattr(config, "is_moe", False) and getattr(config, "output_router_logits", False)))
     if kind == "text":
         from .chat import _eos_id
 

@@ -590,6 +590,9 @@ def save_adapter(model, path: str | os.PathLike, base_model_name_or_path: str | 
               "modules_to_save": cfg.get("modules_to_save"),
               "base_model_name_or_path": base}
     (folder / "adapter_config.json").write_text(json.dumps(config, indent=2) + "\n")
+    from .lora_moe_peft import warn_peft_misreads
+
+    warn_peft_misreads(model, [n for n, _ in lora_modules(model)], folder)
     written = ["adapter_model.safetensors", "adapter_config.json"]
     tok = getattr(model, "tokenizer", None)
     if tok is not None and getattr(tok, "_added_now", None):  # tokens added: their tokenizer
