@@ -27,6 +27,13 @@ def test_ocr_notebook_runs(runs_dir):
     assert "quick mode" in text
     assert "character accuracy: 1.0" in text
     assert "upside down  accuracy 1.000" in text
+    # the prose: text under 8 px is enlarged for detection, text over 18 px shrunk (round 42:
+    # its 10-px example showed scale 1.00, so "tiny text is enlarged" was shown nowhere)
+    scales = {int(px): (float(est), float(scale)) for px, est, scale in re.findall(
+        r"^(\d+) px text: text height ~(\d+) px -> detection scale ([0-9.]+);", text, re.M)}
+    assert sorted(scales) == [7, 48], scales
+    assert scales[7][0] < 8 and scales[7][1] > 1, scales  # enlarged
+    assert scales[48][0] > 18 and scales[48][1] < 1, scales  # shrunk
     assert "data:image/png;base64" in text  # boxes drawn over the image
     assert "error: broken.png" in text
     assert "report.pdf#page=1 - 4 lines" in text and "report.pdf#page=2" in text
