@@ -468,7 +468,7 @@ class OcrKind(Kind):
             from skiff.kernels.ocr.entry import silent_line
 
             lines.append(silent_line(int(result["silent"]), int(result.get("unread") or 0),
-                                     str(result.get("model", "?"))))
+                                     str(result.get("model", "?")), bool(result.get("whole"))))
         if result.get("text_out"):
             kinds = {".csv": "table", ".hocr": "hOCR", ".tsv": "TSV", ".json": "JSON"}
             what = kinds.get(os.path.splitext(str(result["text_out"]))[1].lower(), "text")

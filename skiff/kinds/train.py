@@ -163,7 +163,9 @@ def COMMAND(p):
                    help="context length for text data (default: the model's)")
     p.add_argument("--from", dest="from_dir", default=None, metavar="DIR",
                    help="checkpoint folder (Hugging Face layout) of a model loaded from one: "
-                        f"{', '.join(FROM_CHECKPOINT)}")
+                        f"{', '.join(FROM_CHECKPOINT)}; ocr-rec: the recognizer to start from "
+                        "(default ch-v6; ch-v4, ch-tiny, an .onnx file, a set an earlier "
+                        "fine-tune made with --register, or a fine-tune's folder)")
     p.add_argument("--data", dest="data_opt", default=None, metavar="DATA",
                    help="the same as DATA")
     p.add_argument("--lora-r", type=positive_int, default=None, metavar="R",

@@ -105,6 +105,8 @@ def expand_inputs(inputs: list[str], skipped: list[str] | None = None,
             paths.extend(found)
         elif os.path.exists(at):
             paths.append(item)
+        elif _PAGE_REF.match(item) and os.path.isfile(_at(_PAGE_REF.match(item)["path"], cwd)):
+            paths.append(item)  # a page's label as the results give it: that page alone
         elif glob.has_magic(item):
             found = sorted(p for p in glob.glob(item, root_dir=cwd or None, recursive=True)
                            if os.path.isfile(_at(p, cwd)))
@@ -268,7 +270,7 @@ class OcrRun:
     def __init__(self, results: OcrResults, *, images: int, errors: int, lines: int,
                  seconds: float, out: str | None, device: str, model: str,
                  skipped: list[str] | None = None, text_out: str | None = None,
-                 silent: int = 0, unread: int = 0, kept: int = 0):
+                 silent: int = 0, unread: int = 0, kept: int = 0, whole: bool = False):
         self.results = results
         self.kept = kept  # pages a resumed job kept from the run it goes on with (not read)
         self.text_out = text_out  # the file --out wrote (FILE.txt text, FILE.csv rows), else None
@@ -277,6 +279,7 @@ class OcrRun:
         # images that gave no line though the detector found regions in them, and those
         # regions: read as nothing or under min_score (too faint, or a script the model lacks)
         self.silent, self.unread = silent, unread
+        self.whole = whole  # --no-det: each image read whole, no detector ran
         self.seconds, self.out, self.device, self.model = seconds, out, device, model
 
     @property
@@ -306,7 +309,7 @@ class OcrRun:
                 if self.seconds else None, "kept": self.kept,
                 "out": self.out, "device": self.device, "model": self.model,
                 "skipped": self.skipped, "text_out": self.text_out,
-                "silent": self.silent, "unread": self.unread,
+                "silent": self.silent, "unread": self.unread, "whole": self.whole,
                 "results": self.results.to_json()}
 
     def _repr_html_(self) -> str:
@@ -316,7 +319,8 @@ class OcrRun:
                 + (f", written to <code>{html.escape(self.out)}</code>" if self.out else "")
                 + "</div>")
         if self.silent:
-            head += f"<div>{html.escape(silent_line(self.silent, self.unread, self.model))}</div>"
+            said = silent_line(self.silent, self.unread, self.model, self.whole)
+            head += f"<div>{html.escape(said)}</div>"
         return head + self.results._repr_html_()
 
     def __repr__(self) -> str:
@@ -509,7 +513,7 @@ def run(config: dict, reporter) -> OcrRun:
     return OcrRun(kept, images=n, errors=errors, lines=lines, seconds=seconds, out=out,
                   skipped=skipped, text_out=text_out, silent=silent, unread=unread,
                   device=pipe.device, model=pipe.models.name,
-                  kept=len(kept_records) if rank == 0 else 0)
+                  kept=len(kept_records) if rank == 0 else 0, whole=not pipe.use_det)
 
 
 class _Written:
@@ -741,14 +745,15 @@ def skipped_line(skipped: list[str]) -> str:
     return "; ".join(parts)
 
 
-def silent_line(silent: int, unread: int, model: str) -> str:
+def silent_line(silent: int, unread: int, model: str, whole: bool = False) -> str:
     """Why images gave no text though something in them looked like text: said once, in the
     summary and the notebook's view (a page of a script the model does not read comes back
     empty, not as an error)."""
     images = "1 image" if silent == 1 else f"{silent} images"
     regions = "1 region" if unread == 1 else f"{unread} regions"
-    return (f"{images} gave no text, though the detector found {regions} in "
-            f"{'it' if silent == 1 else 'them'}, each read as nothing or under --min-score "
+    found = (f"read whole (--no-det), {'it was' if silent == 1 else 'each was'}" if whole else
+             f"though the detector found {regions} in {'it' if silent == 1 else 'them'}, each")
+    return (f"{images} gave no text, {found} read as nothing or under --min-score "
             f"(print too faint or small, or a script {model!r} does not read: "
             "%train ocr-rec adds one from labelled crops)")
 
