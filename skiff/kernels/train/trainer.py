@@ -570,7 +570,8 @@ class Trainer(Inference, TrainerState):
             positive_int("steps", steps)
         _frame_alone(dataset, self.model)
         take = None
-        if steps is not None and is_stream(getattr(dataset, "dataset", dataset)):
+        streamed = is_stream(getattr(dataset, "dataset", dataset))
+        if steps is not None and streamed:
             take = int(steps) * self.grad_accum * batch_size
             if isinstance(val_split, (int, float)) and 0 < val_split < 1:  # held out of it
                 take = math.ceil(take / (1.0 - float(val_split)))
@@ -579,6 +580,19 @@ class Trainer(Inference, TrainerState):
             self.reporter.log(f"the stream's first {len(dataset)} samples read: {steps} steps "
                               f"x {self.grad_accum} x batch {batch_size}"
                               + (f", and the val_split {val_split}" if val_split else ""))
+        elif streamed and (epochs or 1) > 1:
+            # transformers refuses a stream without max_steps; skiff reads it once and
+            # replays it: said, since a generator drawing fresh augmentations each pass
+            # gives the same ones every epoch here (round 42 h13)
+            note = (f"the dataset is a stream without a length: its {len(dataset)} samples "
+                    f"were read once and each of the {epochs:g} epochs replays them (a "
+                    "generator's random augmentations are not drawn again); "
+                    "train(..., steps=N) reads on from the stream instead")
+            self.reporter.log(note, level="info")
+            from skiff.kernels.backend.report import NullReporter
+
+            if type(self.reporter) is NullReporter and getattr(self.reporter, "rank", 0) == 0:
+                warnings.warn(note, UserWarning, stacklevel=4)  # a script: nowhere else
         if val_dataset is not None:
             val_dataset = as_dataset(val_dataset, what="validation dataset")
         if len(dataset) == 0:
@@ -1242,6 +1256,7 @@ class Trainer(Inference, TrainerState):
             self.keep_checkpoints = keep
         run.best.note(run.step, value)
         run.best_path = run.best.rotate(run.strategy.is_root)
+        self._sweep_merged()  # the side files only the rotated-out ones listed (round 42)
         return path
 
     @staticmethod

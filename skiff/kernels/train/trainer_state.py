@@ -10,6 +10,8 @@ loads."""
 
 from __future__ import annotations
 
+import re
+import sys
 import warnings
 from pathlib import Path
 
@@ -33,6 +35,13 @@ WHOLE_MODEL = ("single", "dp", "zero1", "zero2")  # strategies whose ranks hold 
 # same layout); ep: a rank's dense weights and its own experts
 PER_RANK_BEST = ("tp", "pp", "hybrid", "ep")
 HISTORY_CHUNKS = 32  # side files of the history a checkpoint lists before they are joined
+_CHUNK = re.compile(r"^history-(\d{8,})-(\d{8,})\.npz$")
+
+
+def _chunk_span(name: str):
+    """``(start, end)`` rows of a history side file's name; None for another name."""
+    found = _CHUNK.match(name) if isinstance(name, str) else None
+    return (int(found.group(1)), int(found.group(2))) if found else None
 
 
 def _history_writer(strategy, reporter) -> bool:
@@ -44,6 +53,49 @@ def _history_writer(strategy, reporter) -> bool:
     if isinstance(rank, int):
         return rank == 0
     return int(getattr(reporter, "rank", 0) or 0) == 0
+
+
+def _global_rngs() -> dict:
+    """numpy's, Python's and (imported) torch's global generators, which a user's dataset draws its
+    augmentations from (``np.random.rand()`` in ``__getitem__``): transformers' checkpoints
+    keep them (``rng_state.pth``), so a resumed run draws what the uninterrupted one drew;
+    skiff's kept its own generator only, and a resume after step 5 was 1e-2 off in loss
+    from step 6 on (round 42 h13). One process: ranks draw their own."""
+    import random
+
+    npst = np.random.get_state(legacy=False)
+    version, inner, gauss = random.getstate()
+    kept = {"numpy": {"key": np.asarray(npst["state"]["key"], np.uint32),
+                      "pos": int(npst["state"]["pos"]), "has_gauss": int(npst["has_gauss"]),
+                      "gauss": float(npst["gauss"])},
+            "python": {"version": int(version), "state": np.asarray(inner, np.uint64),
+                       "gauss": None if gauss is None else float(gauss)}}
+    torch = sys.modules.get("torch")  # torchvision's transforms draw from torch's (CPU)
+    if torch is not None and hasattr(torch, "get_rng_state"):
+        kept["torch"] = np.asarray(torch.get_rng_state().numpy(), np.uint8).copy()
+    return kept
+
+
+def _set_global_rngs(saved) -> None:
+    """Put back what :func:`_global_rngs` kept (a checkpoint without it: nothing)."""
+    import random
+
+    if not isinstance(saved, dict):
+        return
+    npst = saved.get("numpy")
+    if isinstance(npst, dict) and "key" in npst:
+        np.random.set_state({"bit_generator": "MT19937",
+                             "state": {"key": np.asarray(npst["key"], np.uint32),
+                                       "pos": int(npst["pos"])},
+                             "has_gauss": int(npst["has_gauss"]),
+                             "gauss": float(npst["gauss"])})
+    torch = sys.modules.get("torch")
+    if torch is not None and saved.get("torch") is not None:
+        torch.set_rng_state(torch.from_numpy(np.array(saved["torch"], np.uint8)))
+    py = saved.get("python")
+    if isinstance(py, dict) and "state" in py:
+        random.setstate((int(py["version"]), tuple(int(v) for v in np.asarray(py["state"])),
+                         py.get("gauss")))
 
 
 class TrainerState:
@@ -60,7 +112,7 @@ class TrainerState:
             "model": model_state,
             "optimizer": st.optimizer_state_dict(self.optimizer),
             "scheduler": None if self.scheduler is None else self.scheduler.state_dict(),
-            "rng": {"train": train_random.get_state(self.rng)},
+            "rng": {"train": train_random.get_state(self.rng), **self._global_rngs_kept()},
             "data": loader.state_dict(),
             "step": step,
             "history": self._history_for_checkpoint(history),
@@ -108,37 +160,78 @@ class TrainerState:
                 state["early"]["base_left_out"] = True
         return state
 
+    def _global_rngs_kept(self) -> dict:
+        """numpy's and Python's generators (:func:`_global_rngs`): one process's as they
+        are; on several ranks, each rank's own (read back by the same world size only)."""
+        if self.strategy.world_size == 1:
+            return _global_rngs()
+        from .parallel.checkpoint import PerRank
+
+        return {"ranks": PerRank(_global_rngs())}
+
     def _history_for_checkpoint(self, history: list) -> dict:
         """The rows since the last checkpoint as a side file of the checkpoint folder
         (written once, by rank 0), and what the checkpoint stores instead of the whole
-        history: the side files so far (round 34; :func:`.checkpoint.write_history_chunk`)."""
+        history: the side files so far (round 34; :func:`.checkpoint.write_history_chunk`).
+
+        The side files are merged as a binary counter's bits (round 42 h13): the new rows
+        and every last file no longer than them go into one file, so a checkpoint lists
+        about log2(checkpoints) files and each row is written about log2 times. They were
+        joined only at 32 files, so 25 checkpoints kept 25 files (``keep_checkpoints=3``:
+        all listed by the newest); now 7. The files no checkpoint lists are removed at each
+        merge where checkpoints rotate out."""
         from .checkpoint import history_chunk_name, history_ref, sweep_history, write_history_chunk
 
         log = getattr(self, "_history_log", None)
         if log is None or log["rows"] is not history or log["n"] > len(history):
             log = {"rows": history, "n": 0, "chunks": []}  # a new run's history
         root = _history_writer(self.strategy, self.reporter)
-        join = len(history) > log["n"] and len(log["chunks"]) >= HISTORY_CHUNKS
-        if root and (join or not log.get("swept")):
+        start = log["n"]
+        merged = []
+        if len(history) > log["n"]:
+            if len(log["chunks"]) >= HISTORY_CHUNKS:
+                merged, log["chunks"] = log["chunks"], []
+                start = 0
+            while log["chunks"]:
+                span = _chunk_span(log["chunks"][-1])
+                if span is None or span[1] != start or span[1] - span[0] > len(history) - start:
+                    break
+                merged.append(log["chunks"].pop())
+                start = span[0]
+        rotating = self.keep_checkpoints is not None or bool(getattr(self, "keep_best", None))
+        dropped = log.setdefault("dropped", set())  # merged away, still listed by a kept one
+        if rotating:
+            dropped.update(merged)
+        if root and not log.get("swept"):
             # the side files no checkpoint in the folder lists are removed: at a run's (or a
             # resume's) first checkpoint, the files of a run before it into the same folder
-            # and of its own chunks before a resume; at each join, those the rotated-out
-            # checkpoints listed (round 34: only the latter, with keep < 32, were)
+            # and of its own chunks before a resume; after a merge, those of the merged
+            # files whose checkpoints rotated out (:meth:`_sweep_merged`; round 34: at each
+            # join of 32 only)
             sweep_history(self.checkpoint_dir)
             log["swept"] = True
-        if join:
-            # joined again into one file: a resume reads a few files, not one per checkpoint
-            # (300 side files: 1.1 s)
-            log = {"rows": history, "n": 0, "chunks": [], "swept": True}
         if len(history) > log["n"]:
             if root:
-                name = write_history_chunk(self.checkpoint_dir, history[log["n"]:], log["n"])
+                name = write_history_chunk(self.checkpoint_dir, history[start:], start)
             else:  # the same name: the other ranks' checkpoints list it too
-                name = history_chunk_name(log["n"], len(history))
+                name = history_chunk_name(start, len(history))
             log["chunks"].append(name)
             log["n"] = len(history)
         self._history_log = log
         return history_ref(log["chunks"], log["n"])
+
+    def _sweep_merged(self) -> None:
+        """After a checkpoint's rotation: remove the merged-away side files no checkpoint
+        lists any more (rank 0; nothing to do while none waits)."""
+        from .checkpoint import sweep_history
+
+        log = getattr(self, "_history_log", None)
+        dropped = None if log is None else log.get("dropped")
+        if not dropped or not _history_writer(self.strategy, self.reporter):
+            return
+        sweep_history(self.checkpoint_dir)
+        dropped.intersection_update(
+            [n for n in dropped if (Path(self.checkpoint_dir) / n).is_file()])
 
     def _restored_history(self, state: dict) -> list:
         """The history rows of a checkpoint's state (a list in checkpoints before round 34,
@@ -179,6 +272,8 @@ class TrainerState:
             self.checkpoint_dir, self._state(step, loader, history, val_history, early),
             step=step,
             keep=self.keep_checkpoints)
+        if self.keep_checkpoints is not None:  # rotated: keep_best's rotates in _checkpoint
+            self._sweep_merged()
         if path is not None:
             self.reporter.log(f"checkpoint {Path(path).name} at step {step}")
             self.reporter.info(checkpoint=str(path), checkpoint_step=step)
@@ -271,6 +366,8 @@ class TrainerState:
         elif state.get("precision") is not None:  # mixed, resumed in float32: the masters
             self._weights_from_masters(state["precision"])
         train_random.set_state(state["rng"]["train"], self.rng)
+        saved = state["rng"]
+        _set_global_rngs(saved if self.strategy.world_size == 1 else saved.get("ranks"))
         loader.load_state_dict(state["data"])
         self._restore_callbacks(state)
         return int(state["step"]), self._restored_history(state), \

@@ -55,7 +55,13 @@ def _same(got, want):
 def test_each_checkpoint_lists_side_files_written_once_and_loads_the_whole_history(tmp_path):
     whole = _trainer(tmp_path / "ck").train(_data(), steps=60)
     files = sorted(p.name for p in (tmp_path / "ck").glob("history-*"))
-    assert files == [f"history-{a:08d}-{a + 6:08d}.npz" for a in range(0, 60, 6)]
+    # merged as a binary counter (round 42 h13): 6-12 went into 0-12, ...; every file is
+    # listed by a checkpoint (keep_checkpoints=None), the newest lists 0-48 and 48-60
+    assert files == sorted(f"history-{a:08d}-{b:08d}.npz" for a, b in [
+        (0, 6), (0, 12), (12, 18), (0, 24), (24, 30), (24, 36), (36, 42), (0, 48),
+        (48, 54), (48, 60)])
+    newest = load_checkpoint(list_checkpoints(tmp_path / "ck")[-1])["history_ref"]["chunks"]
+    assert newest == ["history-00000000-00000048.npz", "history-00000048-00000060.npz"]
     sizes = [p.stat().st_size for p in list_checkpoints(tmp_path / "ck")]
     assert len(sizes) == 10 and max(sizes) - min(sizes) < 2048  # not growing with the rows
     for path in list_checkpoints(tmp_path / "ck"):
@@ -75,8 +81,10 @@ def test_a_run_resumed_mid_way_has_the_whole_runs_history_and_writes_on(tmp_path
     _same(rest.history, whole.history)
     state = load_checkpoint(tmp_path / "cut" / "step-00000060.npz")
     _same(state["history"], whole.history)
-    # 0-6, ..., 18-24, 24-27 (the stop's), then 27-30, ..., 54-60
-    assert is_history_ref(state["history_ref"]) and len(state["history_ref"]["chunks"]) == 11
+    # merged on across the resume (round 42 h13): 0-24, 24-27 (the stop's), 27-30, ...
+    # end as 0-48 and 48-60 (round 34: 11 files, one per checkpoint)
+    assert is_history_ref(state["history_ref"]) and state["history_ref"]["chunks"] == [
+        "history-00000000-00000048.npz", "history-00000048-00000060.npz"]
 
 
 def test_a_checkpoint_copied_without_its_history_still_loads(tmp_path):
@@ -120,8 +128,9 @@ def test_side_files_are_joined_every_so_often_and_the_unlisted_ones_removed(tmp_
         state = load_checkpoint(path)
         _same(state["history"], whole.history[:state["step"]])
         assert len(state["history_ref"]["chunks"]) <= 3
-    # saves at 6..60: joined at 24 (0-24), 42 (0-42), 60 (0-60); the files of 0-24's turn
-    # went at 60's join; those of 0-42's are listed by step 54
+    # saves at 6..60, merged as a binary counter (round 42 h13): 0-24 at 24, then 24-36
+    # and 36-42 at 42; 48's save finds 3 files and joins them all (0-48); 54 lists 0-48
+    # and 48-54, 60 0-48 and 48-60; the others went at the merges' sweeps
     assert sorted(p.name for p in where.glob("history-*")) == [
-        "history-00000000-00000042.npz", "history-00000000-00000060.npz",
-        "history-00000042-00000048.npz", "history-00000048-00000054.npz"]
+        "history-00000000-00000048.npz", "history-00000048-00000054.npz",
+        "history-00000048-00000060.npz"]

@@ -66,8 +66,13 @@ def test_a_resume_removes_the_files_from_before_its_last_join(tmp_path):
     ck = tmp_path / "ck"
     _trainer(ck, 2).train(_data(), steps=20)
     before = _files(ck)
-    stale = before - _listed(ck)   # chunks joined into history-0-18, listed by no checkpoint
-    assert stale, before
+    # round 42 (h13): the merges' sweeps leave no unlisted file behind now; one as a run
+    # killed between its write and its checkpoint's leaves
+    assert before == _listed(ck), sorted(before)
+    (ck / "history-00000000-00000014.npz").write_bytes(
+        (ck / sorted(before)[0]).read_bytes())
+    stale = _files(ck) - _listed(ck)
+    assert stale == {"history-00000000-00000014.npz"}
     _trainer(ck, 2, resume=True).train(_data(), steps=40)
     assert not (_files(ck) & stale), sorted(_files(ck) & stale)
     state = load_checkpoint(list_checkpoints(ck)[-1])

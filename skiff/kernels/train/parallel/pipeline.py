@@ -219,6 +219,7 @@ class PipelineParallel(DataParallel):
     frozen_base_checkpoints = True  # as tp: the trained parameters' pieces only
     load_checkpoint = TensorParallel.load_checkpoint
     _cut_from_whole = TensorParallel._cut_from_whole
+    _one_process_checkpoint = TensorParallel._one_process_checkpoint
     _with_own_frozen = TensorParallel._with_own_frozen
     _layout_record = TensorParallel._layout_record
 

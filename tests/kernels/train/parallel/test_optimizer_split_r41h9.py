@@ -214,7 +214,9 @@ def test_an_optimizer_instance_of_two_groups_under_tp_pp_ep(ranks_run):
     want, want_w = _torch_run(init)
     lrs = [0.01 * 0.5 ** (i // 3) for i in range(8)]  # the first group's, as StepLR steps
     for case, tol_loss, tol_w in (("tp", 2e-5, 3e-3), ("pp", 2e-5, 3e-3),
-                                  ("tp-bf16", 2e-2, 6e-2), ("dp-to-tp", 2e-5, 3e-3)):
+                                  ("tp-bf16", 2e-2, 6e-2), ("dp-to-tp", 2e-5, 3e-3),
+                                  # round 42 (h13): one process cut at 5, resumed split
+                                  ("one-to-tp", 2e-5, 3e-3), ("one-to-pp", 2e-5, 3e-3)):
         for got in ranks:
             np.testing.assert_allclose(got[f"{case}/loss"], want, atol=tol_loss, err_msg=case)
             np.testing.assert_allclose(got[f"{case}/lr"], lrs, rtol=1e-12, err_msg=case)
@@ -224,6 +226,10 @@ def test_an_optimizer_instance_of_two_groups_under_tp_pp_ep(ranks_run):
             # gradients move some of them otherwise (one process: up to 1.4e-3 off torch)
             assert np.abs(ranks[0][f"{case}/w/{k}"] - v).max() < min(tol_w, 0.5 * moved), \
                 (case, k)
+    for got in ranks:  # round 42 (h13): one bf16 process's checkpoint read under tp: each
+        # rank's masters are the one process's, cut (bit-equal); the run goes on as tp's own
+        assert float(got["one-to-tp-bf16/masters_off"]) == 0.0
+        np.testing.assert_allclose(got["one-to-tp-bf16/loss"], got["tp-bf16/loss"], atol=5e-3)
     # ep (round 42 h5: against torch, where it was one skiff process), fp32 and bf16-mixed,
     # each cut at step 5 and resumed
     from skiff.kernels.train.parallel.moe import gpt_moe
@@ -276,3 +282,15 @@ def test_ep_bf16_masters_cross_world_sizes(ranks_run):
             np.testing.assert_array_equal(v, one[k], err_msg=k)
         # the resumed run (one process's first 5 steps, ep's last 3) and ep's whole run
         np.testing.assert_allclose(got["one-to-ep/loss"], got["ep-bf16/loss"], atol=5e-3)
+
+
+@pytest.mark.mpi
+def test_augmentations_from_the_global_generators_resume_on_ranks(ranks_run):
+    """Round 42 (h13): each rank's numpy and Python generators (a dataset's random flips
+    and noise) go in its part of the sharded checkpoint and come back on resume: the run
+    cut at step 3 and resumed has the uninterrupted run's losses on both ranks (0.04 off
+    before, from step 4)."""
+    for r in (0, 1):
+        got = np.load(ranks_run / f"rank{r}.npz")
+        assert len(got["aug/whole"]) == len(got["aug/resumed"]) > 4
+        np.testing.assert_array_equal(got["aug/resumed"], got["aug/whole"])

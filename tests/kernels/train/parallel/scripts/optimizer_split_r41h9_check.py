@@ -5,6 +5,8 @@ Round 42 (h5): ep in bf16-mixed too (refused before), cut at step 5 and resumed 
 rank's experts' float32 masters in its pieces), its gradients clipped to norm 0.5; ep's
 bf16 checkpoint read by one process and one process's resumed under ep (the masters each
 reads, by name); dp's checkpoint resumed under tp (the groups' moments by name).
+Round 42 (h13): one process's checkpoint resumed under tp and pp (fp32) and tp (bf16-mixed);
+dp with augmentations from the global generators, cut at step 3 and resumed.
 
 usage: optimizer_split_r41h9_check.py DIR
 Each rank writes ``DIR/rank<r>.npz``: for each case, the losses, the lrs and (rank 0) the
@@ -18,6 +20,8 @@ the best checkpoint, ``best.json`` and the step folders kept, of both, and one p
 
 import json
 import os
+import random
+import shutil
 import signal
 import sys
 import types
@@ -129,6 +133,48 @@ def masters_across_world_sizes(root, out):
     out["one-to-ep/loss"] = np.array([h["loss"] for h in r.history])
 
 
+class Flips:
+    """Round 42 (h13): a dataset drawing its augmentations (flips, noise) from numpy's and
+    Python's global generators in ``__getitem__``, each rank its own."""
+
+    def __init__(self, n, seed, augment=True):
+        r = np.random.default_rng(seed)
+        self.y = r.integers(0, 2, n)
+        self.x = r.normal(size=(n, 1, 6, 6)).astype("f4") * 0.5
+        self.x[self.y == 1, :, :3] += 1.0
+        self.augment = augment
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, i):
+        x = self.x[i]
+        if self.augment:
+            if random.random() < 0.5:
+                x = x[..., ::-1]
+            x = x + np.random.normal(scale=0.1, size=x.shape).astype("f4")
+        return np.ascontiguousarray(x), self.y[i]
+
+
+def augmented(folder, stop_at=None, resume=False):
+    """dp on 2 ranks, validation every 2 steps, early stopping on val_accuracy (max) and
+    keep_best; cut at ``stop_at`` or resumed: the losses."""
+    rank = world().rank
+    np.random.seed(7 + rank)
+    random.seed(7 + rank)
+    skiff.seed(0)
+    m = skiff.nn.Sequential(skiff.nn.Conv2d(1, 2, 3, padding=1), skiff.nn.ReLU(),
+                            skiff.nn.Flatten(), skiff.nn.Linear(72, 2))
+    rep = Ranks()
+    rep.rank = rank
+    tr = skiff.Trainer(m, strategy="dp", lr=0.02, batch_size=8, seed=0, checkpoint_dir=folder,
+                       checkpoint_every=2, eval_every=2, monitor="val_accuracy", mode="max",
+                       early_stopping=3, keep_best=True, resume=resume, reporter=rep,
+                       callbacks=[lambda s: s["step"] == stop_at] if stop_at else None)
+    r = tr.train(Flips(32, 0), epochs=3, val_dataset=Flips(16, 1, augment=False))
+    return np.array([h["loss"] for h in r.history])
+
+
 class Stoppable(Ranks):
     """A SIGTERM asks the run to stop at its next step, as a job's worker does (a rank of a
     plain script would just die)."""
@@ -201,6 +247,38 @@ def main():
     out["dp-to-tp/lr"] = np.array([h["lr"] for h in r.history])
     if comm.rank == 0:
         out.update({f"dp-to-tp/w/{k}": v for k, v in w.items()})
+    # round 42 (h13): one process's checkpoint (step-N.npz) resumed under tp and pp, fp32
+    # and bf16-mixed (refused before: "resume with one process, dp or zero1/zero2")
+    for case, strategy, precision in (("one-to-tp", "tp", "32"), ("one-to-pp", "pp", "32"),
+                                      ("one-to-tp-bf16", "tp", "bf16-mixed")):
+        if comm.rank == 0:
+            run("single", precision, ck=root / f"ck-{case}", stop_at=5, one=True)
+            if precision != "32":  # its masters at step 5, and the checkpoint kept as it is
+                one = {n: m.numpy() for (n, _), m in zip(last.model.named_parameters(),
+                                                         last.mixed.master)}
+                shutil.copytree(root / f"ck-{case}", root / f"ck-{case}-5")
+        idle_barrier()
+        r, w = run(strategy, precision, ck=root / f"ck-{case}")
+        assert (r.resumed or {}).get("from_step") == 5, r.resumed
+        if precision != "32":  # each rank's masters as tp reads them: the one's, cut
+            one = comm.bcast_object(one if comm.rank == 0 else None, root=0)
+            read = last.strategy.load_checkpoint(root / f"ck-{case}-5")["precision"]["master"]
+            slicing = last.strategy._sliced().slicing
+            off = 0.0
+            for n, m in zip(last.strategy.names, read):
+                want = one[n]
+                if n in slicing:
+                    _, axis, index = slicing[n]
+                    want = want[(slice(None),) * axis + (index,)]
+                off = max(off, float(np.abs(np.asarray(m, np.float64) - want).max()))
+            out[f"{case}/masters_off"] = np.array(off)
+        out[f"{case}/loss"] = np.array([h["loss"] for h in r.history])
+        out[f"{case}/lr"] = np.array([h["lr"] for h in r.history])
+        if comm.rank == 0:
+            out.update({f"{case}/w/{k}": v for k, v in w.items()})
+    out["aug/whole"] = augmented(root / "aug-whole")
+    augmented(root / "aug-cut", stop_at=3)
+    out["aug/resumed"] = augmented(root / "aug-cut", resume=True)
     np.savez(Path(sys.argv[1]) / f"rank{comm.rank}.npz", **out)
     root = Path(sys.argv[1])
     res = {"one": keep("single", root / "one")} if comm.rank == 0 else {}
