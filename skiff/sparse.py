@@ -8,11 +8,13 @@ from skiff.kernels.train.core.sparse_r37 import (  # noqa: F401
     SparseCooTensor,
     addmm,
     is_sparse,
+    log_softmax,
     mm,
+    softmax,
     sparse_coo_tensor,
     spmm,
     sum,
 )
 
 __all__ = ["mm", "addmm", "sum", "sparse_coo_tensor", "spmm", "SparseCooTensor", "is_sparse",
-           "FloatTensor", "DoubleTensor"]
+           "FloatTensor", "DoubleTensor", "softmax", "log_softmax"]

@@ -15,6 +15,7 @@ from skiff.kernels.train.core.nn.conv_transpose_more import (  # noqa: F401
     conv_transpose2d,
 )
 from skiff.kernels.train.core.nn.embedding_bag import embedding_bag  # noqa: F401
+from skiff.kernels.train.core.nn.encoder import multi_head_attention_forward  # noqa: F401
 from skiff.kernels.train.core.nn.fold import fold, unfold  # noqa: F401
 from skiff.kernels.train.core.nn.fractional_pool_r29b import (  # noqa: F401
     fractional_max_pool2d,
@@ -165,4 +166,5 @@ __all__ = [*_real.__all__, "adaptive_max_pool2d", "pixel_shuffle", "pixel_unshuf
            "leaky_relu_", "relu_", "rrelu_", "selu_", "threshold_", "upsample",
            "upsample_bilinear", "upsample_nearest", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "max_pool3d_with_indices", "fractional_max_pool2d",
-           "adaptive_max_pool3d", "feature_alpha_dropout", "lp_pool3d"]
+           "adaptive_max_pool3d", "feature_alpha_dropout", "lp_pool3d",
+           "multi_head_attention_forward"]

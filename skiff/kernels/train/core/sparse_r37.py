@@ -18,7 +18,7 @@ from .autograd import Function, xp_of
 from .tensor import Tensor, tensor
 
 __all__ = ["SparseCooTensor", "sparse_coo_tensor", "spmm", "mm", "sum", "addmm", "is_sparse",
-           "FloatTensor", "DoubleTensor", "to_sparse"]
+           "FloatTensor", "DoubleTensor", "to_sparse", "softmax", "log_softmax"]
 
 
 def _sparse_module(xp):
@@ -252,6 +252,38 @@ def sum(input, dim=None):  # noqa: A001, A002 - torch's names
     return input.to_dense().sum(dim)
 
 
+def _sparse_softmax(input, dim, dtype, log):
+    if not isinstance(input, SparseCooTensor):
+        raise TypeError(f"sparse.{'log_' if log else ''}softmax takes a sparse COO tensor, got "
+                        f"{type(input).__name__} (a dense one: torch.softmax)")
+    if not -2 <= dim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [-2, 1], but got "
+                         f"{dim})")
+    sp = input.coalesce()
+    vals = sp._vals if dtype is None else sp._vals.to(dtype)
+    group = sp._idx[1 - dim % 2]  # entries sharing the other index normalize together
+    n = sp.shape[1 - dim % 2]
+    g = tensor(group)
+    v = vals.detach()  # each group's largest value: a constant shift, no gradient of its own
+    top = v.new_full((n,), -np.inf).scatter_reduce(0, g, v, "amax")
+    z = vals - top[g]
+    e = z.exp()
+    total = e.new_zeros((n,)).index_add(0, g, e)[g]
+    out = z - total.log() if log else e / total
+    return SparseCooTensor(sp._idx, out, sp.shape, coalesced=True)
+
+
+def softmax(input, dim, *, dtype=None):  # noqa: A002 - torch's name
+    """torch's ``sparse.softmax``: over the stored entries along ``dim`` (the others count as
+    -inf and stay unstored); differentiable in the values."""
+    return _sparse_softmax(input, dim, dtype, False)
+
+
+def log_softmax(input, dim, *, dtype=None):  # noqa: A002 - torch's name
+    """torch's ``sparse.log_softmax`` over the stored entries along ``dim``."""
+    return _sparse_softmax(input, dim, dtype, True)
+
+
 def _legacy(dtype, name):
     def make(indices, values, size=None):
         import warnings
@@ -281,3 +313,12 @@ def to_sparse(self, sparse_dim=None):
 
 
 Tensor.to_sparse = to_sparse
+
+
+def _strided_to_dense(self, dtype=None, *, masked_grad=None):
+    """torch's ``Tensor.to_dense()`` of a dense tensor: the tensor itself (code that densifies
+    what ``sparse.sum(dim=)`` and the like return)."""
+    return self if dtype is None else self.to(dtype)
+
+
+Tensor.to_dense = _strided_to_dense

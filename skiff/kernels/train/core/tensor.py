@@ -733,9 +733,13 @@ class Tensor:
     def swapdims(self, a, b):  # torch's other name
         return self.swapaxes(a, b)
 
-    def flatten(self, start_axis=0, end_axis=-1):
+    def flatten(self, start_axis=0, end_axis=-1, *, start_dim=None, end_dim=None):
         from .shape_error import wrap_dim
 
+        if start_dim is not None:  # torch's keywords (CLIP: x.flatten(start_dim=2))
+            start_axis = start_dim
+        if end_dim is not None:
+            end_axis = end_dim
         nd = self.ndim
         s, e = wrap_dim(start_axis, nd), wrap_dim(end_axis, nd)
         shape = self.shape[:s] + (int(np.prod(self.shape[s : e + 1])),) + self.shape[e + 1 :]

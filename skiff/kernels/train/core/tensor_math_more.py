@@ -195,12 +195,44 @@ def roll(self, shifts, dims=None):
     return out
 
 
-def repeat_interleave(self, repeats, dim=None, *, output_size=None):
-    if dim is None:
-        return repeat_interleave(self.reshape(-1), repeats, 0)
+def _repeat_counts(repeats, n=None):
+    """``repeats`` as a numpy integer vector, with torch's checks and words."""
     r = repeats._data if isinstance(repeats, _BASE["Tensor"]) else repeats
     r = np.asarray(r.get() if hasattr(r, "get") else r)
-    return _gather(self, dim % self.ndim, np.repeat(np.arange(self.shape[dim]), r))
+    if n is None and r.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if r.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if r.dtype.kind not in "iub":
+        raise NotImplementedError(f'"repeat_interleave_cpu" not implemented for '
+                                  f"'{'Float' if r.dtype.kind == 'f' else r.dtype}'")
+    if (r < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    if n is not None and r.ndim == 1 and r.shape[0] not in (1, n):
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {r.shape[0]} and input.size(0) = {n}")
+    return r
+
+
+def _check_output_size(idx, output_size):
+    if output_size is not None and int(output_size) != len(idx):
+        raise RuntimeError("allocated size does not match required size")
+
+
+def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+    """torch's ``repeat_interleave``; with no ``repeats`` (``torch.repeat_interleave(counts)``)
+    the indices ``0, 1, ...`` each repeated its count, as int64 (a graph's edge-to-node map)."""
+    if repeats is None:
+        r = _repeat_counts(self)
+        idx = np.repeat(np.arange(r.shape[0], dtype=np.int64), r)
+        _check_output_size(idx, output_size)
+        return _BASE["Tensor"](self.xp.asarray(idx), dtype=np.int64)
+    if dim is None:
+        return repeat_interleave(self.reshape(-1), repeats, 0, output_size=output_size)
+    r = _repeat_counts(repeats, self.shape[dim])
+    idx = np.repeat(np.arange(self.shape[dim]), r)
+    _check_output_size(idx, output_size)
+    return _gather(self, dim % self.ndim, idx)
 
 
 def tile(self, *dims):

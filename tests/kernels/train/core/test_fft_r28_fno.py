@@ -62,7 +62,7 @@ def _data(b=3, n=10):
     return np.concatenate([a, np.broadcast_to(grid, (b, n, n, 2))], -1), np.sin(a) + 0.1 * a * a
 
 
-def _train(lib, model, opt, steps=20):
+def _train(lib, model, opt, steps=12):
     x, y = _data()
     o = getattr(lib.optim, opt)(model.parameters(), lr=1e-2)
     xt, yt = lib.tensor(x), lib.tensor(y)

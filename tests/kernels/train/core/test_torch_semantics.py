@@ -109,7 +109,7 @@ def test_sdpa_old_causal_keyword_and_dropout():
     mask = torch.ones(4, 6, dtype=torch.bool).tril(diagonal=2)
     want = TF.scaled_dot_product_attention(T(Q), T(K6), T(V6), attn_mask=mask).numpy()
     np.testing.assert_allclose(got, want, **TOL)
-    with pytest.raises(ValueError, match="not both"):
+    with pytest.raises(RuntimeError, match="should not be set when is_causal=True"):
         F.scaled_dot_product_attention(S(Q), S(K), S(V), attn_mask=BOOL[:, :4], is_causal=True)
     x = S(np.ones((1, 1, 64, 8)), grad=True)
     out = F.scaled_dot_product_attention(x, x, x, dropout_p=0.5)

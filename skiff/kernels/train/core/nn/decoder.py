@@ -12,8 +12,7 @@ import numpy as np
 
 from ..default_dtype import default_float
 from ..tensor import Tensor
-from . import functional as F
-from .encoder import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer
+from .encoder import MultiheadAttention, TransformerEncoder, TransformerEncoderLayer, _activation_fn
 from .layers import Dropout, LayerNorm, Linear, _positive
 from .module import Module, ModuleList
 
@@ -29,8 +28,7 @@ class TransformerDecoderLayer(Module):
                  device=None, dtype=None, generator=None):
         super().__init__()
         dtype = default_float(dtype)
-        if activation not in ("relu", "gelu"):
-            raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
+        activation = _activation_fn(activation)
         kw = dict(dropout=dropout, bias=bias, batch_first=batch_first, generator=generator,
                   dtype=dtype)
         self.self_attn = MultiheadAttention(d_model, nhead, **kw)
@@ -62,7 +60,7 @@ class TransformerDecoderLayer(Module):
 
     def _ff(self, x):
         h = self.linear1(x)
-        h = h.relu() if self.activation == "relu" else F.gelu(h, approximate="none")
+        h = self.activation(h)
         return self.dropout3(self.linear2(self.dropout(h)))
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
@@ -84,8 +82,9 @@ class TransformerDecoder(Module):
 
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
-        if not isinstance(decoder_layer, TransformerDecoderLayer):
-            raise TypeError("TransformerDecoder repeats a TransformerDecoderLayer")
+        if not isinstance(decoder_layer, Module):  # torch's: any layer taking its arguments
+            raise TypeError(f"TransformerDecoder repeats a Module (a TransformerDecoderLayer or "
+                            f"alike), got {type(decoder_layer).__name__}")
         self.layers = ModuleList([copy.deepcopy(decoder_layer)
                                   for _ in range(_positive("num_layers", num_layers))])
         self.num_layers = num_layers

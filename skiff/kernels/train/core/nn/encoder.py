@@ -17,7 +17,7 @@ import numpy as np
 from ..default_dtype import default_float
 from ..tensor import Tensor
 from . import functional as F
-from .layers import Dropout, LayerNorm, Linear, _positive, normal_, uniform_
+from .layers import GELU, Dropout, LayerNorm, Linear, ReLU, _positive, normal_, uniform_
 from .module import Module, ModuleList, Parameter
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder"]
@@ -44,6 +44,7 @@ class MultiheadAttention(Module):
         if embed_dim % num_heads:
             raise ValueError(f"embed_dim {embed_dim} is not divisible by num_heads {num_heads}")
         self.dropout, self.batch_first = float(dropout), bool(batch_first)
+        self.head_dim = embed_dim // num_heads
         self.kdim = embed_dim if kdim is None else _positive("kdim", kdim)
         self.vdim = embed_dim if vdim is None else _positive("vdim", vdim)
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
@@ -99,7 +100,7 @@ class MultiheadAttention(Module):
             return y.transpose((1, 2, 0, 3))
 
         q, k, v = heads(q_in, wq, bq, L), heads(k_in, wk, bk, S), heads(v_in, wv, bv, S)
-        mask = self._mask(key_padding_mask, attn_mask, is_causal, N, L, S, q, h)
+        mask = self._mask(key_padding_mask, attn_mask, is_causal, N, L, S, q, h, unbatched)
         extra = []  # torch's add_bias_kv, then add_zero_attn: keys every query may attend
         if getattr(self, "bias_k", None) is not None:
             extra.append((self.bias_k.reshape(1, h, 1, d).expand(N, h, 1, d),
@@ -138,7 +139,7 @@ class MultiheadAttention(Module):
         return out, weights
 
     @staticmethod
-    def _mask(key_padding_mask, attn_mask, is_causal, N, L, S, like, h=None):
+    def _mask(key_padding_mask, attn_mask, is_causal, N, L, S, like, h=None, unbatched=None):
         """One additive mask broadcastable to (N, h, L, S) (0 or -inf, or a float mask's
         values), or None; ``attn_mask`` may be (L, S) or torch's (N * h, L, S)."""
         xp, dtype = like.xp, like.dtype
@@ -151,24 +152,55 @@ class MultiheadAttention(Module):
         if key_padding_mask is not None:
             kp = key_padding_mask._data if isinstance(key_padding_mask, Tensor) else \
                 xp.asarray(key_padding_mask)
+            _mask_dtype(kp, "key_padding_mask")
+            if unbatched is not None and kp.ndim != (1 if unbatched else 2):
+                kind = "unbatched (2-D)" if unbatched else "batched (3-D)"
+                raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be "
+                                     f"`None` or {1 if unbatched else 2}-D but found "
+                                     f"{kp.ndim}-D tensor instead")
             if kp.ndim == 1:
                 kp = kp[None]
-            if kp.shape != (N, S):
-                raise ValueError(f"key_padding_mask must have shape (N, S) = {(N, S)}, got "
-                                 f"{tuple(kp.shape)}")
+            for i, want in enumerate((N, S)):  # torch's words (AssertionError), then skiff's
+                if kp.shape[i] != want:
+                    raise AssertionError(
+                        f"Expected key_padded_mask.shape[{i}] to be {want}, but got "
+                        f"{kp.shape[i]} (key_padding_mask must have shape (N, S) = {(N, S)}, "
+                        f"got {tuple(kp.shape)})")
             add(_additive(xp, kp, dtype)[:, None, None, :])
         if attn_mask is not None:
             am = attn_mask._data if isinstance(attn_mask, Tensor) else xp.asarray(attn_mask)
-            if h is not None and am.shape == (N * h, L, S):
+            _mask_dtype(am, "attn_mask")
+            if am.ndim == 3 and h is not None and am.shape == (N * h, L, S):
                 add(_additive(xp, am, dtype).reshape(N, h, L, S))
-            elif am.shape != (L, S):
-                raise ValueError(f"attn_mask must have shape (L, S) = {(L, S)} or (N * "
-                                 f"num_heads, L, S), got {tuple(am.shape)}")
-            else:
+            elif am.ndim == 2 and am.shape == (L, S):
                 add(_additive(xp, am, dtype)[None, None])
+            elif am.ndim in (2, 3):
+                want = (L, S) if am.ndim == 2 else (N * (h or 1), L, S)
+                raise RuntimeError(f"The shape of the {am.ndim}D attn_mask is "
+                                   f"torch.Size({list(am.shape)}), but should be {want}.")
+            elif unbatched is not None:
+                kind = "unbatched (2-D)" if unbatched else "batched (3-D)"
+                raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, "
+                                     f"2-D or 3-D but found {am.ndim}-D tensor instead")
+            else:
+                raise RuntimeError(f"attn_mask's dimension {am.ndim} is not supported")
         if is_causal:
             add(xp.triu(xp.full((L, S), -np.inf, dtype=dtype), k=1)[None, None])
         return None if total is None else Tensor(total, dtype=dtype)  # a float64 mask stays
+
+
+def _mask_dtype(mask, name):
+    """torch's ``_canonical_mask``: a mask is boolean (True = not allowed) or additive floats;
+    integers (a 0/1 padding mask) are refused, not added as they are."""
+    if mask.dtype != bool and mask.dtype.kind not in "fc":
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+
+
+def _check_masks(**masks):
+    """The dtype check of torch's layers, in their argument names."""
+    for name, m in masks.items():
+        if m is not None:
+            _mask_dtype(m._data if isinstance(m, Tensor) else np.asarray(m), name)
 
 
 def _additive(xp, mask, dtype):
@@ -176,6 +208,30 @@ def _additive(xp, mask, dtype):
     if mask.dtype == bool:
         return xp.where(mask, xp.asarray(-np.inf, dtype=dtype), xp.asarray(0, dtype=dtype))
     return mask.astype(dtype)
+
+
+def _activation_fn(activation):
+    """torch's ``activation`` of the transformer layers: "relu"/"gelu" become ``F.relu``/
+    ``F.gelu``; any callable (``F.silu``, an ``nn.GELU("tanh")`` module: then a submodule, as
+    torch's) is kept as it is."""
+    if isinstance(activation, str):
+        if activation == "relu":
+            return F.relu
+        if activation == "gelu":
+            return F.gelu
+        raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+    if not callable(activation):
+        raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+    return activation
+
+
+def _relu_or_gelu(activation):
+    """torch's ``activation_relu_or_gelu``: 1 for ReLU, 2 for GELU, 0 for anything else."""
+    if activation is F.relu or isinstance(activation, ReLU):
+        return 1
+    if activation is F.gelu or isinstance(activation, GELU):
+        return 2
+    return 0
 
 
 class TransformerEncoderLayer(Module):
@@ -187,8 +243,7 @@ class TransformerEncoderLayer(Module):
                  generator=None, dtype=None):
         super().__init__()
         dtype = default_float(dtype)
-        if activation not in ("relu", "gelu"):
-            raise ValueError(f"activation must be 'relu' or 'gelu', got {activation!r}")
+        activation = _activation_fn(activation)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                             batch_first=batch_first, generator=generator,
                                             dtype=dtype)
@@ -203,6 +258,7 @@ class TransformerEncoderLayer(Module):
         self.dropout1 = Dropout(dropout, generator=generator)
         self.dropout2 = Dropout(dropout, generator=generator)
         self.activation = activation
+        self.activation_relu_or_gelu = _relu_or_gelu(activation)
 
     def _sa(self, x, attn_mask, key_padding_mask, is_causal):
         y, _ = self.self_attn(x, x, x, key_padding_mask=key_padding_mask, need_weights=False,
@@ -211,10 +267,11 @@ class TransformerEncoderLayer(Module):
 
     def _ff(self, x):
         h = self.linear1(x)
-        h = h.relu() if self.activation == "relu" else F.gelu(h, approximate="none")
+        h = self.activation(h)
         return self.dropout2(self.linear2(self.dropout(h)))
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        _check_masks(src_key_padding_mask=src_key_padding_mask, src_mask=src_mask)
         x = src
         if self.norm_first:
             x = x + self._sa(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -234,17 +291,71 @@ class TransformerEncoder(Module):
 
         # torch's fast-path switches: skiff has no nested tensors; accepted for torch's code
         self.enable_nested_tensor, self.mask_check = enable_nested_tensor, mask_check
-        if not isinstance(encoder_layer, TransformerEncoderLayer):
-            raise TypeError("TransformerEncoder repeats a TransformerEncoderLayer")
+        self.use_nested_tensor = enable_nested_tensor  # torch's flag (skiff never nests)
+        if not isinstance(encoder_layer, Module):  # torch's: any layer taking its arguments
+            raise TypeError(f"TransformerEncoder repeats a Module (a TransformerEncoderLayer or "
+                            f"alike), got {type(encoder_layer).__name__}")
         self.layers = ModuleList([copy.deepcopy(encoder_layer)
                                   for _ in range(_positive("num_layers", num_layers))])
         self.num_layers = num_layers
         self.norm = norm
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=False):
+        _check_masks(src_key_padding_mask=src_key_padding_mask, mask=mask)
         x = src
         for layer in self.layers:
             x = layer(x, src_mask=mask, src_key_padding_mask=src_key_padding_mask,
                       is_causal=is_causal)
         return self.norm(x) if self.norm is not None else x
 
+
+
+class _MhaArgs:
+    """The attributes ``MultiheadAttention.forward`` reads, from the functional's arguments."""
+
+    _mask = staticmethod(MultiheadAttention._mask)
+    batch_first = False
+
+    def __init__(self, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                 dropout_p, out_proj_weight, out_proj_bias, training, q, k, v):
+        self.num_heads, self.in_proj_bias = num_heads, in_proj_bias
+        self.in_proj_weight = in_proj_weight if q is None else None
+        self.q_proj_weight, self.k_proj_weight, self.v_proj_weight = q, k, v
+        self.bias_k, self.bias_v, self.add_zero_attn = bias_k, bias_v, add_zero_attn
+        self.dropout, self.training = float(dropout_p), bool(training)
+        self.out_proj = lambda t: F.linear(t, out_proj_weight, out_proj_bias)
+        self.attn_dropout = lambda p: F.dropout(p, self.dropout, self.training)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """torch's ``F.multi_head_attention_forward`` (sequence-first (L, N, E) or unbatched
+    (L, E) inputs; OpenAI CLIP's attention pooling calls it with separate projections): the
+    computation of ``nn.MultiheadAttention`` on the weights given."""
+    if static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: static_k/static_v are not "
+                                  "supported here")
+    if query.shape[-1] != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {query.shape[-1]}")
+    if use_separate_proj_weight:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is True but q_proj_weight, "
+                                 "k_proj_weight or v_proj_weight is None")
+    else:
+        q_proj_weight = k_proj_weight = v_proj_weight = None
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+    args = _MhaArgs(num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                    dropout_p, out_proj_weight, out_proj_bias, training, q_proj_weight,
+                    k_proj_weight, v_proj_weight)
+    return MultiheadAttention.forward(args, query, key, value,
+                                      key_padding_mask=key_padding_mask,
+                                      need_weights=need_weights, attn_mask=attn_mask,
+                                      average_attn_weights=average_attn_weights,
+                                      is_causal=is_causal)

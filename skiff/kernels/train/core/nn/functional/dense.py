@@ -299,7 +299,8 @@ def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
     offset = k.shape[-2] - q.shape[-2] if causal else 0
     is_causal = bool(is_causal if causal is None else causal)
     if is_causal and attn_mask is not None:
-        raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal, not both")
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True (give attn_mask or is_causal, not both)")
     mask = None if attn_mask is None else _additive_mask(attn_mask, q)
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p!r}")
