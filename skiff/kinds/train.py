@@ -199,7 +199,8 @@ def COMMAND(p):
     p.add_argument("--eval", dest="eval", default=None, metavar="FILE",
                    help="held-out JSONL ({\"messages\": [...]} or {\"text\": ...} rows; an "
                         "\"answer\" adds exact match, \"choices\" multiple choice) evaluated "
-                        "during training: eval_loss, eval_perplexity, ... as metrics")
+                        "during training: eval_loss (eval_nll for an MoE with the router's "
+                        "balancing loss), eval_perplexity, ... as metrics")
     p.add_argument("--eval-every", type=positive_int, default=None, metavar="N",
                    help="evaluate --eval, and validate --val-split's share, every N steps "
                         "(default: --eval before and after training, the share at each "
@@ -1228,8 +1229,10 @@ class TrainKind(Kind):
             else:
                 lines.append(f"resumed from step {at}")
         notes = [str(n) for n in result.get("notes") or []]
-        for note in notes[:6]:  # what reading the data decided (and the Trainer's warnings)
-            lines.append(f"warning: {note}" if note.startswith(("early_stopping=", "keep_best "))
+        warned = ("early_stopping=", "keep_best ", "hf-adapter: ")
+        for note in [*notes[:6], *(n for n in notes[6:] if n.startswith("hf-adapter: "))]:
+            # what reading the data decided (and the Trainer's / the saved adapter's warnings)
+            lines.append(f"warning: {note}" if note.startswith(warned)
                          else f"data: {note}")
         if any(n.startswith("classes imbalanced") for n in notes) and \
                 not any("(--class-weight)" in n for n in notes):

@@ -284,12 +284,29 @@ def train_parts(parts: dict, config: dict, reporter):
                 from skiff.kernels.train.models.lora import save_adapter
 
                 adapter = Path(run_dir) / "hf-adapter"
-                save_adapter(model, adapter)
+                result.notes.extend(_adapter_warnings(save_adapter, model, adapter))
                 reporter.artifact("LoRA adapter (peft layout)", adapter, kind="folder")
             result = CheckpointTrainResult.of(result, hf_model=str(folder),
                                               hf_adapter=adapter and str(adapter))
     _report_curve(result, reporter)
     return result
+
+
+def _adapter_warnings(save_adapter, model, folder: Path) -> list[str]:
+    """Save the adapter; what it warned (round 42 h17: peft reading an MoE's MLP targets as
+    the routed experts' weights) as notes for the job's summary, said again as a warning
+    (the CLI prints it on stderr, as before)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        save_adapter(model, folder)
+    notes = []
+    for w in seen:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if issubclass(w.category, UserWarning):
+            notes.append(f"hf-adapter: {w.message}")
+    return notes
 
 
 @dataclass

@@ -80,8 +80,15 @@ def test_bf16_mixed_clips_the_masters():
     np.testing.assert_allclose(got["losses"], losses, rtol=1e-2)
 
 
+@pytest.fixture(scope="module")
+def launched():
+    """dp and zero2 in one launch (round 42 h17: a launch each paid two interpreters)."""
+    return run_mpi(2, SCRIPT, "dp,zero2", timeout=150)
+
+
 @pytest.mark.mpi
 @pytest.mark.parametrize("strategy", ["dp", "zero2"])
-def test_two_ranks_clip_the_averaged_gradient(strategy):
-    for got in run_mpi(2, SCRIPT, strategy, timeout=150):
-        _check(got, 2)
+def test_two_ranks_clip_the_averaged_gradient(strategy, launched):
+    assert sorted(r["rank"] for r in launched) == [0, 1]
+    for got in launched:
+        _check(got[strategy], 2)
