@@ -397,6 +397,8 @@ def _prepared(kind: str, words, *, values, cell, user_ns, prog, front, typed):
     runner = choose_runner(where["np"], where["runner"], where["launcher"])
     if kind in ("generate", "chat"):  # a train job's id or --name stands for its folder
         job_folder(values, user_ns)
+    if kind == "ocr":  # --rec-model JOB: a fine-tune's id or --name, as `jobs ls` shows it
+        model_job_folders(values)
     asked = dict(values)  # prepare may change them
     start = time.perf_counter()
     request = k.prepare(values, cell=cell, user_ns=user_ns, where=runner)
@@ -428,6 +430,24 @@ def job_folder(values: dict, user_ns: dict | None = None) -> None:
         values["model"] = str(find_run_dir(model))
     except KeyError:
         pass  # neither: the kind says what DIR must be
+
+
+def model_job_folders(values: dict) -> None:
+    """``ocr --rec-model JOB`` (and ``--det-model``): a job's id or ``--name``, as ``jobs
+    ls`` shows it, that is no file or folder stands for its run folder (the kind finds the
+    model the fine-tune wrote in it, or says it wrote none). Anything else is left for the
+    kind to judge ("no such file")."""
+    from skiff.jobs.store import find_run_dir
+
+    for key in ("rec_model", "det_model"):
+        given = values.get(key)
+        if not isinstance(given, str) or not given or os.sep in given \
+                or given.lower().endswith(".onnx") or os.path.exists(os.path.expanduser(given)):
+            continue
+        try:
+            values[key] = str(find_run_dir(given))
+        except KeyError:
+            pass
 
 
 def _parsed(kind: str, words, *, values, cell, user_ns, prog, front, typed):

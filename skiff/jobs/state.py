@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from .events import FINAL, STATUSES
+from .series import Series
 
 __all__ = ["JobState"]
 
@@ -80,7 +81,9 @@ class JobState:
     split: bool = False  # the ranks share the work: done and total are the whole job's
     unit: str = "step"
     message: str | None = None
-    metrics: dict[str, list[tuple[int | None, float, float]]] = field(default_factory=dict)
+    # each metric's points (step, value, t) in a list-like Series (skiff/jobs/series.py)
+    metrics: dict[str, Series | list[tuple[int | None, float, float]]] = field(
+        default_factory=dict)
     logs: list[tuple[float, str, str]] = field(default_factory=list)
     artifacts: list[dict] = field(default_factory=list)
     info: dict = field(default_factory=dict)
@@ -124,7 +127,8 @@ class JobState:
             name = event.get("name", "?")
             series = self.metrics.get(name) if type(name) is str else None
             if series is None:
-                series = self.metrics.setdefault(_text(name), [])
+                # flat columns, not a tuple a point (~150 bytes: round 42)
+                series = self.metrics.setdefault(_text(name), Series())
             step = event.get("step")
             step = step if type(step) is int else None
             series.append((step, value, t))

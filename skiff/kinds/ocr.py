@@ -123,15 +123,41 @@ def _file(option: str, value: str | None) -> str | None:
     if option.endswith("-model") and os.path.isdir(path):  # a fine-tune's -o folder
         from skiff.kernels.ocr.models import model_file
 
+        which = "det" if option == "--det-model" else "rec"
         try:
-            path = str(model_file(path, "det" if option == "--det-model" else "rec"))
+            path = str(model_file(path, which))
         except IsADirectoryError as exc:
+            job = _run_folder_kind(path)
+            if job is not None:  # a job's id or run folder that holds no such model
+                raise ValueError(f"{option}: the {job} job {os.path.basename(path)} "
+                                 f"({path}) wrote no "
+                                 f"{which}.onnx (it has not finished, it failed, or it "
+                                 "trains no OCR model): give a `train ocr-rec` job that "
+                                 "ended, or an .onnx file") from None
             raise ValueError(f"{option}: {exc}") from None
     if not os.path.isfile(path):
-        raise ValueError(f"{option}: no such file, got {value!r}")
+        raise ValueError(f"{option}: no such file, got {value!r} (an .onnx file, the folder "
+                         "`train ocr-rec --out DIR` wrote, or that job's id as `jobs ls` "
+                         "shows it)")
     if option.endswith("-model") and not path.lower().endswith(".onnx"):
         raise ValueError(f"{option}: an ONNX model file (.onnx) is expected, got {value!r}")
     return path
+
+
+def _run_folder_kind(path: str) -> str | None:
+    """``train ocr-rec`` (kind and model) where ``path`` is a job's run folder, else None."""
+    import json
+
+    try:
+        with open(os.path.join(path, "config.json"), encoding="utf-8") as fh:
+            meta = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict) or not isinstance(meta.get("kind"), str):
+        return None
+    model = (meta.get("config") or {}).get("model") if isinstance(meta.get("config"),
+                                                                  dict) else None
+    return f"{meta['kind']} {model}" if isinstance(model, str) else meta["kind"]
 
 
 # what --out writes: the text, a page's rows as CSV, else a JSON line per image
@@ -632,6 +658,17 @@ class OcrKind(Kind):
                                  "paths as written)")
         config["resume_from"] = results_file(config, job.run_dir)
         return config
+
+    def check_launch(self, config: dict, *, ranks: int) -> str | None:
+        """``--device auto`` is resolved at launch and the job gets the device: kept as
+        ``device_asked`` so its log says why (``on cpu (auto: no GPU, ...)``, not ``(as
+        asked)``)."""
+        from skiff.kernels.backend.devices import DEFAULT_DEVICE
+
+        asked = config.get("device")
+        if str(DEFAULT_DEVICE if asked is None else asked).strip().lower() == DEFAULT_DEVICE:
+            config["device_asked"] = DEFAULT_DEVICE
+        return None
 
     def launch_device(self, spec: str | None, *, ranks: int = 1,
                       gpus: int | None = None) -> tuple[str, str]:

@@ -363,6 +363,20 @@ def _new_pipeline(config: dict) -> OcrPipeline:
                                if config.get("det_params") else None))
 
 
+def device_reason(config: dict, pipe) -> str:
+    """Why the job reads on ``pipe.device``: a job launched with ``--device auto`` gets the
+    device resolved at launch (its config's ``device_asked`` says auto was asked), which
+    the pipeline would call "as asked"; it is said as auto's reason instead."""
+    reason = pipe.device_reason
+    if reason == "as asked" and str(config.get("device_asked") or "").lower() == "auto":
+        from .engine import resolve_ocr_device
+
+        device, why = resolve_ocr_device("auto")
+        if device == pipe.device:
+            return why
+    return reason
+
+
 def run(config: dict, reporter) -> OcrRun:
     """Read every input and report progress per image; see the module docstring."""
     pipe = _pipeline(config)
@@ -413,10 +427,11 @@ def run(config: dict, reporter) -> OcrRun:
             split()
     if images is None:  # a PDF or TIFF of several pages gives one result per page
         total = sum(count_pages(_at(p, cwd)) for p in items)
-    reporter.info(device=pipe.device, device_reason=pipe.device_reason, images=len(items),
+    reason = device_reason(config, pipe)
+    reporter.info(device=pipe.device, device_reason=reason, images=len(items),
                   **{f"model_{k}": v for k, v in pipe.models.describe().items()})
     reporter.log(f"OCR of {len(items)} images with {pipe.models.name} on {pipe.device} "
-                 f"({pipe.device_reason})")
+                 f"({reason})")
     overlays = int(config.get("overlays", 4))
     kept = OcrResults()
     n = errors = lines = silent = unread = 0

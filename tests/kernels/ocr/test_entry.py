@@ -142,7 +142,7 @@ def test_grammar_checks_and_config(folder):
 
 
 @pytest.mark.slow
-def test_cli_json_and_jsonl(folder, tmp_path, runs_dir):
+def test_cli_json_and_jsonl(folder, tmp_path, runs_dir, capsys):
     d, truth = folder
     out = tmp_path / "x.jsonl"
     env = {**os.environ, "SKIFF_RUNS": str(runs_dir), "OPENBLAS_NUM_THREADS": "1",
@@ -157,8 +157,9 @@ def test_cli_json_and_jsonl(folder, tmp_path, runs_dir):
     assert len(lines) == 1
     _check_line(json.loads(lines[0]))
     assert json.loads(lines[0])["text"] == truth["0-clean.png"]
-    bad = subprocess.run([sys.executable, "-m", "skiff", "ocr", "nowhere/*.png"],
-                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    from tests.cli.in_process import run_main  # a refusal: no new interpreter (~1 CPU s)
+
+    bad = run_main("ocr", "nowhere/*.png", capsys=capsys)
     assert bad.returncode == 2 and "nowhere" in bad.stderr
 
 
