@@ -7,7 +7,6 @@ resume from the newest checkpoint (and from an older kept one) must give again."
 
 from __future__ import annotations
 
-import json
 import shutil
 
 import numpy as np
@@ -16,6 +15,8 @@ from skiff import nn
 from skiff.kernels.train.checkpoint import list_checkpoints, load_checkpoint
 from skiff.kernels.train.core import random as train_random
 from skiff.kernels.train.trainer import Trainer
+
+from .kept_checkpoints import listed_history
 
 
 def _data(n=32):
@@ -31,25 +32,6 @@ def _trainer(where, **kw):
                    checkpoint_every=1, keep_checkpoints=3, **kw)
 
 
-def _listed(folder) -> set:
-    found = set()
-
-    def walk(t):
-        if isinstance(t, dict):
-            if t.get("format") == "skiff-history/1":
-                found.update(t["chunks"])
-            for v in t.values():
-                walk(v)
-        elif isinstance(t, list):
-            for v in t:
-                walk(v)
-
-    for path in list_checkpoints(folder):
-        with np.load(path) as z:
-            walk(json.loads(bytes(z["__meta__"]).decode())["state"])
-    return found
-
-
 def _rows(history):
     return [(r["step"], r["loss"]) for r in history]
 
@@ -62,7 +44,7 @@ def test_13_checkpoints_keep_a_few_history_files_and_resume_exactly(tmp_path):
     files = {p.name for p in ck.glob("history-*.npz")}
     # 13 = 1101b: the newest lists 0-8, 8-12, 12-13; 11 and 12 add 8-10 and 10-11
     assert len(list_checkpoints(ck)) == 3
-    assert files == _listed(ck) and len(files) == 5, sorted(files)   # round 41: 13
+    assert files == listed_history(ck) and len(files) == 5, sorted(files)   # round 41: 13
     newest = load_checkpoint(list_checkpoints(ck)[-1])
     assert newest["history_ref"]["chunks"] == [
         "history-00000000-00000008.npz", "history-00000008-00000012.npz",
@@ -79,4 +61,4 @@ def test_13_checkpoints_keep_a_few_history_files_and_resume_exactly(tmp_path):
         state = load_checkpoint(list_checkpoints(where)[-1])
         assert "history_note" not in state
         assert _rows(state["history"]) == _rows(whole.history)
-        assert {p.name for p in where.glob("history-*.npz")} <= _listed(where)
+        assert {p.name for p in where.glob("history-*.npz")} <= listed_history(where)

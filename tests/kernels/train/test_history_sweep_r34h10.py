@@ -7,7 +7,6 @@ read here from its JSON with numpy; the joins come every 4 files (patched from 3
 
 from __future__ import annotations
 
-import json
 import shutil
 
 import numpy as np
@@ -18,6 +17,8 @@ from skiff.kernels.train import trainer_state
 from skiff.kernels.train.checkpoint import list_checkpoints, load_checkpoint, sweep_history
 from skiff.kernels.train.core import random as train_random
 from skiff.kernels.train.trainer import Trainer
+
+from .kept_checkpoints import listed_history
 
 
 @pytest.fixture(autouse=True)
@@ -42,36 +43,16 @@ def _files(folder) -> set:
     return {p.name for p in folder.glob("history-*.npz")}
 
 
-def _listed(folder) -> set:
-    """The side files the checkpoints in ``folder`` list (their JSON, read with numpy)."""
-    found = set()
-
-    def walk(t):
-        if isinstance(t, dict):
-            if t.get("format") == "skiff-history/1":
-                found.update(t["chunks"])
-            for v in t.values():
-                walk(v)
-        elif isinstance(t, list):
-            for v in t:
-                walk(v)
-
-    for path in list_checkpoints(folder):
-        with np.load(path) as z:
-            walk(json.loads(bytes(z["__meta__"]).decode())["state"])
-    return found
-
-
 def test_a_resume_removes_the_files_from_before_its_last_join(tmp_path):
     ck = tmp_path / "ck"
     _trainer(ck, 2).train(_data(), steps=20)
     before = _files(ck)
     # round 42 (h13): the merges' sweeps leave no unlisted file behind now; one as a run
     # killed between its write and its checkpoint's leaves
-    assert before == _listed(ck), sorted(before)
+    assert before == listed_history(ck), sorted(before)
     (ck / "history-00000000-00000014.npz").write_bytes(
         (ck / sorted(before)[0]).read_bytes())
-    stale = _files(ck) - _listed(ck)
+    stale = _files(ck) - listed_history(ck)
     assert stale == {"history-00000000-00000014.npz"}
     _trainer(ck, 2, resume=True).train(_data(), steps=40)
     assert not (_files(ck) & stale), sorted(_files(ck) & stale)
@@ -92,7 +73,7 @@ def test_a_second_run_into_the_same_folder_removes_the_first_runs_files(tmp_path
         return a % 3 == 0 and b % 3 == 0
 
     assert not {n for n in left & first if not second_runs(n)}, sorted(left)
-    assert left <= _listed(ck) | {n for n in left if second_runs(n)}
+    assert left <= listed_history(ck) | {n for n in left if second_runs(n)}
     state = load_checkpoint(list_checkpoints(ck)[-1])
     assert "history_note" not in state and len(state["history"]) == 30
 
@@ -101,7 +82,7 @@ def test_the_sweep_keeps_what_a_checkpoint_lists_and_removes_nothing_when_one_is
         tmp_path):
     ck = tmp_path / "ck"
     _trainer(ck, 2, keep=None).train(_data(), steps=12)
-    listed = _listed(ck)
+    listed = listed_history(ck)
     stray = ck / "history-00000000-00000999.npz"
     shutil.copy(ck / sorted(listed)[0], stray)
     (ck / "step-00000099.npz").write_bytes(b"not a zip")   # damaged: lists we know not what
