@@ -7,12 +7,15 @@ loops in Python.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["ILU0"]
 
 _JIT: dict = {}
+_JIT_LOCK = threading.Lock()
 
 
 def _ilu0_factor(indptr, indices, data, diag):
@@ -59,16 +62,20 @@ def _ilu0_solve(indptr, indices, data, diag, r, out):
 
 
 def _kernels():
-    if not _JIT:
-        from skiff.kernels.backend import numba_available
+    # built once under a lock and put in whole: ranks on threads building at once saw a
+    # half-filled table (``KeyError: 'solve'`` on one rank, round 42's CI)
+    with _JIT_LOCK:
+        if not _JIT:
+            from skiff.kernels.backend import numba_available
 
-        if numba_available():
-            from numba import njit
+            if numba_available():
+                from numba import njit
 
-            _JIT["factor"] = njit(cache=True)(_ilu0_factor)
-            _JIT["solve"] = njit(cache=True)(_ilu0_solve)
-        else:   # plain Python: slow, but the same numbers
-            _JIT["factor"], _JIT["solve"] = _ilu0_factor, _ilu0_solve
+                kernels = {"factor": njit(cache=True)(_ilu0_factor),
+                           "solve": njit(cache=True)(_ilu0_solve)}
+            else:   # plain Python: slow, but the same numbers
+                kernels = {"factor": _ilu0_factor, "solve": _ilu0_solve}
+            _JIT.update(kernels)
     return _JIT["factor"], _JIT["solve"]
 
 
