@@ -23,6 +23,13 @@ def load_ipython_extension(ipython) -> None:
 def _display_job(job) -> None:
     from skiff.widgets.display import display_job
 
+    shown = job.__dict__.pop("_shown_in_cell", None)
+    if shown is not None:  # the magic that started it showed it before it started: once
+        from IPython import get_ipython
+
+        ip = get_ipython()
+        if ip is not None and shown == ip.execution_count:
+            return
     display_job(job)
 
 

@@ -96,7 +96,8 @@ class Series(Sequence):
 
     def __eq__(self, other) -> bool:
         if isinstance(other, (Series, list, tuple)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+            return len(self) == len(other) and all(
+                _same_point(a, b) for a, b in zip(self, other))
         return NotImplemented
 
     __hash__ = None
@@ -108,3 +109,18 @@ class Series(Sequence):
         """Bytes the columns hold (the odd points not counted)."""
         return sum(a.itemsize * len(a) for a in (self._steps, self._values, self._times,
                                                  self._flags))
+
+
+def _same(a, b) -> bool:
+    # A list of points compares each point's parts by identity first: the NaN it holds is
+    # equal to itself there. A Series reads a new float each time, so a NaN is compared
+    # by what it is (NaN at the same place of both points is the same part).
+    return a is b or a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
+
+
+def _same_point(a, b) -> bool:
+    if a is b:
+        return True
+    if type(a) is not tuple or type(b) is not tuple or len(a) != len(b):
+        return a == b
+    return all(_same(x, y) for x, y in zip(a, b))

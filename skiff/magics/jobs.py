@@ -19,6 +19,9 @@ __all__ = ["JobsMagics"]
 # the most log lines ``%jobs logs ID`` shows in a cell by itself (round 38: a job of 100,000
 # log lines put 6 MB of text in the cell's output, saved with the notebook)
 NOTEBOOK_LOG_LINES = 1000
+# the exit status `python -m skiff jobs wait --timeout` gives when the time ran out (as
+# timeout(1)); `%jobs wait ... --json` puts it in the same document
+WAIT_TIMEOUT = 124
 
 
 def _shown_logs(job, logs):
@@ -80,15 +83,20 @@ class JobsMagics(Magics):
                     jobs_action("wait", ns.job_id, more_ids=ns.more_ids)  # raises
                 job = jobs_action("show", ns.job_id)
                 try:
-                    if ns.timeout is None:
+                    if ns.timeout is None and not ns.json:
                         wait_quietly(job, cancel=False)
-                    else:
+                    else:  # --json: no progress line before the document (round 43)
                         job.wait(timeout=ns.timeout)
                 except KeyboardInterrupt:
                     print(f"stopped waiting; job {job.id} goes on ({job.status}): "
                           f"%jobs cancel {job.id} stops it")
                     return None
-                except TimeoutError:  # an answer, not a mistake: said, and the job shown
+                except TimeoutError as exc:  # an answer, not a mistake: said, job shown
+                    if ns.json:  # the terminal's document of it, alone (round 43): the
+                        # cell does not fail, as the line without --json does not
+                        print(json.dumps({"error": str(exc), "command": "jobs",
+                                          "exit": WAIT_TIMEOUT}, ensure_ascii=False))
+                        return None
                     print(f"job {job.id} still {job.status} after {ns.timeout:g} s")
                 out = job
             elif ns.action == "cancel" and ns.job_id and not ns.more_ids:
@@ -97,8 +105,13 @@ class JobsMagics(Magics):
                     print(ended_note(out))
             else:
                 # a list: snapshots without metrics, which read them once asked (job.plot())
+                extra = {}
+                if ns.action == "resume" and not (ns.wait or ns.json or ns.dry_run):
+                    from .kinds import view_first  # the view before the job starts
+
+                    extra["on_created"] = view_first(self.shell, "")
                 out = jobs_action(ns.action, ns.job_id, **action_options(ns), front="magic",
-                                  metrics=ns.action != "list")
+                                  metrics=ns.action != "list", **extra)
         if ns.action in ("rm", "prune"):
             print(json.dumps(removed_document(out, ns.dry_run)) if ns.json
                   else removed_text(ns.action, out, ns.dry_run))

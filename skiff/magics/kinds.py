@@ -16,7 +16,8 @@ from skiff.kinds import KINDS, Kind
 
 from .base import finish_launch, usage_errors
 
-__all__ = ["kind_magic", "register_kind_magics", "magic_parser", "magic_usage", "FRONT_FLAGS"]
+__all__ = ["kind_magic", "register_kind_magics", "magic_parser", "magic_usage", "FRONT_FLAGS",
+           "view_first"]
 
 
 def kind_magic(kind: Kind, *, doc: bool = True):
@@ -34,8 +35,9 @@ def kind_magic(kind: Kind, *, doc: bool = True):
             if dry is not None:  # the plan and config, no run folder, no job
                 return _show_dry_run(kind, dry, cell, shell, as_json=as_json is not None)
             _keep_variables(kind, line, shell.user_ns)
+            first = None if as_json is not None else view_first(shell, line)
             job, opts = submit(kind.name, line, cell=cell, user_ns=shell.user_ns,
-                               prog=f"%{kind.name}")
+                               prog=f"%{kind.name}", on_created=first)
         if as_json is not None and getattr(job, "submission", None) is None:
             opts["wait"] = True  # waited for: the document needs its end (a Slurm job's:
             # its script and queue, with --wait its end too, as the terminal's)
@@ -69,6 +71,35 @@ def kind_magic(kind: Kind, *, doc: bool = True):
     if doc:  # the usage holds the description: ``%train?`` showed it twice
         magic.__doc__ = magic_usage(kind)
     return magic
+
+
+def view_first(shell, line: str):
+    """In a notebook, the ``on_created`` of a magic's job that is not waited for: the job's
+    view (its widget) shown at once, before the job starts, and then not shown again as the
+    cell's value (None: nothing to do). It was the cell's value, shown when the cell ended: a
+    thread job's own first print (a warning, a model's line) came above it, or under it,
+    as fast as the job was (round 43). A waited job is shown at its end, as before, and so
+    is a job in IPython in a terminal (no widget: its text, a snapshot, is the newest at
+    the cell's end)."""
+    from skiff.grammar.common import split_line
+    from skiff.widgets import display as shown
+
+    if not shown.widgets_enabled():
+        return None
+    try:
+        words = split_line(line)
+    except ValueError:
+        return None
+    if "--wait" in words:
+        return None
+
+    def show(job) -> None:
+        from IPython.display import display
+
+        display(job)
+        job._shown_in_cell = getattr(shell, "execution_count", None)
+
+    return show
 
 
 # the words every kind's magic takes beyond its grammar (taken out of the line before it is

@@ -70,9 +70,62 @@ def test_send_submits_a_chat_job_and_shows_thinking_collapsed(folders):
         tab.close()
 
 
-def test_answer_streams_into_the_tab(folders):
-    """A long reply from the random checkpoint: the tab shows several partial states, with
-    the cursor, before the final one. Its template opens the thinking, so a random model's
+@pytest.fixture()
+def in_step(monkeypatch):
+    """Each token's text written as the job's ``info`` (the kernel writes it at most every
+    0.1 s of its clock: its clock here moves 1 s a call), and the generation waits (at most
+    30 s) until the tab's watcher has shown it: every partial state is seen, however fast
+    or loaded the machine (round 43: it was 1000 tokens, long enough to be seen, ~20 s)."""
+    import threading
+    import time
+
+    import skiff.kernels.train.models.chat_reply as chat_reply
+    from skiff.jobs.reporter import RunReporter
+    from skiff.widgets.chat_tab import ChatTurn
+
+    class Clock:
+        t = 0.0
+
+        def __getattr__(self, name):
+            return getattr(time, name)
+
+        def monotonic(self):
+            Clock.t += 1.0
+            return Clock.t
+
+    shown, generating = threading.Event(), threading.Event()
+    info, show, reply_ = RunReporter.info, ChatTurn.show, chat_reply.reply
+
+    def info_seen(self, **fields):
+        shown.clear()
+        info(self, **fields)
+        if generating.is_set() and not shown.wait(30):  # not the final one (after reply)
+            generating.clear()  # never shown: waited once, the test says what it saw
+
+    def show_said(self, thinking, text, *, writing, footer=""):
+        show(self, thinking, text, writing=writing, footer=footer)
+        if writing:
+            shown.set()
+
+    def reply_flagged(*args, **kwargs):
+        generating.set()
+        try:
+            return reply_(*args, **kwargs)
+        finally:
+            generating.clear()
+
+    monkeypatch.setattr(chat_reply, "time", Clock())
+    monkeypatch.setattr(chat_reply, "reply", reply_flagged)
+    monkeypatch.setattr(RunReporter, "info", info_seen)
+    monkeypatch.setattr(ChatTurn, "show", show_said)
+
+
+TOKENS = 24
+
+
+def test_answer_streams_into_the_tab(folders, in_step):
+    """A reply from the random checkpoint: the tab shows several partial states, with the
+    cursor, before the final one. Its template opens the thinking, so a random model's
     whole reply may stream into the thinking section (titled "thinking …" while written)
     rather than the answer: either one is followed."""
     from skiff.widgets.chat_tab import ChatTab
@@ -83,7 +136,7 @@ def test_answer_streams_into_the_tab(folders):
     thought: list[tuple[str, tuple]] = []
     try:
         tab.model.value, tab.prompt.value = str(base), "Hello world"
-        tab.max_new_tokens.value = 1000
+        tab.max_new_tokens.value = TOKENS
         job = tab.send()
         assert job is not None and tab.send_button.disabled
         turn = tab.turn
@@ -93,7 +146,7 @@ def test_answer_streams_into_the_tab(folders):
         assert tab.send() is None and "still being written" in tab.status.value
         _wait(tab)
         assert job.status == "done", job.error
-        assert job.result["tokens"] == 1000  # no eos on the way: a long stream
+        assert job.result["tokens"] == TOKENS  # no eos on the way
         live = [v for v in seen if "▌" in v]
         if job.result["text"]:  # the answer streamed, with its cursor
             assert len(set(live)) >= 2, f"{len(seen)} updates, {len(live)} while writing"
