@@ -63,9 +63,12 @@ def read_stream(data, *, what: str = "dataset", limit: int = STREAM_LIMIT,
                          "by the first call that reads it: make a new one for each call "
                          "(or pass an IterableDataset, whose __iter__ starts again)")
     if len(items) > limit:
+        # the way out the memory bound's line names too (round 43 h5: this one left out
+        # steps=N, which reads only what the steps use, an endless stream's usual cure)
         raise ValueError(f"the {what} ({name}) yields more than {limit:,} samples (an endless "
-                         "stream?): pass itertools.islice(stream, n) for the first n, or a "
-                         "dataset with __len__ and __getitem__")
+                         "stream?): pass itertools.islice(stream, n) for the first n, "
+                         "train(..., steps=N) (reads what its steps use), or a dataset with "
+                         "__len__ and __getitem__")
     rows = _batch_rows(items[0])
     if rows is not None and all(_batch_rows(item) is not None for item in items[:8]):
         warnings.warn(f"the {what} ({name}) yields items whose arrays all have {rows} rows, "

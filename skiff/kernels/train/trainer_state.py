@@ -76,6 +76,16 @@ def _global_rngs() -> dict:
     return kept
 
 
+def _draws_nothing(dataset) -> bool:
+    """Whether ``dataset`` is skiff's own arrays or text (a table too), which draw nothing
+    from the global generators, a ``Subset`` of them included."""
+    from .data import ArrayDataset, Subset, TextDataset
+
+    while isinstance(dataset, Subset):
+        dataset = dataset.dataset
+    return isinstance(dataset, (ArrayDataset, TextDataset))
+
+
 def _set_global_rngs(saved) -> None:
     """Put back what :func:`_global_rngs` kept (a checkpoint without it: nothing)."""
     import random
@@ -366,12 +376,41 @@ class TrainerState:
         elif state.get("precision") is not None:  # mixed, resumed in float32: the masters
             self._weights_from_masters(state["precision"])
         train_random.set_state(state["rng"]["train"], self.rng)
-        saved = state["rng"]
-        _set_global_rngs(saved if self.strategy.world_size == 1 else saved.get("ranks"))
+        self._global_rngs_back(state, getattr(loader, "dataset", None))
         loader.load_state_dict(state["data"])
         self._restore_callbacks(state)
         return int(state["step"]), self._restored_history(state), \
             list(state.get("val_history", []))
+
+    def _global_rngs_back(self, state, dataset=None) -> None:
+        """numpy's, Python's and torch's generators as the checkpoint kept them, where it was
+        written on this world size; from another one (2 ranks resumed on 1, or 1 on 2) they
+        cannot be (each rank drew its own) and the run went on from the script's seeds
+        without a word, the reshard line saying "RNG restored" (round 43 h5): now said,
+        as transformers says it ("reproducibility is not guaranteed")."""
+        saved = state["rng"]
+        here = self.strategy.world_size
+        mine = saved if here == 1 else saved.get("ranks")
+        if isinstance(mine, dict) and "numpy" in mine:
+            _set_global_rngs(mine)
+            return
+        if "numpy" not in saved and "ranks" not in saved:
+            return  # an older checkpoint: skiff's own generator was all it kept
+        if _draws_nothing(dataset):  # arrays, a table, a text: no augmentations to say
+            return
+        plan = state.get("plan") if isinstance(state.get("plan"), dict) else {}
+        there = int(plan.get("world_size") or (1 if "numpy" in saved else 0))
+        saved_on = f"{there} ranks" if there > 1 else "one process" if there == 1 \
+            else "another world size"
+        if there == here:  # the same world in another layout (a split model's per rank)
+            saved_on = f"{saved_on} in another layout"
+        self._say_resume(
+            f"the global random generators (numpy's, Python's, torch's) were saved on "
+            f"{saved_on}, one per process, and are not put back on "
+            f"{f'{here} ranks' if here > 1 else 'one process'}: a dataset that draws its "
+            f"augmentations from them (np.random, random, torch.rand in __getitem__) draws "
+            f"others than the run would have; skiff's own generator, the data position and "
+            f"the weights are restored. Resume on {saved_on} to draw the same")
 
     def _restore_callbacks(self, state) -> None:
         """The stateful callbacks' states (an EMA of the weights) from the checkpoint; one

@@ -63,3 +63,19 @@ def test_a_finite_stream_and_steps_read_as_before(monkeypatch):
     np.testing.assert_array_equal([h["loss"] for h in streamed.history],
                                   [h["loss"] for h in want.history])
     assert r.steps == 6 and len(seen) == 48
+
+
+def test_the_sample_count_bound_names_steps_too(monkeypatch):
+    """Round 43 (h5): small samples reach the count bound (4,194,304 samples, 67 s wall
+    for samples of 3 floats at load ~24) before the memory bound; its refusal named
+    ``itertools.islice`` and a dataset with a length, not ``steps=N``, which the memory
+    bound's line names (and which reads only what the steps use)."""
+    monkeypatch.setattr(data_stream, "STREAM_LIMIT", 50)
+    monkeypatch.setattr(data_stream.read_stream, "__kwdefaults__",
+                        {**data_stream.read_stream.__kwdefaults__, "limit": 50})
+    seen = []
+    with pytest.raises(ValueError, match=r"more than 50 samples \(an endless stream\?\).*"
+                                         r"train\(\.\.\., steps=N\)"):
+        skiff.Trainer(nn.Sequential(nn.Linear(3, 1)), batch_size=8).train(
+            _endless(seen, width=4), epochs=2)
+    assert len(seen) == 51

@@ -17,26 +17,11 @@ import skiff
 from skiff import nn
 from skiff.kernels.train.trainer import Trainer
 
+from .flips_data import Flips
 
-class _Flips:
-    def __init__(self, n, seed, augment=True):
-        r = np.random.default_rng(seed)
-        self.y = r.integers(0, 2, n)
-        self.x = r.normal(size=(n, 1, 6, 6)).astype("f4") * 0.5
-        self.x[self.y == 1, :, :3] += 1.0
-        self.augment = augment
 
-    def __len__(self):
-        return len(self.y)
-
-    def __getitem__(self, i):
-        x = self.x[i]
-        if self.augment:
-            if random.random() < 0.5:
-                x = x[..., ::-1]
-            x = x + np.random.normal(scale=0.1, size=x.shape).astype("f4")
-            x = x * (1.0 + 0.2 * float(torch.rand(())))   # torchvision's habit: torch's
-        return np.ascontiguousarray(x), self.y[i]
+def _Flips(n, seed, augment=True):
+    return Flips(n, seed, augment, torch_scale=True)
 
 
 def _run(where, stop_at=None, resume=False):

@@ -39,7 +39,12 @@ from .comm import Comm
 from .compression import NoCompression, make_compressor
 from .ernie_balance import balance_over_ranks
 from .moe_batch import share_batch, unshare_batch
-from .relayout import fit_masters, fit_optimizer_state, newest_steps
+from .relayout import (
+    fit_masters,
+    fit_optimizer_state,
+    one_process_is_newest,
+    read_one_process,
+)
 from .sliced_state import SlicedState, has_pieces, load_optimizer_from_pieces
 from .sync_buffers import average_buffers, float_buffers
 from .world import choose_engine, world
@@ -462,9 +467,10 @@ class DataParallel(Strategy):
                                   level="warning")
 
         comm = self._comm()
-        steps = comm.bcast_object(newest_steps(directory) if comm.rank == 0 else None, root=0)
-        if steps[0] is not None and (steps[1] is None or steps[0] > steps[1]):
-            return self._load_one_process_checkpoint(directory, corrupt)
+        if one_process_is_newest(directory, comm):  # the whole model; cut when it is loaded
+            found = read_one_process(directory, comm, strategy=self.name, corrupt=corrupt,
+                                     reporter=self.reporter)
+            return None if found is None else self._fit_masters(found[1])
         found = load_sharded(directory, comm, on_corrupt=corrupt)
         if found is None:
             return None
@@ -522,23 +528,6 @@ class DataParallel(Strategy):
         """The parameter names of the masters as this strategy lays them out (None for
         ZeRO's flat slice): a float32 run resumed from them takes each by its name."""
         return list(self.names) if self._master_range() is None else None
-
-
-    def _load_one_process_checkpoint(self, directory, corrupt) -> dict | None:
-        """A checkpoint one process wrote (``step-N.npz``: the whole model and a
-        per-parameter optimizer state), read by every rank; the optimizer state is cut to
-        this layout when it is loaded (:meth:`load_optimizer_state_dict`)."""
-        from skiff.kernels.train.checkpoint import load_latest
-
-        found = load_latest(directory, on_corrupt=corrupt if self.rank == 0 else None)
-        self._comm().barrier()  # no rank re-saves this step while another still reads it
-        if found is None:
-            return None
-        path, state = found
-        if self.reporter is not None:
-            self.reporter.log(f"checkpoint {path.name} was written by one process: read on "
-                              f"{self._comm().size} ranks ({self.name})")
-        return self._fit_masters(state)
 
 
 class ZeRO(DataParallel):

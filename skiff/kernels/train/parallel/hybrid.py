@@ -15,7 +15,7 @@ from .comm import Comm
 from .data_parallel import BucketReducer, DataParallel, merge_state, split_state
 from .ernie_balance import balance_over_ranks
 from .groups import Layout, ProcessGroups
-from .relayout import whole_by_name
+from .relayout import one_process_is_newest, read_one_process, whole_by_name
 from .sliced_state import (
     SlicedState,
     has_pieces,
@@ -292,12 +292,9 @@ class TensorParallel(DataParallel):
                 self.reporter.log(f"skipping damaged checkpoint {path.name}: {exc}",
                                   level="warning")
 
-        from .relayout import newest_steps
-
         sliced = self._sliced()
         comm = self._groups().world
-        steps = comm.bcast_object(newest_steps(directory) if comm.rank == 0 else None, root=0)
-        if steps[0] is not None and (steps[1] is None or steps[0] > steps[1]):
+        if one_process_is_newest(directory, comm):  # the whole model: pieces cut from it
             found = self._one_process_checkpoint(directory, corrupt)
         else:
             found = load_sharded(directory, comm, select=sliced.select, on_corrupt=corrupt)
@@ -338,22 +335,16 @@ class TensorParallel(DataParallel):
         return state
 
     def _one_process_checkpoint(self, directory, corrupt) -> dict | None:
-        """The newest ``step-N.npz`` one process wrote (the whole model, its moments per
-        parameter), read by every rank, as :func:`.checkpoint.load_sharded` gives a dp
-        checkpoint: the layout's reader cuts this rank's pieces from it
-        (:meth:`_cut_from_whole`). It was refused ("resume with one process, dp or
-        zero1/zero2"; round 42 h13)."""
-        from skiff.kernels.train.checkpoint import load_latest
-
-        got = load_latest(directory,
-                          on_corrupt=corrupt if self._groups().world.rank == 0 else None)
-        self._groups().world.barrier()  # no rank re-saves this step while another reads it
+        """The newest ``step-N.npz`` one process wrote, read by every rank
+        (:func:`.relayout.read_one_process`, dp's reader too), as
+        :func:`.checkpoint.load_sharded` gives a dp checkpoint: the layout's reader cuts this
+        rank's pieces from it (:meth:`_cut_from_whole`). It was refused ("resume with one
+        process, dp or zero1/zero2"; round 42 h13)."""
+        got = read_one_process(directory, self._groups().world, strategy=self.name,
+                               corrupt=corrupt, reporter=self.reporter)
         if got is None:
             return None
         path, whole = got
-        if self.reporter is not None:
-            self.reporter.log(f"checkpoint {path.name} was written by one process: cut for "
-                              f"{self.name} on {self._groups().world.size} ranks")
         return {"step": whole.get("step"), "replicated": whole, "sharded": None,
                 "pieces": None, "world_size": 1, "path": str(path),
                 "layout": {"strategy": "single", "world_size": 1}}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["fit_optimizer_state", "saved_params", "per_parameter", "fit_masters",
-           "whole_by_name"]
+           "whole_by_name", "newest_steps", "one_process_is_newest", "read_one_process"]
 
 
 def saved_params(state: dict) -> int:
@@ -163,3 +163,30 @@ def newest_steps(directory) -> tuple[int | None, int | None]:
     npz = [s for s in map(step, list_checkpoints(directory)) if s is not None]
     sharded = [s for s in map(step, list_sharded(directory)) if s is not None]
     return (max(npz) if npz else None), (max(sharded) if sharded else None)
+
+
+def one_process_is_newest(directory, comm) -> bool:
+    """Whether the newest checkpoint in ``directory`` is a one-process ``step-N.npz`` (rank
+    0 looks, every rank of ``comm`` learns it): a layout's reader then takes
+    :func:`read_one_process`."""
+    steps = comm.bcast_object(newest_steps(directory) if comm.rank == 0 else None, root=0)
+    return steps[0] is not None and (steps[1] is None or steps[0] > steps[1])
+
+
+def read_one_process(directory, comm, *, strategy: str, corrupt=None,
+                     reporter=None) -> tuple | None:
+    """``(path, state)``: the newest ``step-N.npz`` one process wrote (the whole model, its
+    moments per parameter), read by every rank of ``comm``, or None. The one reader of dp,
+    ZeRO, tp, pp and dp x tp (each cuts its part of it afterwards; round 43 h5: dp's and
+    tp's had a copy each). Rank 0 alone reports a damaged file; every rank waits for the
+    others' reads, so that none re-saves this step while another still reads it."""
+    from skiff.kernels.train.checkpoint import load_latest
+
+    found = load_latest(directory, on_corrupt=corrupt if comm.rank == 0 else None)
+    comm.barrier()
+    if found is None:
+        return None
+    if reporter is not None:
+        reporter.log(f"checkpoint {found[0].name} was written by one process: read on "
+                     f"{comm.size} ranks ({strategy})")
+    return found

@@ -135,16 +135,24 @@ def test_rank_killed_during_write_leaves_previous_checkpoint(tmp_path):
     json.dumps(res)
 
 
+@pytest.fixture(scope="module")
+def split_saves(tmp_path_factory):
+    """tp and pp in one launch (round 43 h5: a launch each before, 2 interpreters' imports
+    and a GPT's first steps paid twice)."""
+    return run_mpi(2, "split_ckpt_check.py", "tp,pp", tmp_path_factory.mktemp("split"),
+                   timeout=180)
+
+
 @pytest.mark.mpi
 @pytest.mark.parametrize("mode", ["tp", "pp"])
-def test_split_model_saves_its_own_pieces_and_reads_only_them(mode, tmp_path):
+def test_split_model_saves_its_own_pieces_and_reads_only_them(mode, split_saves):
     """tp=2 / pp=2 on 2 ranks: a save sends nothing between ranks (no gather), each rank
     writes about half of weights + AdamW moments and reads back only its own part; the run
     resumes bit-exactly on the same layout, and one process (tp=1) loads the pieces equal to
     the gathered weights and trains on like the split run (also as ZeRO, whose one flat
     slice takes the AdamW moments of every piece); on the other layout (tp=2 <->
     pp=2) each rank reads only what it holds there and trains on alike too."""
-    results = run_mpi(2, "split_ckpt_check.py", mode, tmp_path / "ck", timeout=120)
+    results = [r[mode] for r in split_saves]
     state = 3 * results[0]["model_bytes"]  # weights, exp_avg, exp_avg_sq (float32)
     assert state - 1 <= sum(r["wrote"] for r in results) <= state + 1024  # each piece once
     for res in results:

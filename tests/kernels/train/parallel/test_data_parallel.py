@@ -21,12 +21,19 @@ from .mpi_util import run_mpi
 TOL = 1e-5
 
 
+@pytest.fixture(scope="module")
+def two_ranks():
+    """dp, dp-sync, zero1 and zero2 on 2 ranks in one launch (round 43 h5: one each)."""
+    return run_mpi(2, "dp_check.py", "same:dp,dp-sync,zero1,zero2", 3, 2)
+
+
 @pytest.mark.mpi
 @pytest.mark.slow
 @pytest.mark.parametrize("kind,np_", [("dp", 2), ("dp-sync", 2), ("zero1", 2), ("zero2", 2),
                                       ("zero2", 4)])
-def test_same_losses_and_weights_as_one_process(kind, np_):
-    results = run_mpi(np_, "dp_check.py", kind, 3, 2 if np_ == 2 else 1)
+def test_same_losses_and_weights_as_one_process(kind, np_, request):
+    results = [r[kind] for r in request.getfixturevalue("two_ranks")] if np_ == 2 else \
+        run_mpi(np_, "dp_check.py", kind, 3, 1)
     for res in results:
         assert res["loss_diff"] < TOL, res
         assert res["weight_diff"] < TOL, res

@@ -20,23 +20,28 @@ import numpy as np
 import pytest
 
 from .mpi_util import run_mpi
+from .scripts.one_launch import read_cases
 
 SCRIPT = "eval_predict_r36h5_check.py"
 
 
 @pytest.fixture(scope="module")
-def single():
-    return run_mpi(1, SCRIPT, "single", timeout=120)[0]
+def launched(tmp_path_factory):
+    """One process (rank 0 alone), pp and tp in one launch (round 43 h5: three before)."""
+    folder = tmp_path_factory.mktemp("eval_predict")
+    run_mpi(2, SCRIPT, "single,pp,tp", folder, timeout=300)
+    return read_cases(folder)
 
 
 @pytest.mark.mpi
 @pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["pp", "tp"])
-def test_evaluator_and_predict_on_two_ranks_equal_one_process(single, strategy):
+def test_evaluator_and_predict_on_two_ranks_equal_one_process(launched, strategy):
+    single = launched[0]["single"]
     assert single["shape"] == [5, 16, 256]
     # the scored loss is the cross-entropy of the predicted logits (numpy's, in the script)
     assert single["evaluate"] == pytest.approx(single["ce_of_predict"], rel=1e-5)
-    for got in run_mpi(2, SCRIPT, strategy, timeout=240):
+    for got in (r[strategy] for r in launched):
         assert got["loss"] == pytest.approx(single["loss"], rel=1e-6)
         assert got["shape"] == single["shape"]  # tp: (5, 16, 128), each rank its slice, before
         assert got["sum"] == pytest.approx(single["sum"], rel=1e-5)

@@ -14,13 +14,16 @@ from __future__ import annotations
 import pytest
 
 from .mpi_util import run_mpi
+from .scripts.one_launch import read_cases
 
 
 @pytest.mark.mpi
 @pytest.mark.slow
-def test_pp_validates_the_trained_model():
-    single = run_mpi(1, "pp_validation_r35h5_check.py", "single", timeout=120)[0]
-    ranks = run_mpi(2, "pp_validation_r35h5_check.py", "pp", timeout=240)
+def test_pp_validates_the_trained_model(tmp_path):
+    # one process (rank 0 alone) and pp in one launch (round 43 h5: two before)
+    run_mpi(2, "pp_validation_r35h5_check.py", "single,pp", tmp_path, timeout=300)
+    launched = read_cases(tmp_path)
+    single, ranks = launched[0]["single"], [r["pp"] for r in launched]
     assert len(single["val_loss"]) == 3
     for got in ranks:
         assert got["loss"] == pytest.approx(single["loss"], rel=1e-6)

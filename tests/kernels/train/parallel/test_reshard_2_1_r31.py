@@ -32,17 +32,28 @@ def test_reshard_2_to_1_and_1_to_2(tmp_path):
         assert res["residual"] == [float(res["rank"])] * 2
 
 
+@pytest.fixture(scope="module")
+def zero_both_ways(tmp_path_factory):
+    """zero1 and zero2 together: 3 launches (round 43 h5: 4 a kind before, 8 in all)."""
+    a, b = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
+    kinds = "same:zero1,zero2"
+    run_mpi(2, "dp_check.py", kinds, 4, 1, a, 2)  # 2 ranks save after step 2 of 4
+    (one,) = run_mpi(1, "dp_check.py", kinds, 4, 1, a, "resume")  # one rank resumes them
+    run_mpi(1, "dp_check.py", kinds, 4, 1, b, 2)  # one rank saves after step 2
+    # (the same one-rank launch cannot also save: a kind's resume and save share a folder)
+    return one, run_mpi(2, "dp_check.py", kinds, 4, 1, b, "resume")
+
+
 @pytest.mark.mpi
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["zero1", "zero2"])
-def test_zero_checkpoint_resumes_on_one_rank_and_back(tmp_path, kind):
+def test_zero_checkpoint_resumes_on_one_rank_and_back(zero_both_ways, kind):
     # 2 ranks save after step 2 of 4; one rank resumes and ends on the one-process reference
-    run_mpi(2, "dp_check.py", kind, 4, 1, tmp_path / "a", 2)
-    (res,) = run_mpi(1, "dp_check.py", kind, 4, 1, tmp_path / "a", "resume")
+    one, two = zero_both_ways
+    res = one[kind]
     assert len(res["losses"]) == 2
     assert res["loss_diff"] < TOL and res["weight_diff"] < TOL, res
     # and one rank's checkpoint resumed on 2
-    run_mpi(1, "dp_check.py", kind, 4, 1, tmp_path / "b", 2)
-    for res in run_mpi(2, "dp_check.py", kind, 4, 1, tmp_path / "b", "resume"):
+    for res in (r[kind] for r in two):
         assert len(res["losses"]) == 2
         assert res["loss_diff"] < TOL and res["weight_diff"] < TOL, res

@@ -1,6 +1,8 @@
 """Round 36: ``Trainer(class_weight="balanced", grad_accum=A)`` on 1 or 2 ranks (dp);
 prints ``RESULT {...}`` (losses, final weights) per rank.
-usage: [mpiexec -n 2] python class_weight_accum_r36h5_check.py STRATEGY A"""
+usage: [mpiexec -n 2] python class_weight_accum_r36h5_check.py STRATEGY A [DIR]
+DIR (round 43 h5): round 30's dp case too (``class_weight_dp_r30_check.run``), one launch
+for both; each rank writes ``DIR/rank<r>.json`` ({"accum": ..., "r30": ...})."""
 
 import json
 import sys
@@ -38,4 +40,13 @@ def main(strategy, accum):
 
 
 if __name__ == "__main__":
-    print("RESULT " + json.dumps(main(sys.argv[1], int(sys.argv[2]))), flush=True)
+    got = main(sys.argv[1], int(sys.argv[2]))
+    if len(sys.argv) > 3:  # and round 30's case (no grad_accum) in the same launch: files
+        from pathlib import Path
+
+        import class_weight_dp_r30_check
+
+        got = {"accum": got, "r30": class_weight_dp_r30_check.run()}
+        Path(sys.argv[3], f"rank{world().rank}.json").write_text(json.dumps(got))
+        got = {"rank": world().rank}
+    print("RESULT " + json.dumps(got), flush=True)

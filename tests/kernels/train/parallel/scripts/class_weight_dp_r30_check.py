@@ -1,6 +1,7 @@
 """Round 30: ``Trainer(class_weight="balanced")`` on 2 ranks (dp) with a validation set;
 prints ``RESULT {...}`` (losses, final weights, the last validation, class_metrics) per rank.
-usage: mpiexec -n 2 python class_weight_dp_r30_check.py
+usage: mpiexec -n 2 python class_weight_dp_r30_check.py (round 43 h5: its test runs ``run``
+in ``class_weight_accum_r36h5_check.py``'s launch)
 """
 
 import json
@@ -27,6 +28,10 @@ def model():
 
 
 def main():
+    print("RESULT " + json.dumps(run()), flush=True)
+
+
+def run():
     comm = world()
     m = model()
     tr = skiff.Trainer(m, strategy="dp", optimizer="sgd", lr=LR, schedule="constant",
@@ -36,7 +41,7 @@ def main():
            "val_loss": result.val_history[-1]["val_loss"],
            "weights": {k: float(v) for k, v in tr.class_weights_.items()},
            "w": {k: np.asarray(v).tolist() for k, v in m.state_dict().items()}}
-    print("RESULT " + json.dumps(out), flush=True)
+    return out
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """Data parallel / ZeRO against one process on the same global batch, on every rank.
 
 usage: dp_check.py STRATEGY STEPS ACCUM [CKPT_DIR SAVE_AT]
+       dp_check.py same:S1,S2,... STEPS ACCUM [CKPT_DIR SAVE_AT] (one launch, one result
+       per strategy; its checkpoints in CKPT_DIR/S)
 STRATEGY: dp | dp-sync | zero1 | zero2 | compression spec (fp16, bf16, topk:ratio=0.3, ...)
 Each rank runs the distributed training and, alone, the single-process reference; it reports
 the largest differences of the losses and final weights, and the bytes it sent.
@@ -157,12 +159,8 @@ def compare(kinds, steps, accum):
     print("RESULT " + json.dumps(out), flush=True)
 
 
-def main():
-    kind, steps, accum = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    if kind.startswith("compare:"):
-        return compare(kind[len("compare:"):].split(","), steps, accum)
-    ckpt = sys.argv[4] if len(sys.argv) > 4 else None
-    mode = sys.argv[5] if len(sys.argv) > 5 else None
+def against_one(kind, steps, accum, ckpt=None, mode=None):
+    """``kind`` on this world against one process: the differences, bytes and buckets."""
     comm = world()
     strat = make(kind, comm)
     save_at = int(mode) if mode and mode.isdigit() else None
@@ -170,15 +168,30 @@ def main():
     losses, weights = train(strat, steps, accum, comm.rank, comm.size, ckpt=ckpt,
                             save_at=save_at, start=True if start else None)
     ref_losses, ref = train(SingleDevice(), steps, accum, 0, 1)
-    out = {"rank": comm.rank, "losses": losses, "ref_losses": ref_losses,
-           "loss_diff": float(np.max(np.abs(np.array(losses) - ref_losses[-len(losses):]))),
-           "weight_diff": max(float(np.max(np.abs(weights[k] - ref[k]))) for k in ref),
-           "bytes": comm.bytes_sent,
-           "launches": len(strat.reducer.launch_log) if strat.reducer else 0,
-           "buckets": len(strat.reducer.buckets) if strat.reducer else 0,
-           "early": strat.reducer.bytes_early if strat.reducer else 0,
-           "late": strat.reducer.bytes_late if strat.reducer else 0}
-    print("RESULT " + json.dumps(out), flush=True)
+    return {"rank": comm.rank, "losses": losses, "ref_losses": ref_losses,
+            "loss_diff": float(np.max(np.abs(np.array(losses) - ref_losses[-len(losses):]))),
+            "weight_diff": max(float(np.max(np.abs(weights[k] - ref[k]))) for k in ref),
+            "bytes": comm.bytes_sent,
+            "launches": len(strat.reducer.launch_log) if strat.reducer else 0,
+            "buckets": len(strat.reducer.buckets) if strat.reducer else 0,
+            "early": strat.reducer.bytes_early if strat.reducer else 0,
+            "late": strat.reducer.bytes_late if strat.reducer else 0}
+
+
+def main():
+    kind, steps, accum = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    if kind.startswith("compare:"):
+        return compare(kind[len("compare:"):].split(","), steps, accum)
+    ckpt = sys.argv[4] if len(sys.argv) > 4 else None
+    mode = sys.argv[5] if len(sys.argv) > 5 else None
+    if kind.startswith("same:"):  # several kinds, one launch (round 43 h5): CKPT_DIR/KIND
+        out = {"rank": world().rank}
+        for k in kind[len("same:"):].split(","):
+            out[k] = against_one(k, steps, accum, ckpt and f"{ckpt}/{k}", mode)
+        print("RESULT " + json.dumps(out), flush=True)
+        return None
+    print("RESULT " + json.dumps(against_one(kind, steps, accum, ckpt, mode)), flush=True)
+    return None
 
 
 if __name__ == "__main__":

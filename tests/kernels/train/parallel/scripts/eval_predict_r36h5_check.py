@@ -2,18 +2,18 @@
 tp: a GPT split by tp gives no whole copy), then ``trainer.evaluate`` and
 ``trainer.predict`` on every rank after ``train()``; each rank prints what it got.
 
-usage: eval_predict_r36h5_check.py STRATEGY"""
+usage: eval_predict_r36h5_check.py STRATEGY[,STRATEGY] DIR (single: rank 0 alone;
+each rank's results in DIR/rank<r>.json)"""
 
-import json
 import sys
 
 import abort_on_error  # noqa: F401
 import numpy as np
+from one_launch import run_cases  # noqa: E402
 
 from skiff.kernels.train import models
 from skiff.kernels.train.core import random as train_random
 from skiff.kernels.train.data import ArrayDataset
-from skiff.kernels.train.parallel import world
 from skiff.kernels.train.trainer import Trainer
 
 
@@ -44,7 +44,5 @@ def run(strategy):
             "ce_of_predict": float(-np.take_along_axis(logp, held[:, 1:, None], -1).mean())}
 
 
-if __name__ == "__main__":
-    out = run(sys.argv[1])
-    out["rank"] = world().rank if sys.argv[1] != "single" else 0
-    print("RESULT " + json.dumps(out), flush=True)
+if __name__ == "__main__":  # CASE[,CASE]: one launch (round 43 h5)
+    run_cases(run, sys.argv[1].split(","), sys.argv[2])

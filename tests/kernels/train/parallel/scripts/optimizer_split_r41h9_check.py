@@ -36,6 +36,9 @@ from skiff.kernels.train.models.gpt import GPT, GPTConfig
 from skiff.kernels.train.parallel import world
 from skiff.kernels.train.parallel.moe import gpt_moe
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from flips_data import Flips  # noqa: E402  (round 42 h13's dataset, one definition)
+
 V, T = 16, 8
 
 
@@ -131,29 +134,6 @@ def masters_across_world_sizes(root, out):
     r, _ = run("ep", "bf16-mixed", True, ck=root / "ck-one-bf16", clip=0.5)
     assert (r.resumed or {}).get("from_step") == 5, r.resumed
     out["one-to-ep/loss"] = np.array([h["loss"] for h in r.history])
-
-
-class Flips:
-    """Round 42 (h13): a dataset drawing its augmentations (flips, noise) from numpy's and
-    Python's global generators in ``__getitem__``, each rank its own."""
-
-    def __init__(self, n, seed, augment=True):
-        r = np.random.default_rng(seed)
-        self.y = r.integers(0, 2, n)
-        self.x = r.normal(size=(n, 1, 6, 6)).astype("f4") * 0.5
-        self.x[self.y == 1, :, :3] += 1.0
-        self.augment = augment
-
-    def __len__(self):
-        return len(self.y)
-
-    def __getitem__(self, i):
-        x = self.x[i]
-        if self.augment:
-            if random.random() < 0.5:
-                x = x[..., ::-1]
-            x = x + np.random.normal(scale=0.1, size=x.shape).astype("f4")
-        return np.ascontiguousarray(x), self.y[i]
 
 
 def augmented(folder, stop_at=None, resume=False):

@@ -3,18 +3,18 @@ epoch, and in one process an evaluator (at the start and the end; round 35): eac
 its validation losses. (No ``eval_every``: since round 40 it sets when validation runs too, the
 N-th steps of the run and the last, as transformers' eval_steps.)
 
-usage: pp_validation_r35h5_check.py STRATEGY"""
+usage: pp_validation_r35h5_check.py STRATEGY[,STRATEGY] DIR (single: rank 0 alone;
+each rank's results in DIR/rank<r>.json)"""
 
-import json
 import sys
 
 import abort_on_error  # noqa: F401
 import numpy as np
+from one_launch import run_cases  # noqa: E402
 
 from skiff.kernels.train import models
 from skiff.kernels.train.core import random as train_random
 from skiff.kernels.train.data import ArrayDataset
-from skiff.kernels.train.parallel import world
 from skiff.kernels.train.trainer import Trainer
 
 
@@ -58,7 +58,5 @@ def run(strategy):
             "evaluation": result.evaluation, "callback": seen}
 
 
-if __name__ == "__main__":
-    out = run(sys.argv[1])
-    out["rank"] = world().rank if sys.argv[1] != "single" else 0
-    print("RESULT " + json.dumps(out), flush=True)
+if __name__ == "__main__":  # CASE[,CASE]: one launch (round 43 h5)
+    run_cases(run, sys.argv[1].split(","), sys.argv[2])

@@ -2,7 +2,8 @@
 writes and reads, bit-exact resume on the same layout, a load on the other layout (pp=2 from
 tp=2 and the reverse), and a one-process load of the pieces equal to the gathered weights.
 
-usage: split_ckpt_check.py tp|pp DIR [PRECISION]
+usage: split_ckpt_check.py MODE[,MODE] DIR: each mode (tp, pp) in DIR/MODE, one launch for
+both (round 43 h5: two launches before); one ``RESULT`` line a rank, its results by mode.
 """
 
 import json
@@ -57,8 +58,7 @@ def comm_bytes(strategy):
     return sum(c.bytes_sent for c in {id(c): c for c in (g.world, g.tp, g.dp, g.pp)}.values())
 
 
-def main():
-    mode, folder = sys.argv[1], sys.argv[2]
+def check(mode, folder):
     comm = world()
     strat, model, opt = build(mode, 0)
     train(strat, model, opt, range(2))
@@ -119,6 +119,13 @@ def main():
         mz.load_state_dict(st["model"])
         zero.load_optimizer_state_dict(oz, st["optimizer"])
         out["zero_losses"] = train(zero, mz, oz, range(2, 4))
+    return out
+
+
+def main():
+    out = {"rank": world().rank}
+    for mode in sys.argv[1].split(","):
+        out[mode] = check(mode, f"{sys.argv[2]}/{mode}")
     print("RESULT " + json.dumps(out), flush=True)
 
 
