@@ -951,8 +951,9 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
 
     def _checkpoint_options(self, max_new_tokens, options: dict) -> dict:
         """``options`` completed from the checkpoint's ``generation_config.json`` as
-        transformers completes them: its ``max_new_tokens`` / ``max_length`` (when the
-        call gives neither), ``min_new_tokens``, ``min_length``, ``no_repeat_ngram_size``.
+        transformers completes them: its ``max_new_tokens`` (when the call gives none: it
+        wins over the call's ``max_length``, round 43), ``max_length``, ``min_new_tokens``,
+        ``min_length``, ``no_repeat_ngram_size``.
         A ``generation_config`` passed to the call wins over the file for each value it
         sets, as transformers fills from the model's config only what the passed one leaves
         at its default (round 42: the file's ``max_new_tokens`` beat the passed config's)."""
@@ -962,11 +963,12 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
         options = dict(options)
         passed = {k: v for k, v in _config_values(options.get("generation_config")).items()
                   if v is not None}
-        if max_new_tokens is None and options.get("max_length") is None and \
-                "max_new_tokens" not in passed:  # (the file's max_new_tokens wins over a
-            if gc.get("max_new_tokens") is not None:  # passed max_length, as there)
-                options["max_new_tokens"] = gc["max_new_tokens"]
-            elif gc.get("max_length") is not None and "max_length" not in passed:
+        if max_new_tokens is None and options.get("max_new_tokens") is None and \
+                "max_new_tokens" not in passed:  # the file's max_new_tokens wins over a
+            if gc.get("max_new_tokens") is not None:  # max_length, keyword or passed
+                options["max_new_tokens"] = gc["max_new_tokens"]  # config, as there
+            elif gc.get("max_length") is not None and "max_length" not in passed \
+                    and options.get("max_length") is None:
                 options["max_length"] = gc["max_length"]
         for key in ("min_new_tokens", "min_length", "no_repeat_ngram_size"):
             if options.get(key) is None and key not in passed and gc.get(key) is not None:

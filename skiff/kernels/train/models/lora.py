@@ -325,7 +325,8 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     peft's option): those modules are trained whole and saved in the adapter
     (``lora_modules_to_save``; a tied head is untied, as peft's copy unties it).
     ``use_rslora`` (scaling ``alpha / sqrt(r)``), ``rank_pattern`` / ``alpha_pattern``
-    (``{regex: r}``: a layer whose dotted name ends with a match takes that rank / alpha)
+    (``{regex: r}``: a layer whose dotted name ends with a match takes that rank / alpha;
+    the experts' fused weights by peft's parameter names, ``...mlp.experts.gate_up_proj``)
     are peft's options of those names; ``use_dora`` is peft's DoRA (:class:`LoRALinear`;
     not on the experts); ``layers_to_transform`` / ``layers_pattern`` /
     ``exclude_modules`` leave targets out as peft does (:func:`_peft_keeps`; a module of
@@ -363,7 +364,7 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     targets = [t for t in targets if _peft_keeps(
         t[2], pattern is not None or t[2] in plain, layers_to_transform, layers_pattern,
         exclude_modules, saved_names)]
-    experts = [m for n, m in model.named_modules() if ".experts." in f".{n}."
+    experts = [(n, m) for n, m in model.named_modules() if ".experts." in f".{n}."
                and hasattr(m, "gate_up_lora")]
     if expert_parts and not experts:
         raise ValueError(f"LoRA targets {sorted('experts.' + p for p in expert_parts)}: this "
@@ -376,9 +377,6 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     if expert_parts and (layers_to_transform is not None or exclude_modules):
         raise ValueError("layers_to_transform / exclude_modules with LoRA on the experts is "
                          "not supported here")
-    if expert_parts and (rank_pattern or alpha_pattern):
-        raise ValueError("rank_pattern / alpha_pattern with LoRA on the experts is not "
-                         "supported here: one r and alpha for every adapted layer")
     for p in model.parameters():
         p.requires_grad = False
         p._grad = None
@@ -392,11 +390,21 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
                                          dropout, use_rslora, use_dora))
     if tokens is not None:
         apply_trainable_tokens(model, tokens)
-    for mlp in experts:
+    for name, mlp in experts:
+        # peft's rank_pattern / alpha_pattern on the fused weights (round 43): keyed by the
+        # parameter's name, model.layers.N.mlp.experts.gate_up_proj (peft writes
+        # {'.*\.gate_up_proj': 2r} when it reads target_modules gate_proj/up_proj so)
+        layer = name.rpartition(".")[0]
         if "gate_up_proj" in expert_parts:
-            mlp.gate_up_lora = GateUpLoRA(mlp.gate_proj, r, alpha, use_rslora)
+            full = f"{layer}.gate_up_proj"
+            mlp.gate_up_lora = GateUpLoRA(mlp.gate_proj, int(_pattern_value(rank_pattern, full, r)),
+                                          float(_pattern_value(alpha_pattern, full, alpha)),
+                                          use_rslora)
         if "down_proj" in expert_parts:
-            mlp.down_proj = LoRALinear(mlp.down_proj, r, alpha, rslora=use_rslora)
+            full = f"{layer}.down_proj"
+            mlp.down_proj = LoRALinear(mlp.down_proj, int(_pattern_value(rank_pattern, full, r)),
+                                       float(_pattern_value(alpha_pattern, full, alpha)),
+                                       rslora=use_rslora)
     model.lora_config = {"r": int(r), "lora_alpha": float(alpha), "lora_dropout": float(dropout),
                          "target_modules": sorted({attr for _, attr, _, _ in targets})
                          if pattern is None  # names; a pattern's layers by full name

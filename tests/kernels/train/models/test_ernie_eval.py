@@ -59,6 +59,14 @@ def files(tmp_path_factory):
     return root
 
 
+@pytest.fixture(scope="module")
+def base_metrics(files):
+    """evaluate.py on the base checkpoint (step 0 of every job here), computed once (round
+    43: each test computed it again)."""
+    base = from_pretrained(files / "ckpt")
+    return _independent(base, base.tokenizer)
+
+
 def _independent(model, tok) -> dict:
     """evaluate.py on ``model``, the rows and prompts composed here from HELD."""
     chats = [r for r in HELD if "messages" in r]
@@ -83,7 +91,8 @@ def _independent(model, tok) -> dict:
 
 
 @pytest.mark.parametrize("lora", [False, True], ids=["full", "lora"])
-def test_eval_metrics_during_training_equal_evaluate_on_the_saved_model(files, lora):
+def test_eval_metrics_during_training_equal_evaluate_on_the_saved_model(files, lora,
+                                                                      base_metrics):
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
@@ -106,15 +115,19 @@ def test_eval_metrics_during_training_equal_evaluate_on_the_saved_model(files, l
 
     base = from_pretrained(files / "ckpt")
     for step, metrics in seen.items():
+        if not step:
+            want = base_metrics
+            for name in names:
+                assert metrics[name] == pytest.approx(want[name], rel=1e-6, abs=1e-12), name
+            continue
         model = from_pretrained(files / "ckpt")
         if lora:
             from skiff.kernels.train.models.lora import apply_lora
 
             apply_lora(model, r=4, alpha=8.0, target_modules=["q_proj", "v_proj", "down_proj"])
-        if step:
-            state = load_checkpoint(job.run_dir / "checkpoints" / f"step-{step:08d}.npz")
-            model.load_state_dict(state)  # a LoRA run's holds the adapters, not the base
-        want = _independent(model if step else base, base.tokenizer)
+        state = load_checkpoint(job.run_dir / "checkpoints" / f"step-{step:08d}.npz")
+        model.load_state_dict(state)  # a LoRA run's holds the adapters, not the base
+        want = _independent(model, base.tokenizer)
         for name in names:
             assert metrics[name] == pytest.approx(want[name], rel=1e-6, abs=1e-12), \
                 (step, name)
@@ -223,7 +236,7 @@ def test_train_form_takes_the_same_words(files, tmp_path):
 
 @pytest.mark.mpi
 @pytest.mark.parametrize("strategy", ["dp", "tp"])
-def test_eval_on_two_ranks(files, strategy):
+def test_eval_on_two_ranks(files, strategy, base_metrics):
     """``--np 2 --strategy dp``: rank 0 evaluates (the model is whole on every rank); ``tp``:
     the ranks gather a whole copy for it (a model split over ranks evaluated on one alone
     would hang or read half the heads). The rows come at the same steps, step 0 is the base
@@ -238,7 +251,7 @@ def test_eval_on_two_ranks(files, strategy):
     rows = job.result["evaluation"]
     assert [r["step"] for r in rows] == [0, 2, 4]
     base = from_pretrained(files / "ckpt")
-    want0 = _independent(base, base.tokenizer)
+    want0 = base_metrics
     model = from_pretrained(files / "ckpt")
     with np.load(job.run_dir / "model.npz") as z:
         model.load_state_dict({k: z[k] for k in z.files})

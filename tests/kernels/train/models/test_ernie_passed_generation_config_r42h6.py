@@ -54,3 +54,19 @@ def test_a_passed_generation_config_wins_over_the_files(pair, case):
     np.testing.assert_array_equal(np.asarray(got), want)
     if case == "lengths":
         assert want.shape[1] == 6 + 5  # the passed config's length, not the file's 7
+
+
+KEYWORDS = {  # round 43 (h6): the call's max_length lost to the file's max_new_tokens only in
+    "greedy": dict(max_length=9),  # a passed config; as keywords skiff took max_length
+    "beams": dict(max_length=9, num_beams=2),
+}
+
+
+@pytest.mark.parametrize("case", list(KEYWORDS))
+def test_a_max_length_keyword_loses_to_the_files_max_new_tokens(pair, case):
+    ref, model = pair
+    ids = np.random.default_rng(5).integers(8, 80, (1, 5))  # no eos within 7 tokens
+    kw = KEYWORDS[case]
+    want = ref.generate(torch.tensor(ids), **kw).numpy()
+    assert want.shape[1] == 5 + FILE["max_new_tokens"]  # transformers: the file's 7, not 4
+    np.testing.assert_array_equal(np.asarray(model.generate(ids, **kw)), want)

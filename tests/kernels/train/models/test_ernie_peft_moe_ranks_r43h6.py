@@ -1,0 +1,77 @@
+"""peft's own adapter of the most common MoE LoRA config (round 43, h6).
+
+``LoraConfig(target_modules=["q_proj", "gate_proj", "up_proj", "down_proj"])`` on an
+ERNIE-4.5 MoE: peft (0.21, transformers 5) rewrites the MLP names as the routed experts'
+fused ``target_parameters`` and gives ``gate_up_proj`` rank 2r (``rank_pattern`` /
+``alpha_pattern`` ``{'.*\\.gate_up_proj': ...}`` in the saved config). skiff refused that
+folder ("rank_pattern / alpha_pattern with LoRA on the experts is not supported here"), so a
+peft fine-tune of an MoE could not be loaded, saved back or merged. Oracle: peft's model of
+the same checkpoint and adapter (logits, its save read back, its merged model).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from skiff.kernels.train.models import from_pretrained
+from skiff.kernels.train.models.lora import save_adapter
+
+from .ernie_reference import make_checkpoint, torch, transformers
+
+peft = pytest.importorskip("peft")
+IDS = np.random.default_rng(0).integers(3, 80, (2, 9))
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """The checkpoint, and peft's adapter on it with every LoRA weight moved."""
+    root = tmp_path_factory.mktemp("r43h6-moe-ranks")
+    make_checkpoint(root / "base", "moe-shared")
+    pm = peft.get_peft_model(
+        transformers.AutoModelForCausalLM.from_pretrained(root / "base"),
+        peft.LoraConfig(r=2, lora_alpha=4,
+                        target_modules=["q_proj", "gate_proj", "up_proj", "down_proj"]))
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for n, p in pm.named_parameters():
+            if ".lora_" in n:
+                p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
+    pm.save_pretrained(root / "peft")
+    return root, pm.eval()
+
+
+def _logits(pm):
+    with torch.no_grad():
+        return pm(torch.tensor(IDS)).logits.numpy()
+
+
+def test_peft_moe_adapter_with_a_fused_rank_loads_saves_and_merges(trained, tmp_path):
+    root, pm = trained
+    cfg = json.loads((root / "peft" / "adapter_config.json").read_text())
+    # the premise: peft wrote the experts' fused weights with their own rank
+    assert sorted(cfg["target_parameters"]) == ["down_proj", "gate_up_proj"]
+    assert list(cfg["rank_pattern"].values()) == [4]
+    want = _logits(pm)
+    scale = np.abs(want).max()
+
+    model = from_pretrained(root / "base")
+    model.load_adapter(root / "peft")
+    np.testing.assert_allclose(model(IDS).numpy(), want, atol=1e-5 * scale)
+    ranks = {n.rpartition(".gate_up_lora")[0].rpartition(".")[2]: m.r
+             for n, m in model.named_modules() if n.endswith("gate_up_lora") and m is not None}
+    assert set(ranks.values()) == {4}
+
+    save_adapter(model, tmp_path / "back")  # skiff's save, read by peft
+    again = peft.PeftModel.from_pretrained(
+        transformers.AutoModelForCausalLM.from_pretrained(root / "base"),
+        tmp_path / "back").eval()
+    np.testing.assert_allclose(_logits(again), want, atol=1e-5 * scale)
+
+    merged = model.merge_and_unload()  # as peft's merged model
+    with torch.no_grad():
+        peft_merged = again.merge_and_unload()(torch.tensor(IDS)).logits.numpy()
+    np.testing.assert_allclose(merged(IDS).numpy(), peft_merged, atol=1e-5 * scale)
+    assert not any(".lora_" in n for n, _ in merged.named_parameters())
