@@ -218,13 +218,20 @@ def COMMAND(p):
                         "block Jacobi. CG with --coarse auto's AMG coarse level drops it "
                         "(fewer iterations without; the summary says so; --coarse amg keeps "
                         "it)")
+    p.add_argument("--schwarz", choices=("auto", "basic", "weighted", "restrict"),
+                   default=None,
+                   help="a matrix file over ranks with --overlap: the overlap's form; basic "
+                        "adds every block's correction (CG's auto), weighted scales each by "
+                        "1/sqrt(the blocks holding the unknown), symmetric too (fewer CG "
+                        "iterations on smooth coefficients, more on jumping ones), restrict "
+                        "keeps the own rows' (BiCGStab / GMRES's auto; not for CG)")
     p.add_argument("--coarse", choices=("auto", "amg", "aggregates", "ranks", "none"),
                    default=None,
                    help="a matrix file over ranks (--np 2) with --precond amg or ilu: a coarse "
                         "level across the ranks (a two-level method, as PETSc's GAMG): amg, "
                         "each rank's first AMG level smoothed across the ranks, gathered and "
-                        "solved by an AMG V-cycle (auto's choice for amg up to 16 ranks); "
-                        "aggregates, each rank's AMG coarsest grid gathered (auto's past 16); "
+                        "solved by an AMG V-cycle (auto's choice for amg up to 32 ranks); "
+                        "aggregates, each rank's AMG coarsest grid gathered (auto's past 32); "
                         "ranks, one aggregate a rank; none, the blocks alone (auto's for ilu)")
     p.add_argument("--reorder", choices=("auto", "rcm", "none"), default=None,
                    help="a matrix file over ranks (--np 2): rcm renumbers the rows by reverse "
@@ -349,7 +356,7 @@ _ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder", "train-nose"),
 _GRID_ONLY = ("grid", "method", "precond", "cycle", "smoother", "pre", "post", "rtol", "atol",
               "maxiter", "restart", "bc", "velocity", "compatibility", "stop", "amg",
               "amg_options", "x0", "strength", "max_coarse", "interpolation",
-              "near_nullspace", "overlap", "reorder", "coarse")
+              "near_nullspace", "overlap", "reorder", "coarse", "schwarz")
 _FLOW = ("cylinder", "train-nose")
 
 
@@ -838,6 +845,7 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         **({"overlap": int(values["overlap"])} if values.get("overlap") else {}),
         **({"reorder": values["reorder"]} if values.get("reorder") else {}),
         **({"coarse": values["coarse"]} if values.get("coarse") else {}),
+        **({"schwarz": values["schwarz"]} if values.get("schwarz") else {}),
         "stop": values.get("stop") or "residual",
         "bc": spec.get("bc", values.get("bc", "dirichlet")),
         "contrast": float(values.get("contrast", 1000.0)),
@@ -1360,7 +1368,8 @@ class SolveKind(Kind):
         memory of one device. Records the split in
         ``config["decomposition"]`` and returns it in a line for the job's log."""
         if ranks <= 1:
-            if config.get("overlap") or config.get("reorder") or config.get("coarse"):
+            if (config.get("overlap") or config.get("reorder") or config.get("coarse")
+                    or config.get("schwarz")):
                 check_row_split_options(config, "a matrix on one rank")
             if config.get("problem") in PROBLEMS and config["problem"] != "cylinder":
                 _check_memory(config)   # the whole grid on one device
@@ -1585,7 +1594,8 @@ def check_row_split_options(values: dict, what: str) -> None:
     (round 40 h10): with one rank, a notebook matrix or a grid they would be read by nothing,
     so they are refused in one line (``--precond ilu`` runs on one rank too)."""
     given = [f for f, k in (("--overlap", "overlap"), ("--reorder", "reorder"),
-                            ("--coarse", "coarse")) if values.get(k)]
+                            ("--coarse", "coarse"), ("--schwarz", "schwarz"))
+             if values.get(k)]
     if not given:
         return
     flags = " and ".join(given)
@@ -1604,7 +1614,8 @@ def _check_row_launch(config: dict, ranks: int) -> str:
     from skiff.kernels.solve.parallel.rows_job import check_row_split
 
     check_row_split(config.get("method"), config.get("precond"), ranks,
-                    overlap=int(config.get("overlap") or 0), coarse=config.get("coarse"))
+                    overlap=int(config.get("overlap") or 0), coarse=config.get("coarse"),
+                    schwarz=config.get("schwarz"))
     from skiff.kernels.solve.files import matrix_is_complex
 
     if matrix_is_complex(config["problem"]):

@@ -184,6 +184,7 @@ def _exchange(ghosts, lo, hi, ranges, comm):
 
 METHODS = ("cg", "bicgstab", "gmres")   # what the row split runs
 MAX_OVERLAP = 4   # additive Schwarz's layers (round 41: was 1)
+SCHWARZ = ("auto", "basic", "weighted", "restrict")   # the overlap's form (round 43)
 PRECONDS = ("jacobi", "ilu", "amg", "none")   # ilu / amg: block Jacobi (block_local.py)
 
 
@@ -202,9 +203,21 @@ class RowResult:
     tol: float
 
 
-AUTO_AMG_RANKS = 16   # coarse='auto' with block AMG: 'amg' up to this many ranks (round 42
+AUTO_AMG_RANKS = 32   # coarse='auto' with block AMG: 'amg' up to this many ranks (round 42
 # h14: measured up to 16 thread ranks, 120^2 Poisson: at 12 ranks 'aggregates' 34 CG iterations,
-# 29.9 CPU s of dense LU, 'amg' 8, 0.57 s)
+# 29.9 CPU s of dense LU, 'amg' 8, 0.57 s; round 43 h7: 160^2 Poisson on 24 / 32 thread ranks
+# 'amg' 8 / 9 iterations, 1.9 / 2.2 CPU s, where 'aggregates' (auto's past 16) was killed for
+# its memory, 24 dense LUs of the gathered coarsest grids)
+
+
+def auto_coarse(precond: str, size: int) -> str:
+    """``coarse='auto'``'s choice for ``precond`` over ``size`` ranks: 'amg' with block AMG
+    up to ``AUTO_AMG_RANKS`` ranks, 'aggregates' past it; 'none' with another block solve."""
+    return ("none" if precond != "amg" else "amg" if size <= AUTO_AMG_RANKS
+            else "aggregates")
+
+
+CUT_ROWS = True   # round 43 (h7): rows cut from their aggregates at the boundary: their own
 
 
 class RowSolver:
@@ -213,7 +226,7 @@ class RowSolver:
     on every rank. ``A`` whole on every rank (as read from a file); each keeps its rows."""
 
     def __init__(self, A, *, method="cg", precond="jacobi", comm=None, restart=30,
-                 overlap=0, reorder="none", coarse="auto"):
+                 overlap=0, reorder="none", coarse="auto", schwarz="auto"):
         import time
 
         from .reorder import choose_reorder
@@ -243,6 +256,16 @@ class RowSolver:
                              f"{MAX_OVERLAP} (additive Schwarz: each rank's block grown by "
                              f"that many layers of neighbours' rows) with precond='ilu' or "
                              f"'amg'")
+        schwarz = str(schwarz).lower()
+        if schwarz not in SCHWARZ or (schwarz == "restrict" and method == "cg"):
+            raise ValueError(f"row_solve: schwarz={schwarz!r}; {', '.join(map(repr, SCHWARZ))} "
+                             f"(the overlap's form: 'basic' adds every block's correction, "
+                             f"'weighted' scales each by 1/sqrt(the blocks holding the "
+                             f"unknown), both symmetric for CG; 'restrict' keeps the own "
+                             f"rows', not symmetric: BiCGStab / GMRES; 'auto' 'basic' for "
+                             f"CG, 'restrict' else)")
+        self.schwarz = (schwarz if schwarz != "auto" else
+                        "basic" if method == "cg" else "restrict")
         from .coarse import COARSE
 
         coarse = str(coarse).lower()
@@ -258,9 +281,7 @@ class RowSolver:
             # on a 200^2 Poisson over 2 ranks) while the gathered level, about a ninth of the
             # rows on every rank, is no larger than a rank's own (up to 8 ranks;
             # measured better up to 16, round 42 h14)
-            size = 1 if comm is None else comm.Get_size()
-            coarse = ("none" if precond != "amg" else "amg" if size <= AUTO_AMG_RANKS
-                      else "aggregates")
+            coarse = auto_coarse(precond, 1 if comm is None else comm.Get_size())
         self.overlap_dropped = 0
         if auto and coarse == "amg" and overlap and method == "cg":   # round 42 (h14): CG's
             # overlap is basic additive Schwarz (the overlap's rows corrected by both ranks);
@@ -325,7 +346,8 @@ class RowSolver:
                     from .coarse import coarse_basis
 
                     try:
-                        P = coarse_basis(block, coarse, hi - lo, getattr(B, "amg", None))
+                        P = coarse_basis(block, coarse, hi - lo, getattr(B, "amg", None),
+                                         cut=self._cut(whole))
                     except ValueError:   # node aggregates: auto takes the coarsest grids
                         if not (auto and coarse == "amg"):
                             raise
@@ -358,15 +380,28 @@ class RowSolver:
                 self.M = two_level(self.M, Q, self.op, method == "cg", self.overlap)
         self.setup_time = time.perf_counter() - t0
 
+    def _cut(self, whole):
+        """The plan's rows and ``|diag A|`` on its columns (own, then the ghosts), for the
+        coarse basis' rows cut from their aggregates at the rank boundary (``CUT_ROWS``)."""
+        if not CUT_ROWS:
+            return None
+        plan = self.plan
+        ghosts = (np.concatenate(plan.ghosts) if plan.ghosts
+                  else np.empty(0, dtype=np.int64))
+        d = np.abs(np.concatenate([whole[plan.lo:plan.hi], whole[ghosts]]))
+        return plan.local, d
+
     def _schwarz(self, A, kind):
         """Additive Schwarz with an overlap of ``self.overlap`` layers (PETSc's ``-pc_type
         asm -pc_asm_overlap k``): this rank's rows and the rows within that many steps of
         them in A's graph, ``A`` on those unknowns solved by ``kind`` (ILU(0) or a V-cycle);
         the residual's values there come by an exchange (the halo's for one layer). For CG
         the outside part of the correction goes back to its owners and is added (``basic``:
-        symmetric, sum over ranks of ``R_i^T A_i^-1 R_i``); for BiCGStab and GMRES it is
-        dropped (``restrict``, PETSc's default: one exchange, fewer iterations). Returns the
-        preconditioner, the grown block and its solve."""
+        symmetric, sum over ranks of ``R_i^T A_i^-1 R_i``; ``weighted``, round 43: ``sum
+        R_i^T D_i A_i^-1 D_i R_i``, ``D_i`` one over the square root of the number of blocks
+        holding each unknown); for BiCGStab and GMRES it is dropped (``restrict``, PETSc's
+        default: one exchange, fewer iterations). Returns the preconditioner, the grown
+        block and its solve."""
         from .block_local import block_preconditioner
 
         plan, op = self.plan, self.op
@@ -382,10 +417,23 @@ class RowSolver:
         idx = np.concatenate([np.arange(lo, hi), ghosts])
         block = A[idx][:, idx].tocsr()
         solve = block_preconditioner(block, kind, self.rank)
-        basic = self.method == "cg"
+        basic = self.schwarz != "restrict"
+        wb = None
+        if self.schwarz == "weighted":   # round 43 (h7): sum_i R_i^T D_i A_i^-1 D_i R_i,
+            # D_i = 1/sqrt(the number of blocks holding the unknown): symmetric positive
+            # definite as the basic form, the overlap's rows not corrected twice over
+            mult = np.ones(m)
+            halo.add_to_owners(mult, np.ones(ghosts.size))
+            wb = 1.0 / np.sqrt(np.concatenate([mult, halo.ghost_values(mult)]))
+            self.overlap_weights = wb
 
         def apply(r):
-            z = solve(np.concatenate([r, halo.ghost_values(r)]))
+            rb = np.concatenate([r, halo.ghost_values(r)])
+            if wb is not None:
+                rb *= wb
+            z = solve(rb)
+            if wb is not None:
+                z = z * wb
             out = z[:m].copy()
             if basic:
                 halo.add_to_owners(out, z[m:])
@@ -483,7 +531,7 @@ class RowSolver:
 
 def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None, x0=None,
               callback=None, precond="jacobi", restart=30, overlap=0, reorder="none",
-              coarse="auto"):
+              coarse="auto", schwarz="auto"):
     """Solve ``A x = b`` with this rank's block of rows (``A`` and ``b`` whole on every rank,
     as read from a file; each rank keeps its rows): CG (symmetric positive definite A),
     BiCGStab or GMRES(``restart``; ``maxiter`` counts its restart cycles, as SciPy's),
@@ -492,17 +540,20 @@ def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None
     ``'amg'``: block Jacobi with a smoothed-aggregation V-cycle of it; ``overlap=1`` with
     either: additive Schwarz, each block grown by its ghosts' rows, PETSc's ``asm``; up to
     4 layers; ``coarse``: a coarse level across the ranks, 'amg' (the default with 'amg' up
-    to 16 ranks: each rank's first coarse level, smoothed across the ranks, gathered and
+    to 32 ranks: each rank's first coarse level, smoothed across the ranks, gathered and
     solved by an AMG V-cycle), 'aggregates' (each rank's AMG coarsest grid gathered: the
-    default past 16 ranks), 'ranks' (one aggregate a rank) or 'none', see ``coarse.py``),
+    default past 32 ranks), 'ranks' (one aggregate a rank) or 'none', see ``coarse.py``),
     stopping on SciPy's ``|r| <= max(rtol |b|, atol)`` of the recurrence. Returns ``(x,
     info)`` on every rank, x whole (one Allgatherv), info 0 when the true residual of x meets
     the tolerance, else the iterations done. ``callback(it, rnorm, x_local)`` runs on every
     rank after each iteration. ``reorder='rcm'`` renumbers the unknowns by reverse
     Cuthill-McKee before the split (``'auto'``: where it halves the bandwidth); x comes back
-    in the user's order."""
+    in the user's order. ``schwarz``: the overlap's form, 'basic' (CG's default), 'weighted'
+    (symmetric, each block's correction scaled by ``1/sqrt`` of the blocks holding the
+    unknown: fewer CG iterations where the coefficients are smooth, round 43) or
+    'restrict' (BiCGStab / GMRES's default)."""
     solver = RowSolver(A, method=method, precond=precond, comm=comm, restart=restart,
-                       overlap=overlap, reorder=reorder, coarse=coarse)
+                       overlap=overlap, reorder=reorder, coarse=coarse, schwarz=schwarz)
     res = solver.iterate(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback)
     info = 0 if res.true <= 10 * max(res.tol, 1e-300) and np.isfinite(res.true) \
         else res.iterations

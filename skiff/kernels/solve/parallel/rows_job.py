@@ -26,7 +26,7 @@ _METHOD = {"auto": None, "cg": "cg", "bicgstab": "bicgstab", "gmres": "gmres"}
 _PRECOND = {"auto": None, "jacobi": "jacobi", "ilu": "ilu", "amg": "amg", "none": "none"}
 
 
-def check_row_split(method, precond, ranks, overlap=0, coarse=None) -> None:
+def check_row_split(method, precond, ranks, overlap=0, coarse=None, schwarz=None) -> None:
     """Refuse, in one line, a method, preconditioner or overlap the row split does not
     run."""
     method = method or "auto"
@@ -52,6 +52,14 @@ def check_row_split(method, precond, ranks, overlap=0, coarse=None) -> None:
         raise ValueError(f"--np {ranks}: --coarse {coarse} adds a coarse level across the "
                          f"ranks to a block preconditioner, and the preconditioner is "
                          f"{precond}: give --precond amg or ilu, or drop --coarse")
+    if schwarz not in (None, "auto") and not overlap:
+        raise ValueError(f"--np {ranks}: --schwarz {schwarz} is the form of an overlap's "
+                         f"correction, and there is no overlap: add --overlap 1 (with "
+                         f"--precond ilu or amg), or drop --schwarz")
+    if schwarz == "restrict" and method == "cg":
+        raise ValueError(f"--np {ranks}: --schwarz restrict is not symmetric and CG needs a "
+                         f"symmetric preconditioner: give --schwarz basic or weighted, or "
+                         f"--method bicgstab / gmres")
     if overlap and precond not in ("ilu", "amg"):
         raise ValueError(f"--np {ranks}: --overlap {overlap} grows each rank's block for "
                          f"--precond ilu or amg (additive Schwarz), and the preconditioner is "
@@ -76,19 +84,20 @@ class RowJobSolver:
     :func:`~..entry.solve_and_report` calls): the Solution on rank 0, None on the others."""
 
     def __init__(self, A, *, method="auto", precond="auto", comm=None, restart=30,
-                 overlap=0, reorder="auto", coarse="auto"):
+                 overlap=0, reorder="auto", coarse="auto", schwarz="auto"):
         import scipy.sparse as sp
 
         A = sp.csr_matrix(A)
         check_row_split(method, precond, 1 if comm is None else comm.Get_size(), overlap,
-                        coarse)
+                        coarse, schwarz)
         method = _METHOD[method or "auto"] or _auto_method(A)
         chosen = _PRECOND[precond or "auto"]
         try:
             pc = chosen or _auto_precond(A)
             self.rows = RowSolver(A, method=method, precond=pc, comm=comm, restart=restart,
                                   overlap=overlap, reorder=reorder,
-                                  coarse=coarse if pc in ("ilu", "amg") else "none")
+                                  coarse=coarse if pc in ("ilu", "amg") else "none",
+                                  schwarz=schwarz or "auto")
         except ValueError:   # auto's block AMG did not set up (said on every rank): Jacobi
             if chosen is not None or _auto_precond(A) != "amg":
                 raise
@@ -110,7 +119,7 @@ class RowJobSolver:
         r = self.rows
         block = "block " if self.precond in ("ilu", "amg") else ""   # each rank's own block
         if r.overlap:
-            block = f"overlap-{r.overlap} schwarz "
+            block = f"overlap-{r.overlap} {'weighted ' * (r.schwarz == 'weighted')}schwarz "
         order = ", rcm-ordered" if r.perm is not None else ""
         if r.coarse_size:   # round 41: the two-level method's coarse level across the ranks
             order += f", a coarse level of {r.coarse_size} across them"
@@ -241,7 +250,8 @@ def rows_system(config: dict, reporter, comm=None):
                               restart=int(config.get("restart") or 30),
                               overlap=int(config.get("overlap") or 0),
                               reorder=config.get("reorder") or "auto",
-                              coarse=config.get("coarse") or "auto")
+                              coarse=config.get("coarse") or "auto",
+                              schwarz=config.get("schwarz") or "auto")
     reporter.info(problem=f"matrix {config['problem']}", unknowns=n, ranks=comm.Get_size(),
                   subdomains=solver.rows.subdomains())
     return solver, rhs, exact

@@ -23,6 +23,20 @@ def _kron_dirichlet_laplacian(n, h):
             + sp.kron(sp.kron(eye, eye), t)).tocsr()
 
 
+def _apply_dirichlet_laplacian(x, h):
+    """``_kron_dirichlet_laplacian(n, h) @ x.ravel()`` by numpy slices (round 43: the 128^3
+    Kronecker assembly took 1.9 of this file's CPU s; the two are compared at 12^3)."""
+    y = 6.0 * x
+    for a in range(3):
+        lo, hi, first, last = ([slice(None)] * 3 for _ in range(4))
+        lo[a], hi[a], first[a], last[a] = slice(1, None), slice(None, -1), 0, -1
+        y[tuple(lo)] -= x[tuple(hi)]
+        y[tuple(hi)] -= x[tuple(lo)]
+        y[tuple(first)] += x[tuple(first)]   # the ghost at half a cell: 3 on the diagonal
+        y[tuple(last)] += x[tuple(last)]
+    return y / h**2
+
+
 @pytest.mark.slow
 def test_poisson_3d_128_cubed():
     n = 128
@@ -33,8 +47,12 @@ def test_poisson_3d_128_cubed():
     tracemalloc.stop()
     assert sol.converged and sol.iterations <= 12
     assert peak < 40 * 8 * n**3, f"peak {peak / 1e6:.0f} MB"   # a few dozen grid vectors
-    A = _kron_dirichlet_laplacian(n, 1.0 / n)
-    r = np.linalg.norm(p.rhs.ravel() - A @ sol.x) / np.linalg.norm(p.rhs.ravel())
+    z = np.random.default_rng(1).standard_normal((12, 12, 12))
+    np.testing.assert_allclose(_apply_dirichlet_laplacian(z, 1 / 12).ravel(),
+                               _kron_dirichlet_laplacian(12, 1 / 12) @ z.ravel(), rtol=1e-13,
+                               atol=1e-10)
+    Ax = _apply_dirichlet_laplacian(np.asarray(sol.x).reshape(n, n, n), 1.0 / n).ravel()
+    r = np.linalg.norm(p.rhs.ravel() - Ax) / np.linalg.norm(p.rhs.ravel())
     assert r <= 1.5e-8
     assert sol.error is not None and sol.error < 1e-3     # second order: h^2 ~ 6e-5
 

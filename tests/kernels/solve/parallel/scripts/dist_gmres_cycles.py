@@ -10,10 +10,12 @@ import numpy as np
 import scipy.sparse.linalg as spla
 from mpi4py import MPI
 
+from skiff.kernels.solve.parallel.halo import SolveComm
 from skiff.kernels.solve.parallel.solver import DistributedSolver
 from skiff.kernels.solve.problems import grid_problem
 
-world = MPI.COMM_WORLD
+# ``COMM`` given by ``dist_all.py`` (runpy's init_globals): the 1-rank run as MPI.COMM_SELF
+world = globals().get("COMM") or MPI.COMM_WORLD
 rank = world.Get_rank()
 
 
@@ -31,8 +33,8 @@ CASES = [  # (name, restart, maxiter)
 ]
 out = {"rank": rank, "size": world.Get_size(), "cases": {}}
 for name, restart, maxiter in CASES:
-    sol = DistributedSolver(problem, method="gmres", precond="none",
-                            restart=restart).solve(rtol=1e-10, maxiter=maxiter)
+    sol = DistributedSolver(problem, method="gmres", precond="none", restart=restart,
+                            comm=SolveComm(world)).solve(rtol=1e-10, maxiter=maxiter)
     if rank == 0:
         A = problem.matrix().tocsr()
         b = problem.rhs.ravel().copy()
