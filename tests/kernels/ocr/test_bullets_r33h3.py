@@ -126,10 +126,11 @@ def test_a_full_width_date_has_no_check_box(size, text):
 def test_the_slide_reads_every_bullet(pipe):
     """End to end on round 33's slide (bench_ocr_user33.slide_bullets_and_numbers): all
     three drawn points keep their bullets (before: the first one lost it; RapidOCR 3.10
-    read "●" for each)."""
+    read "●" for each). Round 43: the page cut to its text's width (1000 x 330 -> 480 x 320),
+    the same lines, bullets and font (lines 70 px apart read "● Pricing": kept at 90)."""
     from PIL import Image, ImageDraw
 
-    img = Image.new("RGB", (1000, 330), "white")
+    img = Image.new("RGB", (480, 320), "white")
     d = ImageDraw.Draw(img)
     f = _font(SANS, 28)
     truth = []
@@ -202,18 +203,19 @@ def test_nothing_before_the_box_is_no_bullet(size, mark):
 def test_the_phone_photo_of_a_slide_keeps_its_bullets(pipe):
     """End to end: a dark slide with light blue bullets, shot off a screen (turned 1.5
     degrees, blurred, sensor noise, JPEG 50). The detector leaves the bullets out of the
-    lines' boxes; before round 33 every one was lost."""
+    lines' boxes; before round 33 every one was lost. Round 43: the slide cut to its text
+    (1280 x 560 -> 640 x 400, the lines 80 px apart), the same lines, bullets and photo."""
     import io
 
     from PIL import Image, ImageDraw, ImageFilter
 
-    img = Image.new("RGB", (1280, 560), (28, 32, 44))
+    img = Image.new("RGB", (640, 400), (28, 32, 44))
     d = ImageDraw.Draw(img)
     f = _font(FONTS + "truetype/liberation2/LiberationSans-Regular.ttf", 30)
     truth = []
     for i, t in enumerate(["Users want offline mode", "Setup takes under 5 minutes",
                            "Support tickets fell by 40%", "Docs need more examples"]):
-        y = 60 + i * 110
+        y = 60 + i * 80
         d.ellipse((88, y + 12, 102, y + 26), fill=(90, 200, 255))
         d.text((120, y), t, font=f, fill=(235, 235, 235))
         truth.append("• " + t)

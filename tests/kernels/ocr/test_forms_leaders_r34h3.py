@@ -162,8 +162,10 @@ def test_a_line_that_begins_with_a_one_keeps_it(text, size):
             assert cut_frame_stub(text, crop) == text, (path, left)
 
 
-def test_the_form_reads_its_options(pipe):
-    """End to end on bench_ocr_user34's form (before: "Member: ☑ Yes 1 No")."""
+@pytest.fixture(scope="module")
+def form_read(pipe):
+    """bench_ocr_user34's form and its truth, read once by the pipeline (round 43: the two
+    tests below each read it; one read shared)."""
     import sys
     from pathlib import Path
 
@@ -171,7 +173,13 @@ def test_the_form_reads_its_options(pipe):
     from bench_ocr_user34 import form_underlines_and_boxes
 
     img, truth = form_underlines_and_boxes()
-    got = pipe(np.asarray(img.convert("RGB"))).text.split("\n")
+    return pipe(np.asarray(img.convert("RGB"))), truth
+
+
+def test_the_form_reads_its_options(form_read):
+    """End to end on bench_ocr_user34's form (before: "Member: ☑ Yes 1 No")."""
+    res, truth = form_read
+    got = res.text.split("\n")
     assert got[-1] == truth[-1] == "Member: \u2611 Yes \u2610 No"
 
 
@@ -211,20 +219,13 @@ def test_a_colon_read_twice_across_overlapping_boxes_is_dropped():
     assert overlap_repeats([[0, 1]], tall, ["Total:", ": 12"]) == ["Total:", ": 12"]
 
 
-def test_the_form_reads_its_date_once(pipe):
+def test_the_form_reads_its_date_once(form_read):
     """End to end with the detector's boxes and readings of bench_ocr_user34's form: its
     rows joined after ``layout.overlap_repeats`` read as drawn (the pipeline joins them so
     once it calls the function; before: "Date of birth: : 14.03.1988")."""
-    import sys
-    from pathlib import Path
-
     from skiff.kernels.ocr.layout import overlap_repeats
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
-    from bench_ocr_user34 import form_underlines_and_boxes
-
-    img, truth = form_underlines_and_boxes()
-    res = pipe(np.asarray(img.convert("RGB")))
+    res, truth = form_read
     rows: dict[int, list[int]] = {}
     for i, line in enumerate(res.lines):
         rows.setdefault(line.row, []).append(i)

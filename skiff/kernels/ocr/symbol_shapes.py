@@ -1,0 +1,203 @@
+"""A telephone "☎", an envelope "✉" or a heavy check "✔" the recognizer dropped from its
+line, put back where the line's ink holds it.
+
+The default recognizer's alphabet holds the three, but it gives them 0.000 in every column
+of "☎ 010-6234 5678", "✉ info@example.com", "Tests passed ✔" (round 42, DejaVu Sans, Sans
+Bold, Sans Mono and Noto Sans CJK at 22-30 px): nothing for a beam or a reread to find,
+and no symbol read for :func:`.symbols.symbol_page` to open its gate on. Their ink is
+measured against the symbols rendered in the installed fonts that hold them (DejaVu Sans,
+Sans Bold, Sans Mono, Sans Condensed, Noto Sans CJK; a face's ".notdef" box never): the
+glyph's box and the template's, each scaled to ``SIDE`` x ``SIDE``, correlated (centred,
+unit length). Round 43 (`tmpl.py`: the three at 16, 22 and 30 px, sharp and blurred 0.8
+px, against the letters, digits, box and check marks, stars, hearts and CJK characters of
+eight faces): a telephone correlates 0.57-1.0 with its templates, anything else 0.45 at
+most ("n" in Liberation Serif Bold); a heavy check 0.75-1.0, anything else 0.53 ("Z"); a
+light "✓" 0.5-0.76 against a heavy one, so a "✓" read stays, and a dropped check is written
+as whichever of the two correlates best (a phone photo's "✓ Renew passport" read "Renew
+passport" was given "✔" before the light one was matched too). An
+envelope's thin frame correlates less (0.42 blurred at 16 px) and a "☒" as much, so it
+is known by its shape: a frame inked along all four sides of a box wider than tall
+(``ENVELOPE_WIDE``; a check box is square) with ink inside.
+
+Only a line's one-glyph words are looked at (components joined into glyphs where their
+columns overlap, glyphs into words where the blank between them is under ``WORD_GAP`` of
+the line's cap height), inside the line only where its ink holds one word more than its
+reading: a page of plain print pays a labelling of each line's crop. Without Pillow's FreeType or
+fontTools nothing changes."""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+
+from .spacing import ink_mask
+
+__all__ = ["dropped_symbols", "shape_symbol", "SYMBOLS"]
+
+SYMBOLS = "\u260e\u2709\u2714"  # "☎", "✉", "✔"
+LIGHT = "\u2713"  # "✓": matched too, so that a light check put back is written light
+SIDE = 24  # both boxes scaled to SIDE x SIDE before they are correlated
+# the least correlation with a template: a telephone's, a heavy check's
+MATCH = {"\u260e": 0.55, "\u2714": 0.65, "\u2713": 0.65}
+ASPECT = 1.25  # a glyph's box within this factor of the template's (width over height)
+# an envelope: a box ENVELOPE_WIDE times as wide as tall or more (a check box's is square),
+# its four sides inked along FRAME of their length, ink inside, correlating ENVELOPE_MATCH
+ENVELOPE_WIDE, FRAME, ENVELOPE_MATCH = 1.15, 0.85, 0.35
+WORD_GAP, SYMBOL_TALL = 0.4, 0.4  # as in :mod:`.symbols`; a symbol's height over the cap (an
+# envelope in DejaVu Sans Mono: 0.48)
+_FONTS = "/usr/share/fonts/"
+FACES = (_FONTS + "truetype/dejavu/DejaVuSans.ttf", _FONTS + "truetype/dejavu/DejaVuSans-Bold.ttf",
+         _FONTS + "truetype/dejavu/DejaVuSansMono.ttf",
+         _FONTS + "truetype/dejavu/DejaVuSansCondensed.ttf",
+         _FONTS + "opentype/noto/NotoSansCJK-Regular.ttc")
+
+
+def _vector(mask: np.ndarray) -> np.ndarray:
+    """A 0/1 mask cut to its box, scaled to SIDE x SIDE, centred and of unit length."""
+    import cv2
+
+    v = cv2.resize(mask.astype(np.float32), (SIDE, SIDE), interpolation=cv2.INTER_AREA)
+    v -= v.mean()
+    return v / (float(np.linalg.norm(v)) + 1e-9)
+
+
+def _cut(mask: np.ndarray) -> np.ndarray | None:
+    ys, xs = np.nonzero(mask)
+    if not len(ys):
+        return None
+    return mask[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+
+
+@functools.lru_cache(maxsize=1)
+def _templates() -> dict[str, list[tuple[np.ndarray, float]]]:
+    """{symbol: [(vector, width over height)]} of each installed face holding it, drawn at
+    64 px; empty without Pillow's FreeType or fontTools."""
+    try:
+        from fontTools.ttLib import TTFont
+        from PIL import Image, ImageDraw, ImageFont
+    except ImportError:
+        return {}
+    out: dict[str, list[tuple[np.ndarray, float]]] = {}
+    for path in FACES:
+        if not os.path.exists(path):
+            continue
+        try:
+            cmap = TTFont(path, fontNumber=0, lazy=True)["cmap"].getBestCmap()
+            face = ImageFont.truetype(path, 64)
+        except (OSError, KeyError, ValueError):
+            continue
+        for sym in SYMBOLS + LIGHT:
+            if ord(sym) not in cmap:
+                continue  # its ".notdef" box
+            im = Image.new("L", (192, 192), 255)
+            ImageDraw.Draw(im).text((64, 32), sym, font=face, fill=0)
+            glyph = _cut(np.asarray(im) < 128)
+            if glyph is not None:
+                out.setdefault(sym, []).append((_vector(glyph), glyph.shape[1] / glyph.shape[0]))
+    return out
+
+
+def _framed(box: np.ndarray) -> bool:
+    """Whether a glyph's box (0/1, cut to its ink) is a frame inked along its four sides
+    (``FRAME`` of their length) with ink inside."""
+    h, w = box.shape
+    if h < 6 or w < 6:
+        return False
+    t = max(1, round(0.15 * h)), max(1, round(0.15 * w))
+    sides = (box[:t[0]].any(0).mean(), box[-t[0]:].any(0).mean(),
+             box[:, :t[1]].any(1).mean(), box[:, -t[1]:].any(1).mean())
+    return min(sides) >= FRAME and bool(box[t[0]:-t[0], t[1]:-t[1]].any())
+
+
+def shape_symbol(glyph: np.ndarray) -> str | None:
+    """The symbol of :data:`SYMBOLS` a glyph's ink is (a 0/1 mask), or None."""
+    box = _cut(np.asarray(glyph) > 0)
+    if box is None or min(box.shape) < 6:
+        return None
+    vec, aspect = _vector(box), box.shape[1] / box.shape[0]
+    best, score = None, -1.0
+    for sym, shapes in _templates().items():
+        for tvec, taspect in shapes:
+            if not 1 / ASPECT <= aspect / taspect <= ASPECT:
+                continue
+            c = float((vec * tvec).sum())
+            if c > score:
+                best, score = sym, c
+    if best in MATCH and score >= MATCH[best]:
+        return best
+    if aspect >= ENVELOPE_WIDE and _framed(box) and any(
+            float((vec * t).sum()) >= ENVELOPE_MATCH for t, _ in _templates().get("\u2709", [])):
+        return "\u2709"
+    return None
+
+
+def _words(bw: np.ndarray):
+    """(labels, stats, glyphs, words, heights, cap) of a line's 0/1 ink: glyphs are lists
+    of component labels whose columns overlap, words lists of glyph indices."""
+    import cv2
+
+    n, lab, st, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
+    keep = [k for k in range(1, n) if st[k, 4] >= 2 and st[k, 2] < 0.9 * bw.shape[1]]
+    glyphs: list[list] = []  # [x0, x1, labels]
+    for k in sorted(keep, key=lambda k: st[k, 0]):
+        x0, x1 = st[k, 0], st[k, 0] + st[k, 2]
+        if glyphs and x0 < glyphs[-1][1]:
+            glyphs[-1][1] = max(glyphs[-1][1], x1)
+            glyphs[-1][2].append(k)
+        else:
+            glyphs.append([x0, x1, [k]])
+    if not glyphs:
+        return lab, st, glyphs, [], [], 0.0
+    heights = [max(st[k, 1] + st[k, 3] for k in ks) - min(st[k, 1] for k in ks)
+               for *_, ks in glyphs]
+    # the tallest glyphs' height (a lowercase line's x-height would part "i" from "nfo")
+    cap = float(np.median([h for h in heights if h >= 0.8 * max(heights)]))
+    words: list[list[int]] = []
+    for g in range(len(glyphs)):
+        if words and glyphs[g][0] - glyphs[words[-1][-1]][1] < WORD_GAP * cap:
+            words[-1].append(g)
+        else:
+            words.append([g])
+    return lab, st, glyphs, words, heights, cap
+
+
+def dropped_symbols(text: str, crop: np.ndarray) -> str:
+    """``text`` with a "☎", "✉" or "✔" its line's ink holds and the reading left out put
+    back ("010-6234 5678" of a crop "☎ 010-6234 5678" -> "☎ 010-6234 5678"): exactly one
+    of the ink's one-glyph words, ``SYMBOL_TALL`` of the cap height or more, is such a
+    symbol (:func:`shape_symbol`); first or last in the line it is put first or last
+    (unless the reading's first or last word is one character that is no letter or digit:
+    the symbol read as something else), inside it only where the ink holds one word more
+    than ``text``, after as many words as stand left of it. Else ``text``."""
+    read = text.split()
+    if not read or crop.ndim < 2 or min(crop.shape[:2]) < 8 or \
+            any(s in text for s in SYMBOLS + LIGHT):
+        return text
+    bw = ink_mask(crop)
+    lab, st, glyphs, words, heights, cap = _words(bw)
+    if len(words) < 2:
+        return text
+    found = []
+    for w, gs in enumerate(words):
+        if len(gs) != 1 or heights[gs[0]] < SYMBOL_TALL * cap:
+            continue
+        if 0 < w < len(words) - 1 and len(words) != len(read) + 1:
+            continue
+        x0, x1, ks = glyphs[gs[0]]
+        y0 = min(st[k, 1] for k in ks)
+        y1 = max(st[k, 1] + st[k, 3] for k in ks)
+        own = np.isin(lab[y0:y1, x0:x1], ks)
+        sym = shape_symbol(own)
+        if sym is not None:
+            found.append((w, sym))
+    if len(found) != 1:
+        return text
+    w, sym = found[0]
+    if w == 0 or w == len(words) - 1:
+        edge = read[0] if w == 0 else read[-1]
+        if len(edge) == 1 and not edge.isalnum():
+            return text
+        return " ".join([sym] + read if w == 0 else read + [sym])
+    return " ".join(read[:w] + [sym] + read[w:])
