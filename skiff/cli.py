@@ -524,9 +524,13 @@ def _run_tool(name: str, rest: list[str]) -> int:
             if ns.action not in ("wait", "attach") and not tailing:
                 raise
             doing = "waiting" if ns.action == "wait" else "following"
-            print(f"skiff: stopped {doing}; job {ns.job_id} goes on (python -m skiff jobs "
-                  f"cancel {ns.job_id} stops it)", file=sys.stderr)
-            return INTERRUPTED
+            said = (f"skiff: stopped {doing}; job {ns.job_id} goes on (python -m skiff jobs "
+                    f"cancel {ns.job_id} stops it)")
+            print(said, file=sys.stderr)
+            # --json: a document on stdout too, as a timeout's (round 43: stdout was empty,
+            # a script's json.loads met ""); `logs -f --json`'s JSON lines end as they were
+            return _refused(f"skiff jobs: {said[len('skiff: '):]}", name, INTERRUPTED,
+                            as_json=ns.json and not tailing)
         except TimeoutError as exc:  # jobs wait --timeout: as timeout(1) says it
             if ns.action != "wait":
                 raise

@@ -22,6 +22,8 @@ NOTEBOOK_LOG_LINES = 1000
 # the exit status `python -m skiff jobs wait --timeout` gives when the time ran out (as
 # timeout(1)); `%jobs wait ... --json` puts it in the same document
 WAIT_TIMEOUT = 124
+# and when Ctrl-C stopped the waiting (the job goes on), as `python -m skiff jobs wait`'s
+WAIT_INTERRUPTED = 130
 
 
 def _shown_logs(job, logs):
@@ -36,6 +38,20 @@ def _shown_logs(job, logs):
           f"-n N shows the last N, python -m skiff jobs logs {job.id} prints them in a "
           f"terminal)")
     return JobLogs(last_lines(logs, NOTEBOOK_LOG_LINES))
+
+
+def _stopped(doing: str, job, as_json: bool) -> None:
+    """What a cell prints when Ctrl-C stops ``%jobs wait`` (or a terminal IPython's ``%jobs
+    show -f``): the line, or with ``--json`` the terminal's document of it alone, ``{"error",
+    "command": "jobs", "exit": 130}`` (round 43: the line was printed where a cell's
+    captured stdout was to be JSON). The job goes on either way."""
+    said = (f"stopped {doing}; job {job.id} goes on ({job.status}): %jobs cancel {job.id} "
+            f"stops it")
+    if as_json:
+        print(json.dumps({"error": said, "command": "jobs", "exit": WAIT_INTERRUPTED},
+                         ensure_ascii=False))
+    else:
+        print(said)
 
 
 # what %jobs? says after the usage
@@ -88,8 +104,7 @@ class JobsMagics(Magics):
                     else:  # --json: no progress line before the document (round 43)
                         job.wait(timeout=ns.timeout)
                 except KeyboardInterrupt:
-                    print(f"stopped waiting; job {job.id} goes on ({job.status}): "
-                          f"%jobs cancel {job.id} stops it")
+                    _stopped("waiting", job, ns.json)
                     return None
                 except TimeoutError as exc:  # an answer, not a mistake: said, job shown
                     if ns.json:  # the terminal's document of it, alone (round 43): the
@@ -153,8 +168,7 @@ class JobsMagics(Magics):
                 try:
                     wait_quietly(out, cancel=False)
                 except KeyboardInterrupt:
-                    print(f"stopped following; job {out.id} goes on ({out.status}): "
-                          f"%jobs cancel {out.id} stops it")
+                    _stopped("following", out, ns.json)
                     return None
         if ns.wait:  # resume --wait: stored first, then followed as %train --wait does
             wait_quietly(out)

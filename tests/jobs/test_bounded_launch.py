@@ -117,27 +117,6 @@ def test_ranks_stop_when_the_launcher_is_killed_and_nobody_watches(runs_dir):
                for e in job.events())
 
 
-@pytest.mark.mpi
-def test_a_watcher_keeps_the_job_alive_after_its_launcher_dies(runs_dir):
-    _need_mpi()
-    launcher = subprocess.Popen([sys.executable, "-c", LAUNCH_AND_STAY], stdout=subprocess.PIPE,
-                                text=True)
-    job = Job(runs_dir / launcher.stdout.readline().strip())
-    try:
-        _wait_for(lambda: job.refresh().done >= 2, 60, "the job to run")
-        add_holder(job.run_dir)       # this test process watches the job
-        launcher.send_signal(signal.SIGKILL)
-        launcher.wait()
-        step = job.refresh().done
-        _wait_for(lambda: job.refresh().done >= step + 100, 20, "the job to go on")
-        assert not job.refresh().final
-    finally:
-        remove_holder(job.run_dir)
-        launcher.kill()
-    _wait_for(lambda: job.refresh().final, 20, "the unheld job to stop")
-    assert job.status == "cancelled"
-
-
 def test_a_reattached_watcher_holds_the_job_while_it_follows_it(runs_dir):
     """A process job followed from another process (``Job.load`` then a view or ``follow``)
     records this process as a holder, and lets go when the job ends; a thread job, or a job
@@ -183,7 +162,9 @@ def test_a_view_of_a_reattached_job_holds_it(runs_dir):
 @pytest.mark.mpi
 def test_a_reattached_notebook_keeps_the_job_alive_after_its_launcher_dies(runs_dir):
     """The launcher is killed outright (no hand-over): a kernel that reattached to the job
-    with ``Job.load`` and follows it keeps the ranks going; when it lets go, they stop."""
+    with ``Job.load`` and follows it keeps the ranks going; when it lets go, they stop.
+    (Round 43: also the test of a bare holder record, ``add_holder``, which ``hold`` writes:
+    one launch of two ranks for both, checked on the record itself.)"""
     _need_mpi()
     launcher = subprocess.Popen([sys.executable, "-c", LAUNCH_AND_STAY], stdout=subprocess.PIPE,
                                 text=True)
@@ -192,14 +173,17 @@ def test_a_reattached_notebook_keeps_the_job_alive_after_its_launcher_dies(runs_
         _wait_for(lambda: job.refresh().done >= 2, 60, "the job to run")
         watcher = Job.load(job.run_dir)
         assert watcher.hold()
+        assert os.getpid() in live_holders(job.run_dir)  # the record the watchdog reads
         launcher.send_signal(signal.SIGKILL)
         launcher.wait()
+        assert live_holders(job.run_dir) == [os.getpid()]  # the launcher's names a dead one
         step = job.refresh().done
         _wait_for(lambda: job.refresh().done >= step + 50, 20, "the job to go on")
         assert not job.refresh().final
     finally:
         watcher.release()
         launcher.kill()
+    assert os.getpid() not in live_holders(job.run_dir)  # the record removed
     _wait_for(lambda: job.refresh().final, 20, "the unheld job to stop")
     assert job.status == "cancelled"
 
