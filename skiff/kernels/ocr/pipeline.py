@@ -407,14 +407,15 @@ class OcrPipeline(DetectionPasses, LineReading):
                 "providers": {k: e.provider for k, e in self._engines.items()}}
 
     # precision="hybrid" ------------------------------------------------------------------
-    def recognize(self, crops, owners, items, fallback: bool = True) -> list[tuple[str, float]]:
+    def recognize(self, crops, owners, items, fallback: bool = True,
+                  rival=None) -> list[tuple[str, float]]:
         """:meth:`.LineReading.recognize`; with ``precision="hybrid"`` the crops of clean
         images (pixel noise under ``denoise.NOISY``, larger than half the detector's
         ``limit``) are read by the recognizer's int8 twin (:mod:`.quantize_rec`), those of
         noisy or small images and of noisy images' denoised copies in float32,
         and a clean image's line read under ``HYBRID_LINE`` again in float32."""
         if self.precision != "hybrid" or not crops:
-            return super().recognize(crops, owners, items, fallback)
+            return super().recognize(crops, owners, items, fallback, rival)
         _ = self.alphabet  # from the float32 file's metadata
         noisy = [self._noisy(items[pos]) for pos, _ in owners]
         out: list = [None] * len(crops)
@@ -425,7 +426,8 @@ class OcrPipeline(DetectionPasses, LineReading):
             self._rec_int8 = as_int8
             try:
                 part = super().recognize([crops[i] for i in idx], [owners[i] for i in idx],
-                                         items, fallback)
+                                         items, fallback,
+                                         None if rival is None else [rival[i] for i in idx])
             finally:
                 self._rec_int8 = False
             for i, read in zip(idx, part, strict=True):
@@ -434,7 +436,8 @@ class OcrPipeline(DetectionPasses, LineReading):
             idx = [i for i, n in enumerate(noisy) if not n and out[i][1] < HYBRID_LINE]
             if idx:
                 part = super().recognize([crops[i] for i in idx], [owners[i] for i in idx],
-                                         items, fallback)
+                                         items, fallback,
+                                         None if rival is None else [rival[i] for i in idx])
                 for i, read in zip(idx, part, strict=True):
                     out[i] = read
         return out

@@ -117,6 +117,11 @@ TRIM_UNSURE, TRIM_KEEP = 0.9, 0.75
 # recognizer (ch-tiny: its unsure lines go to the fallback), nor with
 # ``words=False``, which reads each crop once, as the recognizer gives it
 TRIM_MARGIN = 0.1
+# a crop read both ways: its turned reading is looked at again (trimmed rows, the small-print
+# recognizer) only where its first reading comes within this of the upright reading's score
+# (a right-way-up line read upside down is garbage, and its second looks were ~2/3 of
+# read_both_ways' CPU on the speed folder, round 43)
+TURNED_LOOK = 0.3
 # and a line whose first reading has CJK print in it is read once more from the middle
 # TRIM_WIDE_KEEP of its rows, the surest trimmed reading kept (still by TRIM_MARGIN over the
 # first): 13-14 px CJK boxed with its own height of margin reads as garble at 0.75 too
@@ -706,7 +711,8 @@ class LineReading:
         # a set with a fallback recognizer reads a turned crop again with it only where the
         # turned reading comes within FALLBACK_TURNED of the first: a right-way-up line
         # read upside down is garbage either way
-        other = self.recognize(turned, [owners[k] for k in idx], items, fallback=False)
+        other = self.recognize(turned, [owners[k] for k in idx], items, fallback=False,
+                               rival=[texts[k][1] if texts[k][0] else 0.0 for k in idx])
         near = [j for j, k in enumerate(idx) if other[j][1] < FALLBACK_SCORE
                 and other[j][1] >= texts[k][1] - FALLBACK_TURNED]
         if near and self.models.rec_fallback is not None:
@@ -745,7 +751,8 @@ class LineReading:
                 out[pos == p] = True
         return out if out.any() else None
 
-    def recognize(self, crops, owners, items, fallback: bool = True) -> list[tuple[str, float]]:
+    def recognize(self, crops, owners, items, fallback: bool = True,
+                  rival=None) -> list[tuple[str, float]]:
         """Text and score of every crop, in batches of similar width. A set with a fallback
         recognizer (``ch-tiny``) reads the crops its own recognizer reads under
         ``FALLBACK_SCORE`` again with it (unless not ``fallback``), and keeps the surer
@@ -758,7 +765,11 @@ class LineReading:
         ``TRIM_WIDE_MARGIN`` (with words, under sets without a fallback recognizer; not for
         dashed rules). Such a line is also read by the small-print recognizer
         (``SMALL_PRINT_KEEPS``), and from ``SMALL_PRINT_CONFIRM`` of its rows as votes for
-        texts it already read."""
+        texts it already read.
+
+        ``rival`` (a score for each crop: :meth:`read_both_ways`' upright readings for the
+        crops turned) leaves out of those second looks a crop whose first reading is more
+        than ``TURNED_LOOK`` under its rival's."""
         if not crops:
             return []
         t0 = time.perf_counter()
@@ -766,7 +777,8 @@ class LineReading:
         if TRIM_KEEP < 1 and self.words and self.models.rec_fallback is None:  # middle rows
             idx = [i for i, (text, score) in enumerate(out)
                    if text and score < TRIM_UNSURE and not is_rule_line(text)
-                   and crops[i].shape[0] <= self.models.rec_height]
+                   and crops[i].shape[0] <= self.models.rec_height
+                   and (rival is None or score >= rival[i] - TURNED_LOOK)]
             first = list(out)
             wide = [i for i in idx if _wide_chars(first[i][0]) > 0
                     and len(first[i][0].replace(" ", "")) >= TRIM_WIDE_CHARS]

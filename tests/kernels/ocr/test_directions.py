@@ -29,7 +29,7 @@ def pipe():
     p = OcrPipeline(device="cpu", threads=1)
     p.read_again = []
 
-    def recognize(crops, owners, items, fallback=True):  # the turned readings: all worse
+    def recognize(crops, owners, items, fallback=True, rival=None):  # turned: all worse
         p.read_again.append([o for o in owners])
         return [("x", 0.1)] * len(crops)
 

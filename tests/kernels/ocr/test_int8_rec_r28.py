@@ -122,16 +122,18 @@ def test_no_calibration_inputs_is_an_error_naming_the_fix(tmp_path):
 @pytest.mark.slow
 def test_shipped_recognizer_int8_reads_rendered_lines_as_float(tmp_path):
     """Calibrated on rendered lines of one seed, read on another: most lines read as
-    float32 does. Measured 2026-12-05 (AVX-512 VNNI EPYC): 32 of 36 lines (0.89; every
-    convolution int8: 33, 0.92); the floor leaves two lines for another CPU's rounding.
-    Wrong ranges or input layout read few lines alike; an unquantized copy would read all
-    (the second assert)."""
+    float32 does. Measured 2026-12-05 (AVX-512 VNNI EPYC), calibrated on 36 lines: 32 of
+    36 (0.89; every convolution int8: 33, 0.92). Calibrated on 12 lines (round 43: the
+    calibration pass over the graph's every tensor was most of this test's ~20 CPU s; 12
+    lines ~5 s less in all): 33 of 36 (0.92) on a Xeon with AVX-512 VNNI, 2026-12-07; the
+    floor leaves three lines for another CPU's rounding. Wrong ranges or input layout read
+    few lines alike; an unquantized copy would read all (the second assert)."""
     pytest.importorskip("rapidocr")
     src = files("rapidocr") / "models" / "PP-OCRv6_rec_small.onnx"
     if not src.is_file():
         pytest.skip("rapidocr's PP-OCRv6 recognizer not installed")
     try:
-        cal = qr.calibration_lines(36, seed=11)
+        cal = qr.calibration_lines(12, seed=11)
         check = qr.calibration_lines(36, seed=12)
     except Exception as exc:  # fonts missing
         pytest.skip(f"cannot render lines: {exc}")

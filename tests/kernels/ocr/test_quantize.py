@@ -206,24 +206,80 @@ def test_a_build_out_of_time_leaves_nothing(tmp_path, monkeypatch):
     assert not [n for n in left if n.endswith((".onnx", ".tmp"))], left
 
 
+def _tiny_detector(path):
+    """A one-convolution stand-in for a DB detector (ink -> high probability): what the lock
+    test builds, in ~5 CPU s instead of the shipped detector's ~20."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.full((1, 3, 3, 3), -0.1, np.float32), "w")
+    b = numpy_helper.from_array(np.array([-2.0], np.float32), "b")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("Sigmoid", ["c"], ["y"])], "tiny_det",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3, "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 1, "h", "w"])], [w, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
+def _waiters(lock_path, pids) -> set[int]:
+    """The ``pids`` blocked on ``lock_path``'s flock (``/proc/locks``' ``->`` lines)."""
+    import os
+
+    inode = f":{os.stat(lock_path).st_ino} "
+    found = set()
+    with open("/proc/locks") as f:
+        for line in f:
+            parts = line.split()
+            if "->" in parts and inode in line and "FLOCK" in parts:
+                pid = int(parts[parts.index("->") + 4])
+                found |= {pid} & set(pids)
+    return found
+
+
 @pytest.mark.slow
-def test_two_processes_build_once(tmp_path):
+def test_two_processes_build_once(tmp_path, monkeypatch):
     """Two processes asking at once (the ranks of one job): one builds, the other waits for
-    its file; both get the same file."""
+    its file; both get the same file. The test holds the build's lock until both processes
+    are blocked on it (seen in ``/proc/locks``), so the two really contend; the detector is
+    a one-convolution stand-in (the lock is checked, not the shipped detector's build)."""
+    import fcntl
     import os
     import subprocess
     import sys
+    import time
 
+    if not os.path.exists("/proc/locks"):
+        pytest.skip("no /proc/locks to see the waiters")
+    src = _tiny_detector(tmp_path / "tiny_det.onnx")
+    monkeypatch.setenv("SKIFF_CACHE", str(tmp_path / "cache"))
+    target = int8_path(src)
+    target.parent.mkdir(parents=True)
+    lock_path = target.with_name(f".{target.name}.lock")
     code = ("import sys; from skiff.kernels.ocr.quantize import int8_detector; "
-            "from skiff.kernels.ocr.models import get_model_set; "
-            "p = int8_detector(get_model_set('ch').path('det'), log=lambda s: print('BUILT')); "
-            "print(p)")
-    env = {**os.environ, "SKIFF_CACHE": str(tmp_path / "cache")}
-    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
-                              text=True) for _ in range(2)]
+            "p = int8_detector(sys.argv[1], log=lambda s: print('BUILT')); print(p)")
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        procs = [subprocess.Popen([sys.executable, "-c", code, str(src)], env=dict(os.environ),
+                                  stdout=subprocess.PIPE, text=True) for _ in range(2)]
+        pids = [p.pid for p in procs]
+        deadline = time.monotonic() + 120
+        while len(_waiters(lock_path, pids)) < 2 and time.monotonic() < deadline:
+            if any(p.poll() is not None for p in procs):
+                break  # one ended without waiting: no lock taken
+            time.sleep(0.05)
+        waiting = _waiters(lock_path, pids)
+    if len(waiting) < 2:
+        for p in procs:
+            p.kill()
+            p.communicate()
+        pytest.fail(f"not both processes waited on the build's lock: {sorted(waiting)}")
     outs = [p.communicate(timeout=300)[0].split() for p in procs]
     assert all(p.returncode == 0 for p in procs)
     assert sum(o.count("BUILT") for o in outs) == 1, outs
-    assert outs[0][-1] == outs[1][-1]
+    assert outs[0][-1] == outs[1][-1] == str(target)
     built = [p for p in (tmp_path / "cache" / "ocr").glob("*.onnx") if "-ortopt-" not in p.name]
     assert len(built) == 1, built  # (onnxruntime's optimized graphs are cached beside it)
