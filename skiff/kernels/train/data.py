@@ -269,7 +269,8 @@ def split_off(dataset, fraction: float):
         return dataset.held_out(fraction)
     if isinstance(dataset, TextDataset):  # the text's end, as the command line holds it
         return _split_text(dataset, fraction)
-    if getattr(dataset, "sampling", None) is not None:
+    if getattr(dataset, "sampling", None) is not None or getattr(
+            getattr(dataset, "torch_draw", None), "weighted", False):
         raise ValueError("val_split cuts a loader's data with a WeightedRandomSampler, whose "
                          "weights are for every item: give val_dataset=... instead")
     n = len(dataset)
@@ -645,9 +646,19 @@ class DataLoader:
         shuffles (training; evaluation reads every item once), else None."""
         return getattr(self.dataset, "sampling", None) if self.shuffle else None
 
+    def _draw(self):
+        """A torch DataLoader's order from the user's generator (``data_collate.TorchDraw``)
+        where this loader shuffles, else None."""
+        return getattr(self.dataset, "torch_draw", None) if self.shuffle else None
+
+    def _count(self) -> int:
+        """Items an epoch reads (a sampler's ``num_samples``)."""
+        draw, sampling = self._draw(), self._sampling()
+        return (draw.count if draw is not None else len(self.dataset) if sampling is None
+                else sampling[1])
+
     def __len__(self) -> int:
-        sampling = self._sampling()
-        n = len(self.dataset) if sampling is None else sampling[1]
+        n = self._count()
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def order(self, epoch: int) -> np.ndarray:
@@ -655,12 +666,15 @@ class DataLoader:
         and kept (a batch used to redraw it: 26 ms a step at 1.5M rows); read-only."""
         n = len(self.dataset)
         sampling = self._sampling()
-        key = (self.shuffle, self.seed, epoch, n, id(sampling))
+        key = (self.shuffle, self.seed, epoch, n, id(sampling), id(self._draw()))
         kept = getattr(self, "_order", None)
         if kept is not None and kept[0] == key:
             return kept[1]
         rng = np.random.default_rng([self.seed, epoch])
-        if sampling is not None:  # a WeightedRandomSampler's draw, from this seed and epoch
+        draw = self._draw()
+        if draw is not None:  # torch's loader's draw from the user's generator
+            order = draw.order(epoch, self.seed)
+        elif sampling is not None:  # a WeightedRandomSampler's draw, from this seed and epoch
             weights, count, replacement = sampling
             order = rng.choice(n, size=count, replace=replacement, p=weights / weights.sum())
         else:
@@ -712,8 +726,7 @@ class DataLoader:
         if saved != self.batch_size:  # another batch size: go on after the rows it had seen
             # (the position counts batches: 4 of 8 rows resumed at batch 4 of 4 rows read
             # rows 16-31 twice that epoch); a batch the new size cuts is read whole again
-            sampling = self._sampling()
-            items = len(self.dataset) if sampling is None else sampling[1]
+            items = self._count()
             rows = self.position * saved
             self.position = len(self) if rows >= items else rows // self.batch_size
 

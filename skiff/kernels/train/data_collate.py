@@ -9,7 +9,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["Collated", "Sampled", "host_arrays", "weighted_sampling"]
+__all__ = ["Collated", "Drawn", "Sampled", "TorchDraw", "host_arrays", "torch_draw",
+           "weighted_sampling"]
 
 
 def weighted_sampling(sampler):
@@ -99,3 +100,95 @@ def host_arrays(batch):
     if type(batch) in (tuple, list):
         return type(batch)(host_arrays(v) for v in batch)
     return batch
+
+
+def torch_draw(loader):
+    """A :class:`TorchDraw` of a torch DataLoader whose ``RandomSampler`` (``shuffle=True``)
+    or ``WeightedRandomSampler`` draws from a ``generator`` of the user's, or None (no
+    generator: torch seeds each epoch from its global generator, which skiff's model and
+    data do not draw from as torch's do, so the Trainer's own seeded order is used); a
+    ``RandomSampler`` without a generator but with ``replacement=True`` or ``num_samples``
+    draws as torch's does (its length and draws) from the Trainer's seed."""
+    import torch.utils.data as tud
+
+    sampler = loader.sampler
+    if isinstance(sampler, tud.RandomSampler) and sampler.generator is None and (
+            sampler.replacement or len(sampler) != len(sampler.data_source)):
+        # with replacement, or num_samples: torch's draw (it was read as a plain shuffle of
+        # the dataset), from a generator of the Trainer's seed and the epoch
+        return TorchDraw(sampler, False)
+    if not isinstance(sampler, (tud.RandomSampler, tud.WeightedRandomSampler)) or \
+            getattr(sampler, "generator", None) is None:
+        return None
+    return TorchDraw(sampler, loader.generator is sampler.generator)
+
+
+class TorchDraw:
+    """Each epoch's item order as torch's DataLoader draws it from the sampler's generator
+    (round 43 h10: a script's ``DataLoader(ds, shuffle=True, generator=g)`` trained on
+    skiff's own order, another than torch's, and a seed sweep over ``g`` changed nothing).
+
+    Torch's loader, per epoch (``iter(loader)``): one int64 from ``loader.generator`` (the
+    workers' base seed; the sampler's own generator when ``shuffle=True, generator=g``),
+    then the sampler's draw: ``randperm(n)`` for every whole ``n`` of ``num_samples`` and one
+    more cut to the rest (drawn even when the rest is 0), ``randint`` in 32s with
+    ``replacement=True``, ``multinomial`` for a ``WeightedRandomSampler``. Here a copy of
+    the sampler on a clone of its generator's state at ``train()`` replays them (a resumed
+    script that builds its loader with the same seed draws the same epochs; the user's
+    generator is left as it is)."""
+
+    def __init__(self, sampler, shared: bool):
+        import copy
+
+        import torch
+
+        self._torch = torch
+        # None: no generator of the user's; each epoch draws from the seed and epoch
+        self.state = None if sampler.generator is None else sampler.generator.get_state().clone()
+        self.sampler, self.shared = copy.copy(sampler), shared
+        self.count = len(sampler)  # num_samples
+        # its weights are for every item: val_split cannot cut such data (data.split_off)
+        self.weighted = type(sampler).__name__ == "WeightedRandomSampler"
+        self._done: list = []  # the generator's state after each epoch drawn so far
+
+    def order(self, epoch: int, seed: int = 0) -> np.ndarray:
+        torch = self._torch
+        if self.state is None:  # torch seeds each epoch's generator afresh: so here, by seed
+            gen = torch.Generator().manual_seed(
+                int(np.random.SeedSequence([seed, epoch]).generate_state(1)[0]))
+            self.sampler.generator = gen
+            order = np.asarray(list(self.sampler), np.int64)
+            self.sampler.generator = None
+            return order
+        done = self._done[:epoch]
+        gen = torch.Generator()
+        gen.set_state(done[-1] if done else self.state)
+        self.sampler.generator = gen
+        for e in range(len(done), epoch + 1):
+            if self.shared:  # the loader's base seed, from the same generator
+                torch.empty((), dtype=torch.int64).random_(generator=gen)
+            order = np.asarray(list(self.sampler), np.int64)  # to its end: the last draw
+            if e == len(self._done):
+                self._done.append(gen.get_state().clone())
+        self.sampler.generator = None
+        return order
+
+
+class Drawn:
+    """A dataset whose training epochs are ``torch_draw.order(epoch)`` (a :class:`TorchDraw`:
+    torch's DataLoader's order from the user's generator); read by :class:`.data.DataLoader`
+    when it shuffles. Other attributes are the dataset's."""
+
+    def __init__(self, dataset, draw: TorchDraw):
+        self.dataset, self.torch_draw = dataset, draw
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, i):
+        return self.dataset[i]
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("dataset", "torch_draw"):
+            raise AttributeError(name)
+        return getattr(self.dataset, name)

@@ -72,6 +72,11 @@ class Inference:
         class_weighted = getattr(self, "class_weights_", None) is not None
         tokens = not class_weighted
         total_t = count_t = 0.0
+        # an MoE whose loss adds the router's balancing term (val_loss, as transformers'
+        # eval_loss): the NLL alone too (val_nll), summed by the same weights as val_loss
+        nll = getattr(getattr(self.model, "config", None), "output_router_logits", False) \
+            and getattr(self.model.config, "is_moe", False)
+        nll_sums = [0.0, 0.0, 0.0]  # by rows, by scored targets, by class weights
         classify = None
         sums = None  # a regression's sums for R^2
         matrix = None  # one class per row: the confusion matrix (None: not counted)
@@ -82,7 +87,14 @@ class Inference:
             for host_batch in loader:
                 batch = self.strategy.to_device(host_batch, dtype, targets=True)
                 n = batch_size_of(host_batch)
+                if nll:
+                    self.model.last_nll = None  # set by this batch's loss (the model's)
                 loss = float(loss_fn(self.model, batch).item())
+                part = getattr(self.model, "last_nll", None) if nll else None
+                if nll and part is None:
+                    nll = False  # a loss of the user's own: its NLL is not known
+                part = float(part.item()) if nll else 0.0
+                nll_sums[0] += part * n
                 total += loss * n
                 count += n
                 if tokens:
@@ -92,6 +104,7 @@ class Inference:
                     elif k > 0:  # a batch of ignored targets only adds nothing (its mean: nan)
                         total_t += loss * k
                         count_t += k
+                        nll_sums[1] += part * k
                 last = getattr(loss_fn, "last", None)
                 if weighed is not None and last is not None:
                     w = weighed(*last)
@@ -100,6 +113,7 @@ class Inference:
                     elif w > 0:  # a batch of ignored targets only adds nothing
                         total_w += loss * w
                         count_w += w
+                        nll_sums[2] += part * w
                 # accuracy reads a loss module's layout (N, C, ...) and its ignore_index
                 acc = None if last is None else accuracy(*last, self.loss_spec)
                 if acc is not None:
@@ -129,13 +143,15 @@ class Inference:
         # those (by rows they depended on the batch size); a token loss of a model's own
         # (an LM's (x, y) blocks, packed chat, items with labels) by its scored targets
         if weighed is not None and count_w > 0:
-            val_loss, self._eval_weight = total_w / count_w, count_w
+            val_loss, self._eval_weight, by = total_w / count_w, count_w, 2
         elif tokens and count_t > 0:  # as training's token loss (transformers: by rows)
-            val_loss, self._eval_weight = total_t / count_t, count_t
+            val_loss, self._eval_weight, by = total_t / count_t, count_t, 1
         else:
-            val_loss, self._eval_weight = total / count, count
+            val_loss, self._eval_weight, by = total / count, count, 0
         # (_eval_weight: what val_loss divides by, for a mean over ranks of other rows)
         out = {"val_loss": val_loss}
+        if nll:  # dense models: val_loss is the NLL (one name for one figure)
+            out["val_nll"] = nll_sums[by] / self._eval_weight
         if classify:
             out["val_accuracy"] = correct / scored
             if matrix is not None:  # macro F1, and per class with the matrix (few classes)

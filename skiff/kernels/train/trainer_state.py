@@ -77,12 +77,19 @@ def _global_rngs() -> dict:
 
 
 def _draws_nothing(dataset) -> bool:
-    """Whether ``dataset`` is skiff's own arrays or text (a table too), which draw nothing
-    from the global generators, a ``Subset`` of them included."""
+    """Whether ``dataset`` is skiff's own arrays or text (a table too), or a
+    ``TensorDataset`` (skiff's, torch's), which draw nothing from the global generators, a
+    ``Subset`` of them included, or behind a loader's sampler (a ``WeightedRandomSampler``,
+    torch's generator's order: drawn from skiff's seed or the user's generator, the same on
+    any world size; round 43 h10: such a loader's resume said the line)."""
     from .data import ArrayDataset, Subset, TextDataset
+    from .data_collate import Drawn, Sampled
 
-    while isinstance(dataset, Subset):
+    while isinstance(dataset, (Subset, Sampled, Drawn)):
         dataset = dataset.dataset
+    if type(dataset).__name__ == "TensorDataset" and type(dataset).__module__.split(".")[0] in (
+            "skiff", "torch"):
+        return True
     return isinstance(dataset, (ArrayDataset, TextDataset))
 
 

@@ -75,7 +75,7 @@ def from_torch_loader(data):
         return data, None
     import torch.utils.data as tud
 
-    from .data_collate import Collated, Sampled, weighted_sampling
+    from .data_collate import Collated, Drawn, Sampled, torch_draw, weighted_sampling
 
     own = []
     collate = data.collate_fn is not tud.default_collate
@@ -94,14 +94,17 @@ def from_torch_loader(data):
                         "the data itself): pass the loader's dataset (loader.dataset) and "
                         "batch_size= to the Trainer (a WeightedRandomSampler is followed)")
     dataset = data.dataset
-    if sampling is not None:
-        dataset = Sampled(dataset, sampling)
-    if collate:  # the loader's own batching (padding, say): the Trainer's batches use it
-        return Collated(dataset, data.collate_fn), _size(data.batch_size)
-    if isinstance(dataset, tud.TensorDataset):  # its tensors as arrays: batched at once
+    if isinstance(dataset, tud.TensorDataset) and not collate:  # its tensors as arrays
         from .data import ArrayDataset
 
         dataset = ArrayDataset(*[t.detach().cpu().numpy() for t in dataset.tensors])
+    draw = torch_draw(data)  # a generator of the user's: torch's own order (round 43 h10)
+    if draw is not None:
+        dataset = Drawn(dataset, draw)
+    elif sampling is not None:
+        dataset = Sampled(dataset, sampling)
+    if collate:  # the loader's own batching (padding, say): the Trainer's batches use it
+        return Collated(dataset, data.collate_fn), _size(data.batch_size)
     return dataset, _size(data.batch_size)
 
 

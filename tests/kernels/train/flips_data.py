@@ -37,3 +37,17 @@ class Flips:
             if self.torch_scale:  # torchvision's habit: torch's generator
                 x = x * (1.0 + 0.2 * float(sys.modules["torch"].rand(())))
         return np.ascontiguousarray(x), self.y[i]
+
+
+def quiet_data():
+    """``(name, data)`` that draw nothing from the global generators (round 43 h10's
+    world-size changes): 32 rows of 4 features as arrays, and as ``skiff.utils.data``'s
+    loader of a ``TensorDataset`` with a ``WeightedRandomSampler``."""
+    import skiff
+    from skiff.utils import data as sud
+
+    x = np.random.default_rng(1).standard_normal((32, 4)).astype("f4")
+    y = (x[:, 0] > 0).astype("i8")
+    loader = sud.DataLoader(sud.TensorDataset(skiff.tensor(x), skiff.tensor(y)), batch_size=8,
+                            sampler=sud.WeightedRandomSampler(np.where(y == 1, 2.0, 1.0), 32))
+    return [("arrays", (x, y)), ("sampled", loader)]

@@ -22,9 +22,19 @@ TOL = 1e-5
 
 
 @pytest.fixture(scope="module")
-def two_ranks():
-    """dp, dp-sync, zero1 and zero2 on 2 ranks in one launch (round 43 h5: one each)."""
-    return run_mpi(2, "dp_check.py", "same:dp,dp-sync,zero1,zero2", 3, 2)
+def launched():
+    """dp, dp-sync, zero1 and zero2 on 2 ranks in one launch (round 43 h5: one each), and
+    the compression's comparison and error feedback's check (``ef_check.py``) in the same
+    launch (round 43 h10: a launch each)."""
+    kinds = ["dp-sync"] + [spec for spec, _ in MARGINS] + LOSSY
+    ef = ["fp16", "bf16", *LOSSY]
+    return run_mpi(2, "dp_check.py", f"same:dp,dp-sync,zero1,zero2+compare:{','.join(kinds)}"
+                   f"+ef:12:{','.join(ef)}", "3+3+0", "2+1+0")
+
+
+@pytest.fixture(scope="module")
+def two_ranks(launched):
+    return [r["jobs"][0] for r in launched]
 
 
 @pytest.mark.mpi
@@ -66,9 +76,8 @@ LOSSY = ["topk:ratio=0.2", "powersgd:rank=2"]
 
 @pytest.mark.mpi
 @pytest.mark.slow
-def test_compression_close_to_uncompressed_with_fewer_bytes():
-    kinds = ["dp-sync"] + [spec for spec, _ in MARGINS] + LOSSY
-    for res in run_mpi(2, "dp_check.py", "compare:" + ",".join(kinds), 3, 1):
+def test_compression_close_to_uncompressed_with_fewer_bytes(launched):
+    for res in (r["jobs"][1] for r in launched):
         a = res["dp-sync"]
         for spec, margin in MARGINS:
             b = res[spec]
@@ -79,12 +88,12 @@ def test_compression_close_to_uncompressed_with_fewer_bytes():
 
 
 @pytest.mark.mpi
-def test_error_feedback_loses_nothing_across_ranks():
+def test_error_feedback_loses_nothing_across_ranks(launched):
     """On 2 real ranks, every step's output is the mean of what the ranks meant to send minus
     what they kept back, and after 12 steps the outputs plus the kept-back residuals add up to
     the mean of all true gradients (float32 rounding only)."""
     specs = ["fp16", "bf16", *LOSSY]
-    for res in run_mpi(2, "ef_check.py", 12, *specs):
+    for res in (r["jobs"][2] for r in launched):
         for spec in specs:
             r = res[spec]
             assert r["step_err"] < 1e-5, (spec, r)

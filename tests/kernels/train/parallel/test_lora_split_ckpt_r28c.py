@@ -26,14 +26,22 @@ def _check(results, strategies):
             assert "another base" in got["other"].get("error", ""), (strategy, got)
 
 
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory):
+    """tp and pp on the dense bases, ep on the MoE ones: one launch (round 43 h10: two)."""
+    root = tmp_path_factory.mktemp("lora_split")
+    for name, kind in (("base", "dense-gqa-tied"), ("moe", "moe-shared")):
+        make_checkpoint(root / name, kind)
+        make_checkpoint(root / f"{name}-other", kind, seed=1)
+    return run_mpi(2, "lora_split_ckpt_r28c_check.py", root / "base", root / "base-other",
+                   root / "runs", "tp,pp", "cross", "ep", root / "moe", root / "moe-other",
+                   timeout=360)
+
+
 @pytest.mark.mpi
 @pytest.mark.slow
-def test_lora_tp_pp_checkpoints_check_their_base(tmp_path):
-    make_checkpoint(tmp_path / "base", "dense-gqa-tied")
-    make_checkpoint(tmp_path / "other", "dense-gqa-tied", seed=1)
-    results = run_mpi(2, "lora_split_ckpt_r28c_check.py", str(tmp_path / "base"),
-                      str(tmp_path / "other"), str(tmp_path / "runs"), "tp,pp", "cross",
-                      timeout=240)
+def test_lora_tp_pp_checkpoints_check_their_base(launched):
+    results = launched
     _check(results, ("tp", "pp"))
     for res in results:
         assert "another base" in res["cross_other"].get("error", ""), res["cross_other"]
@@ -43,9 +51,5 @@ def test_lora_tp_pp_checkpoints_check_their_base(tmp_path):
 
 @pytest.mark.mpi
 @pytest.mark.slow
-def test_lora_ep_checkpoints_check_their_base(tmp_path):
-    make_checkpoint(tmp_path / "base", "moe-shared")
-    make_checkpoint(tmp_path / "other", "moe-shared", seed=1)
-    results = run_mpi(2, "lora_split_ckpt_r28c_check.py", str(tmp_path / "base"),
-                      str(tmp_path / "other"), str(tmp_path / "runs"), "ep", timeout=240)
-    _check(results, ("ep",))
+def test_lora_ep_checkpoints_check_their_base(launched):
+    _check(launched, ("ep",))

@@ -16,10 +16,15 @@ import pytest
 from .mpi_util import run_mpi
 
 
+@pytest.fixture(scope="module")
+def launched():
+    """dp, zero2 and zero1 in one launch (round 43 h10: two launches before)."""
+    return run_mpi(2, "uneven_check.py", "dp", "zero2", "zero1", timeout=300)
+
+
 @pytest.mark.parametrize("kinds", [("dp", "zero2"), ("zero1",)])
-def test_uneven_batches_match_one_device(kinds):
-    results = run_mpi(2, "uneven_check.py", *kinds, timeout=200)
-    for res in results:
+def test_uneven_batches_match_one_device(launched, kinds):
+    for res in launched:
         for kind in kinds:
             for case in ("last-row", "odd-rows", "batch-5"):
                 got = res[f"{kind}/{case}"]

@@ -93,3 +93,43 @@ def test_two_ranks_generators_on_one_process_are_said(launched):
     text = "\n".join(str(w.message) for w in said)
     assert "were saved on 2 ranks, one per process, and are not put back on one process" \
         in text, text
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("name", ["arrays", "table", "sampled", "torch loader"])
+def test_data_that_draws_nothing_resumes_silently_on_one_process(launched, name, tmp_path):
+    """Round 43 (h10), h5's "left": dp on 2 ranks cut at step 2, resumed in one process on
+    data that draws nothing from the global generators: skiff's arrays, a pandas table,
+    a TensorDataset behind a WeightedRandomSampler (it was said there), and torch's loader
+    of a TensorDataset shuffled from a generator (the table and torch's loader resume the
+    arrays' checkpoint: the same rows)."""
+    import shutil
+
+    import skiff
+
+    from ..flips_data import quiet_data
+
+    root, _ = launched
+    data = dict(quiet_data())
+    folder = tmp_path / "ck"  # a copy: each case resumes the launch's step 2
+    shutil.copytree(root / ("sampled" if name == "sampled" else "arrays"), folder)
+    x, y = data["arrays"]
+    if name == "table":  # the arrays' rows as a pandas table
+        import pandas as pd
+
+        frame = pd.DataFrame(x, columns=list("abcd")).assign(label=y)
+        data[name] = (frame.drop(columns="label"), frame["label"])
+    if name == "torch loader":
+        data[name] = torch.utils.data.DataLoader(
+            torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y)), batch_size=8,
+            shuffle=True, generator=torch.Generator().manual_seed(3))
+    skiff.seed(0)
+    net = skiff.nn.Sequential(skiff.nn.Linear(4, 8), skiff.nn.ReLU(), skiff.nn.Linear(8, 2))
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        r = skiff.Trainer(net, strategy="single", lr=0.02, batch_size=8, seed=0,
+                          checkpoint_dir=folder, resume=True).train(data[name],
+                                                                           epochs=1)
+    assert r.resumed["from_step"] == 2 and r.steps == 4
+    text = "\n".join(str(w.message) for w in said)
+    assert "global random generators" not in text, text

@@ -1,6 +1,6 @@
 """Sharded checkpoints: save on this world, or load what another world size saved.
 
-usage: ckpt_check.py save DIR STEP [kill_rank] | load DIR
+usage: ckpt_check.py save DIR STEP [kill_rank] | load DIR | loads DIR DIR ...
 The global state is a function of the step, so any world size can check what it loaded.
 """
 
@@ -49,18 +49,25 @@ def main():
                                   "residual": PerRank(np.full(2, comm.rank, float))},
                          step=step, keep=2, layout={"dp": comm.size},
                          _before_manifest=kill)
+    elif mode == "loads":  # several folders, one launch (round 43 h10): a result each
+        out["loads"] = [dict(load(comm, f), rank=comm.rank) for f in sys.argv[2:]]
     else:
-        bad = []
-        res = load_sharded(folder, comm, on_corrupt=lambda f, e: bad.append(str(e)))
-        g = global_state(res["step"])
-        a, b = flat_range(N, comm.size, comm.rank)
-        out.update(step=res["step"], old_world=res["world_size"], corrupt=bad,
-                   w=bool(np.array_equal(res["replicated"]["model"]["w"], g["w"])),
-                   m=bool(np.array_equal(res["sharded"]["opt"]["m"], g["m"][a:b])),
-                   v=bool(np.array_equal(res["sharded"]["opt"]["v"], g["v"][a:b])),
-                   residual=None if res["sharded"]["residual"] is None
-                   else res["sharded"]["residual"].tolist(), read=dict(READ_STATS))
+        out.update(load(comm, folder))
     print("RESULT " + json.dumps(out), flush=True)
+
+
+def load(comm, folder):
+    """What this rank loaded of ``folder``, checked against the global state of its step."""
+    bad = []
+    res = load_sharded(folder, comm, on_corrupt=lambda f, e: bad.append(str(e)))
+    g = global_state(res["step"])
+    a, b = flat_range(N, comm.size, comm.rank)
+    return dict(step=res["step"], old_world=res["world_size"], corrupt=bad,
+                w=bool(np.array_equal(res["replicated"]["model"]["w"], g["w"])),
+                m=bool(np.array_equal(res["sharded"]["opt"]["m"], g["m"][a:b])),
+                v=bool(np.array_equal(res["sharded"]["opt"]["v"], g["v"][a:b])),
+                residual=None if res["sharded"]["residual"] is None
+                else res["sharded"]["residual"].tolist(), read=dict(READ_STATS))
 
 
 main()

@@ -3,6 +3,8 @@
 usage: dp_check.py STRATEGY STEPS ACCUM [CKPT_DIR SAVE_AT]
        dp_check.py same:S1,S2,... STEPS ACCUM [CKPT_DIR SAVE_AT] (one launch, one result
        per strategy; its checkpoints in CKPT_DIR/S)
+       dp_check.py JOB+JOB STEPS+STEPS ACCUM+ACCUM (round 43 h10: one launch, ``jobs``: a
+       result each, JOB any of the above: same:..., compare:..., STRATEGY)
 STRATEGY: dp | dp-sync | zero1 | zero2 | compression spec (fp16, bf16, topk:ratio=0.3, ...)
 Each rank runs the distributed training and, alone, the single-process reference; it reports
 the largest differences of the losses and final weights, and the bytes it sent.
@@ -156,7 +158,7 @@ def compare(kinds, steps, accum):
         before = comm.bytes_sent
         losses, _ = train(make(kind, comm), steps, accum, comm.rank, comm.size)
         out[kind] = {"losses": losses, "bytes": comm.bytes_sent - before}
-    print("RESULT " + json.dumps(out), flush=True)
+    return out
 
 
 def against_one(kind, steps, accum, ckpt=None, mode=None):
@@ -178,19 +180,35 @@ def against_one(kind, steps, accum, ckpt=None, mode=None):
             "late": strat.reducer.bytes_late if strat.reducer else 0}
 
 
-def main():
-    kind, steps, accum = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def job(kind, steps, accum, ckpt=None, mode=None):
+    """One job's result: ``compare:``, ``same:``, ``ef:STEPS:SPECS`` (``ef_check.py``'s
+    error feedback check) or one strategy against one process."""
+    if kind.startswith("ef:"):
+        import ef_check
+
+        _, ef_steps, specs = kind.split(":", 2)
+        return ef_check.check(int(ef_steps), specs.split(","))
     if kind.startswith("compare:"):
         return compare(kind[len("compare:"):].split(","), steps, accum)
-    ckpt = sys.argv[4] if len(sys.argv) > 4 else None
-    mode = sys.argv[5] if len(sys.argv) > 5 else None
     if kind.startswith("same:"):  # several kinds, one launch (round 43 h5): CKPT_DIR/KIND
         out = {"rank": world().rank}
         for k in kind[len("same:"):].split(","):
             out[k] = against_one(k, steps, accum, ckpt and f"{ckpt}/{k}", mode)
+        return out
+    return against_one(kind, steps, accum, ckpt, mode)
+
+
+def main():
+    kind, steps, accum = sys.argv[1], sys.argv[2], sys.argv[3]
+    if "+" in kind:  # JOB+JOB STEPS+STEPS ACCUM+ACCUM: one launch, a result each (h10)
+        out = {"rank": world().rank}
+        out["jobs"] = [job(k, int(s), int(a)) for k, s, a in
+                       zip(kind.split("+"), steps.split("+"), accum.split("+"), strict=True)]
         print("RESULT " + json.dumps(out), flush=True)
         return None
-    print("RESULT " + json.dumps(against_one(kind, steps, accum, ckpt, mode)), flush=True)
+    ckpt = sys.argv[4] if len(sys.argv) > 4 else None
+    mode = sys.argv[5] if len(sys.argv) > 5 else None
+    print("RESULT " + json.dumps(job(kind, int(steps), int(accum), ckpt, mode)), flush=True)
     return None
 
 

@@ -29,7 +29,12 @@ def kept(comp, name, like):
 
 
 def main():
-    steps, specs = int(sys.argv[1]), sys.argv[2:]
+    print("RESULT " + json.dumps(check(int(sys.argv[1]), sys.argv[2:])), flush=True)
+
+
+def check(steps, specs):
+    """Each spec's largest step and total errors and what it keeps back, on this world
+    (also run by ``dp_check.py``'s ``ef:STEPS:SPECS`` job, round 43 h10)."""
     comm = world()
     names = list(SHAPES)
     out = {"rank": comm.rank}
@@ -55,7 +60,7 @@ def main():
                                              / np.abs(want).max()))
         norms = [float(np.linalg.norm(kept(comp, n, np.zeros(1)))) for n in names]
         out[spec] = {"step_err": step_err, "total_err": total_err, "residual_norms": norms}
-    print("RESULT " + json.dumps(out), flush=True)
+    return out
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 """A LoRA fine-tune under tp and pp on 2 ranks: checkpoints of the adapters only, with each
 rank's record of its slices of the frozen base, checked on resume (round 28).
 
-usage: lora_split_ckpt_r28c_check.py BASE OTHER DIR STRATEGIES [cross]
+usage: lora_split_ckpt_r28c_check.py BASE OTHER DIR STRATEGIES [cross] [STRATEGIES2 BASE2 OTHER2]
 For each of STRATEGIES (comma-separated): the uninterrupted run, a run stopped by a
 callback at step 2 and its resume (losses and the adapters' largest difference), the
 resume on the OTHER base (its error), and with "cross" a tp checkpoint resumed under pp on
-each base (resumed step, or its error).
+each base (resumed step, or its error). STRATEGIES2 on BASE2 and OTHER2 in the same launch
+(round 43 h10: ep's MoE bases beside tp's and pp's dense ones, one launch for both tests).
 """
 
 import json
@@ -49,7 +50,11 @@ def main():
     comm = world()
     base, other, root = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     out = {"rank": comm.rank}
-    for strategy in sys.argv[4].split(","):
+    rest = sys.argv[5:]
+    cross = rest[:1] == ["cross"]
+    rest = rest[1:] if cross else rest
+    jobs = [(base, other, sys.argv[4])] + ([(rest[1], rest[2], rest[0])] if rest else [])
+    for base, other, strategy in ((b, o, s) for b, o, kinds in jobs for s in kinds.split(",")):
         full, want = run(base, strategy, root / strategy / "full")
         run(base, strategy, root / strategy / "b", stop=STOP)
         again, got = run(base, strategy, root / strategy / "b", resume=True)
@@ -64,7 +69,8 @@ def main():
                              int(p.size) * p.numpy().itemsize
                              for p in from_pretrained(base).parameters()),
                          "other": attempt(other, strategy, root / strategy / "c")}
-    if sys.argv[5:] == ["cross"]:
+    base, other = sys.argv[1], sys.argv[2]
+    if cross:
         run(base, "tp", root / "cross", stop=STOP)
         out["cross_other"] = attempt(other, "pp", root / "cross")
         out["cross_same"] = attempt(base, "pp", root / "cross")

@@ -4,8 +4,9 @@ Each rank takes its share of the global batch (rows ``r::p``, as the Trainer's l
 shards); the one-process reference runs the whole batch at once: the expert capacity and the
 load-balancing loss are the whole batch's on the ranks too (they were each rank's share's,
 0.5% off one process in a gpt-moe job's first loss). usage: moe_check.py STEPS
-CAPACITY_FACTOR [late]
-("late": the model is built with every expert and the strategy shares them out)
+CAPACITY_FACTOR [late | built | built,late]
+("late": the model is built with every expert and the strategy shares them out; "built,late":
+both in one launch, a result each)
 """
 
 import json
@@ -30,8 +31,17 @@ def batch(step):
 
 def main():
     steps, cap = int(sys.argv[1]), float(sys.argv[2])
-    late = len(sys.argv) > 3 and sys.argv[3] == "late"
+    modes = (sys.argv[3] if len(sys.argv) > 3 else "built").split(",")
     comm = world()
+    if len(modes) == 1:
+        out = check(comm, steps, cap, modes[0] == "late")
+    else:  # "built,late": both in one launch (round 43 h10), a result each
+        out = {"rank": comm.rank, **{m: check(comm, steps, cap, m == "late") for m in modes}}
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+def check(comm, steps, cap, late):
+    """This rank's losses, the reference's, tokens dropped and the differences."""
     p, r = comm.size, comm.rank
     train_random.seed(0)
     model = gpt_moe(block_size=T, capacity_factor=cap, ep_comm=None if late else comm)
@@ -62,7 +72,7 @@ def main():
            "keys_equal": sorted(state) == sorted(want),
            "loss_diff": float(np.max(np.abs(np.array(losses) - ref_losses))),
            "weight_diff": max(float(np.max(np.abs(state[k] - want[k]))) for k in want)}
-    print("RESULT " + json.dumps(out), flush=True)
+    return out
 
 
 main()

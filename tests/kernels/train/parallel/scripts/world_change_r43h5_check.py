@@ -7,6 +7,9 @@
    test had run. The test compares the losses with a torch loop from the same weights.
 2. dp on 2 ranks with augmentations drawn from numpy's and Python's global generators
    (``flips_data.Flips``), cut at step 3: the test resumes it in one process.
+3. (round 43 h10) dp on 2 ranks on data that draws nothing (arrays, a weighted sampler's
+   loader of a TensorDataset), cut at step 2: the test resumes each in one process, where
+   nothing may be said of the global generators.
 
 usage: world_change_r43h5_check.py DIR. Each rank writes ``DIR/rank<r>.json``: the resumed
 losses, its log lines; rank 0 also ``DIR/init.npz`` (the GPT's first weights).
@@ -28,7 +31,7 @@ from skiff.kernels.train.parallel.groups import Layout
 from skiff.kernels.train.parallel.hybrid import TensorParallel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from flips_data import Flips  # noqa: E402
+from flips_data import Flips, quiet_data  # noqa: E402
 
 V, T = 16, 8
 
@@ -111,6 +114,15 @@ def main():
     skiff.Trainer(m, strategy="dp", lr=0.02, batch_size=8, seed=0, checkpoint_dir=root / "two",
                   checkpoint_every=1, reporter=Lines(rank, 2),
                   callbacks=[lambda s: s["step"] == 3]).train(Flips(32, 0), epochs=2)
+    # round 43 (h10): arrays and a weighted sampler's loader of a TensorDataset draw nothing
+    # from the global generators: the test resumes each on one process (the arrays' also as
+    # a table and through torch's loader), where nothing may be said of them
+    for name, data in quiet_data():
+        skiff.seed(0)
+        net = skiff.nn.Sequential(skiff.nn.Linear(4, 8), skiff.nn.ReLU(), skiff.nn.Linear(8, 2))
+        skiff.Trainer(net, strategy="dp", lr=0.02, batch_size=8, seed=0,
+                      checkpoint_dir=root / name, checkpoint_every=1, reporter=Lines(rank, 2),
+                      callbacks=[lambda s: s["step"] == 2]).train(data, epochs=1)
     (root / f"rank{rank}.json").write_text(json.dumps(out))
     print("RESULT " + json.dumps({"rank": rank}), flush=True)
 
