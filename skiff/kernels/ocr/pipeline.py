@@ -82,6 +82,7 @@ from .rec import (
 from .result import OcrResult, TextLine
 from .script_mix import greek_warning, unread_ink, user_stacklevel
 from .spacing import _cjk_char, cell_spaces, digit_spaces, letter_spaces, one_width
+from .symbol_shapes import dropped_symbols
 from .symbols import inline_symbols, lone_symbol
 from .symbols import symbol_page as symbol_page_of
 from .turn_bound import settle_unturnable
@@ -692,6 +693,7 @@ class OcrPipeline(DetectionPasses, LineReading):
             text = letter_case(text, crops[k])   # a keycap's "ctrl + c" of capital ink
             text = fraction_echoes(text)   # a photo's "1½2" for "½"
             text = lone_symbol(text, crops[k])   # a lone "☀" read "米", "♥" read "V"
+            text = dropped_symbols(text, crops[k])   # "☎ 030 ..." read without its "☎"
             if symbol_page:   # "Rating ♥ 4 of 5" read "Rating 4 of 5", "☺" read "©"
                 text = inline_symbols(text, crops[k])
             box = it.boxes[owners[k][1]][0]
