@@ -28,6 +28,9 @@ image worse (docs/ocr.md "Round 38, small degraded print").
 Round 42: that delta trained 60 steps more on pipeline-cut and loose crops in 24 other installed
 faces (``freeze_head``), pulled halfway back: seeds 31/131's Chinese and mixed labels 0.787 ->
 0.807 but five labels worse; not shipped (docs/ocr.md "Round 42 (h1)", ``/work/round42/h1w/``).
+Round 43: 60 steps more on 213 new pipeline-cut crops, pulled 0.75 of the way (chosen on
+held-out crops of the training faces): the set's Chinese and mixed labels 0.822 -> 0.845, but
+10 labels and 6 hard-tier images worse; not shipped (docs/ocr.md "Round 43 (h1)").
 """
 
 from __future__ import annotations
