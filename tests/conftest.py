@@ -20,6 +20,11 @@ def pytest_configure(config):
     worker goes down (:func:`pytest_testnodedown`); a SIGKILL (the OOM killer) leaves it
     empty, which tells that apart."""
     name = os.environ.get("PYTEST_XDIST_WORKER")
+    if not name and getattr(config.option, "dist", None) in ("loadfile", "loadscope") \
+            and _file_costs():
+        # the workers hand over their files costliest first (pytest_collection_modifyitems):
+        # xdist must keep that order, not put the files of most tests first (its default)
+        config.option.loadscopereorder = False
     if not name:
         if getattr(config.option, "numprocesses", None):
             import tempfile
@@ -126,7 +131,54 @@ def pytest_testnodedown(node, error):
                              f"{text or '(none: killed by SIGKILL, the OOM killer?)'}\n")
 
 
+# a test file not in tests/file_costs.txt (a new one) counts this many seconds a test
+DEFAULT_SECONDS_PER_TEST = 0.2
+_COSTS: list = []
+
+
+def _file_costs() -> dict:
+    """{test file relative to the repository: seconds} from ``tests/file_costs.txt``
+    (written by ``tools/test_costs.py`` from a full run's junit xml); {} without it."""
+    if not _COSTS:
+        table = {}
+        try:
+            with open(os.path.join(os.path.dirname(__file__), "file_costs.txt")) as fh:
+                for line in fh:
+                    line = line.strip()
+                    if line and not line.startswith("#"):
+                        seconds, name = line.split(maxsplit=1)
+                        table[name] = float(seconds)
+        except (OSError, ValueError):
+            table = {}
+        _COSTS.append(table)
+    return _COSTS[0]
+
+
+def _costliest_files_first(config, items) -> None:
+    """(xdist worker) The items reordered file by file, the costliest file first, each
+    file's tests in their own order. Under ``--dist loadfile`` a file is one unit of work
+    and xdist hands the units out in this order (the controller keeps it, see
+    :func:`pytest_configure`), so the long files (notebooks, browser, MPI launches) start
+    early and the run ends on short ones, the two workers together: xdist's own order (most
+    tests first) left the long one- and two-test files to the end, where one worker ran the
+    last of them alone (round 43, h4: ``tools/test_costs.py --simulate``)."""
+    costs = _file_costs()
+    if not costs or not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    root = str(config.rootpath)
+    paths = [os.path.relpath(str(item.path), root).replace(os.sep, "/") for item in items]
+    first: dict = {}
+    count: dict = {}
+    for i, path in enumerate(paths):
+        first.setdefault(path, i)
+        count[path] = count.get(path, 0) + 1
+    cost = {p: costs.get(p, DEFAULT_SECONDS_PER_TEST * n) for p, n in count.items()}
+    order = sorted(range(len(items)), key=lambda i: (-cost[paths[i]], first[paths[i]], i))
+    items[:] = [items[i] for i in order]
+
+
 def pytest_collection_modifyitems(config, items):
+    _costliest_files_first(config, items)
     from skiff.kernels.backend import gpu_available
 
     if gpu_available():

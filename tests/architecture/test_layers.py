@@ -33,6 +33,29 @@ def test_the_import_graph_is_read():
     assert any(i.nested for i in FOUND) and any(not i.nested for i in FOUND)
 
 
+class _Only(dict):
+    """All of ``KNOWN`` to resolve names against, but only ``only``'s files to read."""
+
+    def __init__(self, only):
+        super().__init__(KNOWN)
+        self._only = list(only)
+
+    def items(self):
+        return [(m, KNOWN[m]) for m in self._only]
+
+
+def _imports_with(sources: dict[str, str]) -> list:
+    """``imports(KNOWN, sources)`` with only the changed modules parsed again, the rest
+    taken from ``FOUND`` (round 43, h4: each case parsed the whole tree, ~1.8 CPU s)."""
+    return [i for i in FOUND if i.source not in sources] + imports(_Only(sources), sources)
+
+
+def test_the_shortcut_reads_the_tree_as_a_full_read_does():
+    source = KNOWN["skiff.jobs.job"].read_text() + "\nfrom skiff.widgets.display import x\n"
+    assert sorted(map(str, _imports_with({"skiff.jobs.job": source}))) == sorted(
+        map(str, imports(KNOWN, {"skiff.jobs.job": source})))
+
+
 def test_no_import_goes_up_or_sideways():
     assert wrong_way(FOUND) == []
 
@@ -62,7 +85,7 @@ def test_no_file_level_circle():
 def test_a_wrong_way_import_is_caught(module, line, why):
     # the same checks over the real tree with one line added to one module
     source = KNOWN[module].read_text() + "\n" + line + "\n"
-    bad = wrong_way(imports(KNOWN, {module: source}))
+    bad = wrong_way(_imports_with({module: source}))
     assert len(bad) == 1 and module in bad[0] and why in bad[0]
 
 
@@ -71,7 +94,7 @@ def test_a_cycle_between_files_and_packages_is_caught():
                + "\nfrom .process import ProcessRunner\n",
                "skiff.kinds.demo": KNOWN["skiff.kinds.demo"].read_text()
                + "\ndef f():\n    from skiff.jobs import launch\n"}
-    found = imports(KNOWN, sources)
+    found = _imports_with(sources)
     assert any("skiff.jobs.store" in c for c in module_cycles(found))
     assert any("skiff.jobs" in c and "skiff.kinds" in c for c in package_cycles(found, KNOWN))
 

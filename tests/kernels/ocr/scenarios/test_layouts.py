@@ -104,11 +104,12 @@ def test_phone_photo_of_a_page_read_in_tiles(pipe, fonts):
     # the print brought to 18 px as before large pages were read at 12 px: 12 tiles a page
     tiled = OcrPipeline(device="cpu", threads=2, params=DetParams(large_pixels=1e12))
     tiled._engines = dict(pipe._engines)
-    for shot in (1, 3):  # without the fix: 0.79 and 0.00 of the page read
-        img, truth = phone_photo_of_page(shot=shot)
-        (r,) = list(tiled.run([img]))
-        assert r.timings.get("tiles"), r.timings  # read in tiles, the case at issue
-        assert acc(r.text, truth) >= 0.99, (shot, r.text[:300])
+    # without the fix shots 1 and 3 read 0.79 and 0.00 of the page; shot 3 alone (round 43,
+    # h4: shot 1 cost 7.8 CPU s more and guards nothing shot 3 does not)
+    img, truth = phone_photo_of_page(shot=3)
+    (r,) = list(tiled.run([img]))
+    assert r.timings.get("tiles"), r.timings  # read in tiles, the case at issue
+    assert acc(r.text, truth) >= 0.99, r.text[:300]
     (r,) = list(pipe.run([img]))  # as it runs now: the print at ~12 px, 1.5 MP detected
     assert r.timings["det_scale"] * r.timings["text_height"] < 14, r.timings
     assert acc(r.text, truth) >= 0.99, r.text[:300]
