@@ -135,7 +135,7 @@ def reading_rows(boxes: list[np.ndarray], flipped_page: bool = False,
         while end < len(rows) and _gutters([i for r in rows[k:end + 1] for i in r], x0, x1, gap):
             end += 1
         block = [i for r in rows[k:end] for i in r]
-        cols = _columns(block, x0, x1, gap, widths, heights, y, numbers) \
+        cols = _columns(block, x0, x1, gap, widths, heights, y, numbers, chars) \
             if end - k >= 3 else None
         if cols is None:
             out.extend(rows[k:end])
@@ -303,12 +303,31 @@ PROSE_MANY = 5
 # a chat's bubbles stand further apart (a phone photo's sums 2.9-3.0, box heights grown by
 # the blur; the clean sheet's 3.01 read across by 0.3 px under the old three)
 PROSE_STEP = 2.5
+# a line of Chinese or Japanese holds a word a character, about one line height each: a
+# line reading CJK_DENSE characters a height (its characters over its width in heights,
+# where ``chars`` are known; a Latin line's 1.8-3) counts CJK_WIDE times as wide. Round 43
+# (h12): a page of two columns of Japanese sentences, "今日は晴れです。" (8 characters, 5.9
+# heights, Noto Sans CJK 34 px), was read across its gutter, row by row
+CJK_DENSE = (0.7, 1.6)
+CJK_WIDE = 1.5
 
 
-def _columns(block, x0, x1, gap, widths, heights, y, numbers=None) -> list[list[int]] | None:
+def _prose_widths(widths, heights, chars) -> np.ndarray:
+    """Each line's width in its heights, a CJK line's (``CJK_DENSE``) times ``CJK_WIDE``."""
+    ratio = np.asarray(widths, np.float64) / np.maximum(np.asarray(heights, np.float64), 1.0)
+    if chars is None:
+        return ratio
+    per = np.asarray(chars, np.float64) / np.maximum(ratio, 1e-9)
+    dense = (per >= CJK_DENSE[0]) & (per <= CJK_DENSE[1])
+    return np.where(dense, CJK_WIDE * ratio, ratio)
+
+
+def _columns(block, x0, x1, gap, widths, heights, y, numbers=None,
+             chars=None) -> list[list[int]] | None:
     """The block's columns (left to right) when it is laid out as columns of prose: each
     side of a gutter at least two lines of prose (six times as wide as high, 4.5 times where
-    each side holds at least five lines) set as prose
+    each side holds at least five lines; a line of CJK characters, ``chars`` known, counts
+    ``CJK_WIDE`` times as wide) set as prose
     is, a line after another (the median step between them at most ``PROSE_STEP`` line
     heights).
     A chat's bubbles, left and right by turns, a message a few lines apart, are one flow.
@@ -322,10 +341,11 @@ def _columns(block, x0, x1, gap, widths, heights, y, numbers=None) -> list[list[
     # columns of many lines each, under one gutter the whole block long, are prose at
     # shorter lines too (a narrow page's 5-word lines, 5.9 times as wide as high)
     least = PROSE_SHORT if min(map(len, cols)) >= PROSE_MANY else PROSE_WIDE
+    wide = _prose_widths(widths, heights, chars)  # in heights (a CJK line's counts wider)
     for col in cols:
         if numbers is not None and 2 * sum(bool(numbers[i]) for i in col) > len(col):
             return None
-        if len(col) < 2 or np.median([widths[i] / max(heights[i], 1.0) for i in col]) < least:
+        if len(col) < 2 or np.median([wide[i] for i in col]) < least:
             return None
         steps = np.diff(np.sort([y[i] for i in col]))
         if np.median(steps) > PROSE_STEP * np.median([heights[i] for i in col]):

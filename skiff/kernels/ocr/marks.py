@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from .spacing import _cjk_char, glyph_runs, ink_mask
+from .symbol_shapes import heavy_ticks
 
 __all__ = ["edge_dashes", "en_dashes", "lone_dashes", "full_width_colons", "footnote_marks",
            "page_number_spaces", "empty_brackets",
@@ -181,13 +182,15 @@ def tick_marks(text: str, crop: np.ndarray) -> str:
     alone in its box, as "V"; a user's tick column or "✓ Paid" wants one sign. A "√"
     standing as a word of its own (not before its operand: "√2", "√x" stay) is a tick, and
     so is a line that is only "V" or "v" where the crop's ink leans as a tick does: the
-    left arm's top at least ``TICK_LEAN`` of the ink's height below the right arm's."""
+    left arm's top at least ``TICK_LEAN`` of the ink's height below the right arm's.
+    A tick first or last in its line whose ink is a heavy check is written "✔" (U+2714,
+    :func:`.symbol_shapes.heavy_ticks`): the recognizer reads most of those "✓" too."""
     t = text.strip()
     if t in ("V", "v"):
-        return "✓" if _leans(crop) else text
-    if "√" not in text:
-        return text
-    return _TICK_TOKEN.sub("✓", text)
+        return heavy_ticks("✓", crop) if _leans(crop) else text
+    if "√" in text:
+        text = _TICK_TOKEN.sub("✓", text)
+    return heavy_ticks(text, crop) if "✓" in text else text
 
 
 def _leans(crop: np.ndarray) -> bool:

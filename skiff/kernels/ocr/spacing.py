@@ -610,10 +610,27 @@ def _both_sides(solid, k: int, spaced: set) -> bool:
 # 16 px): 504 pairs of 20 ordinary mixed lines ("11月11日", "型号A3纸张") at most 0.54,
 # a tabular "1" in its cell
 CJK_GAP = 0.7
+# a line holding kana is Japanese, which sets a space between a word of kana or kanji and a
+# Latin word or a number ("ノート A5", "USB メモリ 32GB"); the recognizer reads most of
+# those as nothing. Round 43 (h12, `jgap.py`: 16 such lines in Noto Sans, Serif and Sans
+# Bold CJK JP at 16, 22 and 30 px, with and without their spaces): the pairs set apart by
+# a space measure 0.25-0.75 of the ink's height (44 of 65 at least 0.45), the pairs set
+# tight at most 0.33 ("7月1日", "合計3点"; 0.42 in a misread "USB メモリ" at 16 px)
+KANA_GAP = 0.45
 
 
 def _ideograph(c: str) -> bool:
     return "\u4e00" <= c <= "\u9fff" or "\u3400" <= c <= "\u4dbf"
+
+
+def _kana(c: str) -> bool:
+    return "\u3041" <= c <= "\u30ff" and c not in "\u30fb"  # not the middle dot "・"
+
+
+def _kana_pair(a: str, b: str) -> bool:
+    """A kana or kanji beside an ASCII letter or digit (either order)."""
+    return any((_ideograph(x) or _kana(x)) and y.isascii() and y.isalnum()
+               for x, y in ((a, b), (b, a)))
 
 
 def _field_pair(a: str, b: str) -> bool:
@@ -630,7 +647,9 @@ def cjk_spaces(text: str, best: np.ndarray, alphabet: list[str], crop: np.ndarra
     the ink's height ("民族汉" for an ID card's "民族  汉"), and an ideographic space (U+3000)
     read inside the line as an ordinary one; None when nothing changes. Only pairs whose
     frames are at least a crop's height apart (``height`` input columns: an ordinary
-    character's advance is under 0.8 of it) have their ink looked at."""
+    character's advance is under 0.8 of it) have their ink looked at. In a line holding
+    kana (Japanese), a kana or kanji beside an ASCII letter or digit takes a space where
+    the ink's gap is at least ``KANA_GAP`` of its height ("ノートA5" for "ノート A5")."""
     plain = text.replace("\u3000", " ")
     found = _solid(plain, best, alphabet, crop)
     if found is None:
@@ -639,8 +658,13 @@ def cjk_spaces(text: str, best: np.ndarray, alphabet: list[str], crop: np.ndarra
     wide = [k for k in range(len(solid) - 1)
             if k not in after and _field_pair(solid[k][1][-1], solid[k + 1][1][0])
             and (solid[k + 1][0] - solid[k][0]) * frame_width >= height]
-    gap = _gap_of(crop, solid, frame_width, height) if wide else None
+    japanese = any(_kana(c) for _, c in solid)
+    spaced = [k for k in range(len(solid) - 1) if japanese and k not in after
+              and _kana_pair(solid[k][1][-1], solid[k + 1][1][0])]
+    gap = _gap_of(crop, solid, frame_width, height) if wide or spaced else None
     put = {k for k in wide if gap(k) >= CJK_GAP} if gap is not None else set()
+    if gap is not None:
+        put |= {k for k in spaced if gap(k) >= KANA_GAP}
     if not put:
         return plain if plain != text else None
     return "".join(c + (" " if k in put or k in after else "")

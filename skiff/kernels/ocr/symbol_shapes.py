@@ -12,9 +12,12 @@ unit length). Round 43 (`tmpl.py`: the three at 16, 22 and 30 px, sharp and blur
 px, against the letters, digits, box and check marks, stars, hearts and CJK characters of
 eight faces): a telephone correlates 0.57-1.0 with its templates, anything else 0.45 at
 most ("n" in Liberation Serif Bold); a heavy check 0.75-1.0, anything else 0.53 ("Z"); a
-light "✓" 0.5-0.76 against a heavy one, so a "✓" read stays, and a dropped check is written
-as whichever of the two correlates best (a phone photo's "✓ Renew passport" read "Renew
-passport" was given "✔" before the light one was matched too). An
+light "✓" 0.5-0.76 against a heavy one, so a dropped check is written as the weight its
+ink shows (:func:`check_weight`, round 43 h12: the heavy templates' correlation must
+exceed the light ones' by a margin; a phone photo's "✓ Renew passport" read "Renew
+passport" was given "✔" before the light one was matched too), and a "✓" read first or
+last in a line whose ink is a heavy check is written "✔" (:func:`heavy_ticks`, called
+by :func:`.marks.tick_marks`). An
 envelope's thin frame correlates less (0.42 blurred at 16 px) and a "☒" as much, so it
 is known by its shape: a frame inked along all four sides of a box wider than tall
 (``ENVELOPE_WIDE``; a check box is square) with ink inside.
@@ -29,15 +32,20 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 
 import numpy as np
 
 from .spacing import ink_mask
 
-__all__ = ["dropped_symbols", "shape_symbol", "SYMBOLS"]
+__all__ = ["check_weight", "dropped_symbols", "heavy_ticks", "shape_symbol", "SYMBOLS"]
 
 SYMBOLS = "\u260e\u2709\u2714"  # "☎", "✉", "✔"
 LIGHT = "\u2713"  # "✓": matched too, so that a light check put back is written light
+CHECKS = ("\u2714", LIGHT)
+# a check is heavy where its heavy templates correlate this much more than its light ones
+# (check_weight); for a glyph under SMALL_CHECK px tall, HEAVY_MARGIN_SMALL
+HEAVY_MARGIN, HEAVY_MARGIN_SMALL, SMALL_CHECK = 0.07, 0.15, 10
 SIDE = 24  # both boxes scaled to SIDE x SIDE before they are correlated
 # the least correlation with a template: a telephone's, a heavy check's
 MATCH = {"\u260e": 0.55, "\u2714": 0.65, "\u2713": 0.65}
@@ -126,11 +134,65 @@ def shape_symbol(glyph: np.ndarray) -> str | None:
             if c > score:
                 best, score = sym, c
     if best in MATCH and score >= MATCH[best]:
-        return best
+        return check_weight(box) if best in CHECKS else best
     if aspect >= ENVELOPE_WIDE and _framed(box) and any(
             float((vec * t).sum()) >= ENVELOPE_MATCH for t, _ in _templates().get("\u2709", [])):
         return "\u2709"
     return None
+
+
+def check_weight(glyph: np.ndarray) -> str | None:
+    """"✔" or "✓" for a check mark's ink (a 0/1 mask), None where it correlates with
+    neither as ``MATCH`` asks. The recognizer reads most heavy checks "✓" and drops some
+    light ones; both templates correlate 0.6-0.95 with either, so the weight is their
+    difference: heavy where the heavy templates' best correlation exceeds the light ones'
+    by ``HEAVY_MARGIN`` (``HEAVY_MARGIN_SMALL`` for a glyph under ``SMALL_CHECK`` px tall,
+    whose strokes a blur evens). Round 43 (h12, `tick.py`: "✓"/"✔ Book the venue" in
+    DejaVu Sans, Bold and Mono at 16, 22 and 30 px, sharp and as phone photos): glyphs 10
+    px tall or more, light -0.33 to +0.05, heavy +0.09 to +0.26; under 10 px, light up to
+    +0.13 (a phone photo's DejaVu Sans Mono at 16 px), heavy +0.13 to +0.24."""
+    box = _cut(np.asarray(glyph) > 0)
+    if box is None or min(box.shape) < 6:
+        return None
+    vec, aspect = _vector(box), box.shape[1] / box.shape[0]
+    best = {}
+    for sym in CHECKS:
+        for tvec, taspect in _templates().get(sym, ()):
+            if 1 / ASPECT <= aspect / taspect <= ASPECT:
+                best[sym] = max(best.get(sym, -1.0), float((vec * tvec).sum()))
+    heavy, light = best.get("\u2714", -1.0), best.get(LIGHT, -1.0)
+    if max(heavy, light) < MATCH[LIGHT]:
+        return None
+    margin = HEAVY_MARGIN if box.shape[0] >= SMALL_CHECK else HEAVY_MARGIN_SMALL
+    return "\u2714" if heavy - light >= margin else LIGHT
+
+
+_TICK = re.compile(r"(?<!\S)\u2713(?!\S)")
+
+
+def heavy_ticks(text: str, crop: np.ndarray) -> str:
+    """``text`` with a "✓" standing first or last in the line written "✔" where its ink is
+    a heavy check (:func:`check_weight`): the ink's first or last word is one glyph."""
+    ticks = [m.start() for m in _TICK.finditer(text)]
+    if not ticks or crop.ndim < 2 or min(crop.shape[:2]) < 8:
+        return text
+    read = text.split()
+    ends = {k for k, t in ((0, read[0]), (len(read) - 1, read[-1])) if t == LIGHT}
+    if not ends:
+        return text
+    lab, st, glyphs, words, heights, cap = _words(ink_mask(crop))
+    if not words:
+        return text
+    for k in sorted(ends):
+        gs = words[0] if k == 0 else words[-1]
+        if len(gs) != 1:
+            continue
+        x0, x1, ks = glyphs[gs[0]]
+        y0 = min(st[j, 1] for j in ks)
+        y1 = max(st[j, 1] + st[j, 3] for j in ks)
+        if check_weight(np.isin(lab[y0:y1, x0:x1], ks)) == "\u2714":
+            read[k] = "\u2714"
+    return " ".join(read) if read != text.split() else text
 
 
 def _words(bw: np.ndarray):

@@ -4,9 +4,6 @@ reported; the grammar's checks; the CLI; model sets, a user's own models, device
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,8 +12,6 @@ import pytest
 from skiff.jobs.reporter import Reporter
 from skiff.kernels.ocr.entry import _pipeline, expand_inputs, run
 from skiff.kernels.ocr.synth import render_sample
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 class ListReporter(Reporter):
@@ -141,15 +136,17 @@ def test_grammar_checks_and_config(folder):
         COMMAND.parse(f"{d} --batch-size 0")
 
 
-@pytest.mark.slow
-def test_cli_json_and_jsonl(folder, tmp_path, runs_dir, capsys):
+def test_cli_json_and_jsonl(folder, tmp_path, runs_dir, capsys, monkeypatch):
+    # ``python -m skiff ocr`` through skiff.cli.main in this process (round 43: a new
+    # interpreter and its model loads cost ~1-2 CPU s; tests/cli/test_cli.py and the magics'
+    # tests keep a real ``python -m skiff ocr`` process)
+    from tests.cli.in_process import run_main
+
     d, truth = folder
     out = tmp_path / "x.jsonl"
-    env = {**os.environ, "SKIFF_RUNS": str(runs_dir), "OPENBLAS_NUM_THREADS": "1",
-           "SKIFF_OCR_THREADS": "2"}
-    proc = subprocess.run([sys.executable, "-m", "skiff", "ocr", str(d / "0-clean.png"),
-                           "--out", str(out), "--json", "--device", "cpu"],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    monkeypatch.setenv("SKIFF_OCR_THREADS", "2")
+    proc = run_main("ocr", str(d / "0-clean.png"), "--out", str(out), "--json", "--device",
+                    "cpu", capsys=capsys)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["job"]["status"] == "done" and doc["result"]["images"] == 1
@@ -157,8 +154,6 @@ def test_cli_json_and_jsonl(folder, tmp_path, runs_dir, capsys):
     assert len(lines) == 1
     _check_line(json.loads(lines[0]))
     assert json.loads(lines[0])["text"] == truth["0-clean.png"]
-    from tests.cli.in_process import run_main  # a refusal: no new interpreter (~1 CPU s)
-
     bad = run_main("ocr", "nowhere/*.png", capsys=capsys)
     assert bad.returncode == 2 and "nowhere" in bad.stderr
 
