@@ -176,7 +176,8 @@ def COMMAND(p):
     p.add_argument("--lora-targets", default="q_proj,v_proj", metavar="NAMES",
                    help="comma-separated linear layers to adapt, or all-linear (default "
                         "q_proj,v_proj: a checkpoint's; the gpt-* built-ins' are c_attn, "
-                        "c_proj, c_fc)")
+                        "c_proj, c_fc; on an MoE ERNIE-4.5, gate_proj,up_proj,down_proj "
+                        "are the routed experts, gate+up at rank 2R, as peft reads them)")
     p.add_argument("--lora-dora", action="store_true",
                    help="LoRA as DoRA (peft's use_dora: a trained magnitude per output row)")
     p.add_argument("--lora-rslora", action="store_true",
@@ -1197,6 +1198,8 @@ class TrainKind(Kind):
         val = (result.get("val_history") or [{}])[-1]
         if isinstance(val, dict) and isinstance(val.get("val_loss"), (int, float)):
             line += f", held-out loss {figure(val['val_loss'])}"
+            if isinstance(val.get("val_nll"), (int, float)):  # an MoE's loss without the term
+                line += f" (nll {figure(val['val_nll'])})"
             if isinstance(val.get("val_r2"), (int, float)):
                 line += f", R^2 {val['val_r2']:.3f}"
             elif isinstance(val.get("val_accuracy"), (int, float)):

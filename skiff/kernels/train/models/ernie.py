@@ -531,6 +531,9 @@ class ErnieForCausalLM(TransformersModelApi, nn.Module):
                 B, T, V = logits.shape
                 loss = F.cross_entropy(logits.reshape(B * T, V), targets.reshape(B * T))
         if self.config.is_moe and self.config.output_router_logits:
+            # the NLL alone, kept for the held-out loop's val_nll (val_loss adds the term, as
+            # transformers' eval_loss; the NLL is what compares with a dense model's loss)
+            self.last_nll = loss.detach()
             loss = loss + self.load_balancing_loss() * self.config.router_aux_loss_coef
         return loss
 

@@ -435,10 +435,16 @@ def _peft_alias(name, value, default, peft_name, peft_value):
 
 def apply_job_lora(model, lora: dict):
     """:func:`apply_lora` from a job config's ``lora`` entry (``--lora-r``, ``--lora-alpha``,
-    ``--lora-targets``, ``--lora-dora``, ``--lora-rslora``, ``--lora-modules-to-save``)."""
-    return apply_lora(model, r=lora["r"], alpha=lora["alpha"], target_modules=lora["targets"],
+    ``--lora-targets``, ``--lora-dora``, ``--lora-rslora``, ``--lora-modules-to-save``).
+    On an MoE ERNIE-4.5 the names ``gate_proj`` / ``up_proj`` / ``down_proj`` are read as
+    peft reads them (the routed experts, gate+up fused at rank 2r: :mod:`.lora_moe_peft`)."""
+    from .lora_moe_peft import peft_job_targets
+
+    targets, rank, alpha = peft_job_targets(model, lora["targets"], lora["r"], lora["alpha"])
+    return apply_lora(model, r=lora["r"], alpha=lora["alpha"], target_modules=targets,
                       use_dora=bool(lora.get("dora")), use_rslora=bool(lora.get("rslora")),
-                      modules_to_save=lora.get("modules_to_save"))
+                      modules_to_save=lora.get("modules_to_save"), rank_pattern=rank,
+                      alpha_pattern=alpha)
 
 
 def apply_lora_config(model, config: dict):

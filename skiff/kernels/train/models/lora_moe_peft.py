@@ -8,14 +8,20 @@ linear layers. skiff adapts the linear layers of those names (the shared experts
 layer's MLP), so peft loads such an adapter with those tensors dropped ("missing adapter
 keys" for the experts, the base's MLP run): its logits are not the fine-tune's. The saved
 adapter says so when it is written (:func:`peft_misreads`); the merged model (``hf-model``)
-is the fine-tune in transformers."""
+is the fine-tune in transformers.
+
+A job's ``--lora-targets`` (round 43, h13) reads those names as peft does instead
+(:func:`peft_job_targets`): ``q_proj,gate_proj,up_proj,down_proj`` on an MoE ERNIE-4.5 is the
+attention and the routed experts, gate+up fused at rank 2r (alpha 2a), down at rank r, and no
+LoRA on the shared experts or a dense layer's MLP, so the job's ``hf-adapter`` is what
+``PeftModel.from_pretrained`` loads and the fine-tune a peft user asked for."""
 
 from __future__ import annotations
 
 import re
 import warnings
 
-__all__ = ["peft_misreads", "warn_peft_misreads"]
+__all__ = ["peft_job_targets", "peft_misreads", "warn_peft_misreads"]
 
 _REMAPPED = re.compile(r"(^|\.)(gate_proj|up_proj|down_proj)$")
 
@@ -43,3 +49,36 @@ def warn_peft_misreads(model, names, folder) -> None:
         "use the merged model (a train job's hf-model); for an adapter peft reads the same, "
         "adapt the attention and the experts (experts.gate_up_proj, experts.down_proj)",
         UserWarning, stacklevel=3)
+
+
+def peft_job_targets(model, targets, r, alpha):
+    """``(targets, rank_pattern, alpha_pattern)``: a job's ``--lora-targets`` list as peft
+    (0.21, transformers 5) reads it on ``model`` (``_convert_peft_config_moe``): on an MoE
+    ERNIE-4.5, each name equal to or ending in ``gate_proj`` / ``up_proj`` becomes the routed
+    experts' fused ``experts.gate_up_proj`` at rank ``2 r`` and alpha ``2 alpha`` (both or
+    neither, as peft: they are one weight there), ``down_proj`` the experts' ``down_proj``;
+    the other names stay. Dense models, a string (``all-linear``: skiff's reading, warned at
+    the save) and lists without those names come back as given (patterns ``None``)."""
+    if isinstance(targets, str) or not getattr(getattr(model, "config", None), "is_moe",
+                                               False):
+        return targets, None, None
+    if not any(".experts." in f".{n}." for n, _ in model.named_modules()):
+        return targets, None, None
+    hits = {t: _REMAPPED.search(t).group(2) for t in targets if _REMAPPED.search(t)}
+    if not hits:
+        return targets, None, None
+    parts = set(hits.values())
+    fused = parts & {"gate_proj", "up_proj"}
+    if len(fused) == 1:
+        have, miss = sorted(fused)[0], sorted({"gate_proj", "up_proj"} - fused)[0]
+        raise ValueError(f"LoRA target {have} on an MoE ERNIE-4.5 without {miss}: peft reads "
+                         f"them as the routed experts' one fused gate_up_proj (and refuses "
+                         f"one alone), so give both ({have},{miss}), or neither")
+    out = [t for t in targets if t not in hits]
+    rank = alpha_p = None
+    if fused:
+        out.append("experts.gate_up_proj")
+        rank, alpha_p = {r".*\.gate_up_proj": 2 * int(r)}, {r".*\.gate_up_proj": 2 * alpha}
+    if "down_proj" in parts:
+        out.append("experts.down_proj")
+    return list(dict.fromkeys(out)), rank, alpha_p

@@ -75,3 +75,43 @@ def test_peft_moe_adapter_with_a_fused_rank_loads_saves_and_merges(trained, tmp_
         peft_merged = again.merge_and_unload()(torch.tensor(IDS)).logits.numpy()
     np.testing.assert_allclose(merged(IDS).numpy(), peft_merged, atol=1e-5 * scale)
     assert not any(".lora_" in n for n, _ in merged.named_parameters())
+
+
+def test_job_lora_targets_read_as_peft_reads_them(trained, tmp_path):
+    """Round 43 (h13): a job's ``--lora-targets q_proj,gate_proj,up_proj,down_proj`` on an
+    MoE (``apply_job_lora``, what the CLI and ``%train`` build) is peft's model of the same
+    LoraConfig: the adapter's tensors are peft's own (names, shapes: the routed experts,
+    gate+up fused at rank 2r, no shared-expert or dense-MLP LoRA), the saved adapter loads in
+    peft with skiff's logits and says nothing about a misread. Before, the names adapted the
+    shared experts' and dense layer's linears, an adapter peft loads without them."""
+    import warnings
+
+    from safetensors.numpy import load_file
+
+    from skiff.kernels.train.models.lora import apply_job_lora
+
+    root, _ = trained
+    model = from_pretrained(root / "base")
+    apply_job_lora(model, {"r": 2, "alpha": 4.0,
+                           "targets": ["q_proj", "gate_proj", "up_proj", "down_proj"]})
+    rng = np.random.default_rng(1)
+    for n, p in model.named_parameters():
+        if "lora_" in n:  # every LoRA weight moved (B starts at zero)
+            p._data = p._data + rng.normal(0, 0.3, p.shape).astype(np.float32)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        save_adapter(model, tmp_path / "job")
+    assert not [w for w in seen if "routed experts' fused" in str(w.message)]
+    mine = load_file(tmp_path / "job" / "adapter_model.safetensors")
+    theirs = load_file(root / "peft" / "adapter_model.safetensors")
+    assert {k: v.shape for k, v in mine.items()} == {k: v.shape for k, v in theirs.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # peft's "rank_pattern keys did not match" (its own)
+        pm = peft.PeftModel.from_pretrained(
+            transformers.AutoModelForCausalLM.from_pretrained(root / "base"),
+            tmp_path / "job").eval()
+    want = _logits(pm)
+    np.testing.assert_allclose(model(IDS).numpy(), want, atol=1e-5 * np.abs(want).max())
+    with pytest.raises(ValueError, match="without up_proj"):  # peft refuses it too
+        apply_job_lora(from_pretrained(root / "base"),
+                       {"r": 2, "alpha": 4.0, "targets": ["q_proj", "gate_proj"]})

@@ -1,8 +1,8 @@
 """An MoE fine-tune's job as a user reads it (round 42, h17), on a tiny ERNIE-4.5 MoE with
 the router's balancing loss on (``output_router_logits``, coefficient 0.5):
 
-* ``--lora-targets up_proj,gate_proj,down_proj``: the adapter peft reads otherwise (round 42
-  h12's warning) is said in the job's summary lines, not only on the CLI's stderr.
+* ``--lora-targets all-linear``: the adapter peft reads otherwise (round 42 h12's warning)
+  is said in the job's summary lines, not only on the CLI's stderr.
 * The held-out losses against transformers: ``val_loss`` (``--val-split``) is the loss with
   the balancing term, as transformers' ``eval_loss``; ``--eval``'s figure is the NLL alone
   and is named ``eval_nll`` (it was ``eval_loss``, read as transformers' ``eval_loss``)."""
@@ -49,13 +49,20 @@ def test_the_adapter_peft_reads_otherwise_is_in_the_jobs_summary(moe, tmp_path):
     folder, text, _ = moe
     config = {"model": "ernie", "from": str(folder), "data": str(text), "steps": 1,
               "block_size": 16, "batch_size": 2, "val_split": 0.2,
-              "lora": {"r": 2, "alpha": 4.0, "targets": ["up_proj", "gate_proj", "down_proj"]}}
+              "lora": {"r": 2, "alpha": 4.0, "targets": "all-linear"}}
+    # (all-linear: skiff's reading, the shared experts' and dense MLP's linears; round 43 h13
+    # reads a list of up_proj, gate_proj, down_proj as peft does: nothing to warn of then)
     with pytest.warns(UserWarning, match="routed experts' fused"):  # the CLI's, as before
         result = entry.run(config, _Run(tmp_path))
     lines = KIND.summary(json.loads(json.dumps(result.to_json())))
     said = [ln for ln in lines if "routed experts' fused" in ln]
     assert len(said) == 1 and "hf-adapter" in said[0] and "shared experts" in said[0], lines
     assert said[0].startswith("warning: hf-adapter: "), said  # a warning, not a data note
+    # the held-out NLL beside the loss with the balancing term (round 43 h13), in the
+    # validation rows and the summary; below it by the term (0.5 x aux, aux ~2 at top-2)
+    val = result.val_history[-1]
+    assert 0.4 < val["val_loss"] - val["val_nll"] < 2.0, val
+    assert "(nll " in lines[0], lines
 
 
 def test_held_out_losses_against_transformers(moe):
@@ -72,8 +79,11 @@ def test_held_out_losses_against_transformers(moe):
         nll = ref(torch.tensor(x), labels=torch.tensor(x), output_router_logits=False).loss
     assert theirs.loss.item() - nll.item() > 0.1  # the balancing term is in transformers'
     # --val-split's val_loss: transformers' eval_loss (the NLL and the balancing term)
-    got = Trainer(model, batch_size=1).evaluate(ArrayDataset(x, y))["val_loss"]
+    val = Trainer(model, batch_size=1).evaluate(ArrayDataset(x, y))
+    got = val["val_loss"]
     assert abs(got - theirs.loss.item()) <= 2e-5 * theirs.loss.item(), (got, theirs.loss)
+    # and its NLL beside it (round 43 h13): transformers' loss without the balancing term
+    assert abs(val["val_nll"] - nll.item()) <= 2e-5 * nll.item(), (val, nll)
     # --eval's: the NLL alone, and named so
     full = torch.tensor(model.tokenizer.encode(TEXT[:200]))[None]  # one block: all of it
     with torch.no_grad():
