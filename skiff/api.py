@@ -198,6 +198,8 @@ _TORCH_NAMES = (
     "lu", "lu_solve", "lu_unpack",
     # round 39 (h13, linalg_qr_r39.TOPLEVEL)
     "geqrf", "ormqr",
+    # round 43 (h9, functions_r43.__all__)
+    "segment_reduce", "empty_strided",
 )
 
 # the names skiff/__init__.py finds past NAMES and __all__ (the core's ops_stats.__all__, a

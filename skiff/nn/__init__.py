@@ -3,63 +3,7 @@
 The public name of :mod:`skiff.kernels.train.core.nn`; the same classes."""
 
 from skiff.kernels.train.core import nn as _real
-from skiff.kernels.train.core.nn import (  # noqa: F401
-    ELU,
-    GELU,
-    GRU,
-    LSTM,
-    AdaptiveAvgPool2d,
-    AvgPool1d,
-    AvgPool2d,
-    BatchNorm1d,
-    BatchNorm2d,
-    BCELoss,
-    BCEWithLogitsLoss,
-    CausalSelfAttention,
-    Conv1d,
-    Conv2d,
-    ConvTranspose2d,
-    CrossEntropyLoss,
-    Dropout,
-    Embedding,
-    Flatten,
-    GroupNorm,
-    HuberLoss,
-    Identity,
-    KLDivLoss,
-    L1Loss,
-    LayerNorm,
-    LeakyReLU,
-    Linear,
-    LogSoftmax,
-    MaxPool1d,
-    MaxPool2d,
-    Module,
-    ModuleDict,
-    ModuleList,
-    MSELoss,
-    MultiheadAttention,
-    NLLLoss,
-    Parameter,
-    ParameterDict,
-    ParameterList,
-    ReLU,
-    RMSNorm,
-    Sequential,
-    Sigmoid,
-    SiLU,
-    SmoothL1Loss,
-    Softmax,
-    Softplus,
-    Tanh,
-    TransformerBlock,
-    TransformerEncoder,
-    TransformerEncoderLayer,
-    TransformerMLP,
-    Unflatten,
-    Upsample,
-    skip_init,
-)
+from skiff.kernels.train.core.nn import *  # noqa: F403  (core.nn's __all__: Linear, ...)
 from skiff.kernels.train.core.nn.adaptive_softmax_r35 import (  # noqa: F401
     AdaptiveLogSoftmaxWithLoss,
 )
@@ -142,55 +86,6 @@ from skiff.kernels.train.core.nn.lazy_r37 import (  # noqa: F401
     LazyInstanceNorm2d,
     LazyInstanceNorm3d,
 )
-from skiff.kernels.train.core.nn.pixel_pool import (  # noqa: F401
-    AdaptiveMaxPool2d,
-    PixelShuffle,
-    PixelUnshuffle,
-)
-from skiff.kernels.train.core.nn.rnn_cells import (  # noqa: F401
-    RNN,
-    GRUCell,
-    LSTMCell,
-    RNNCell,
-)
-from skiff.kernels.train.core.nn.torch_activations import (  # noqa: F401
-    CELU,
-    GLU,
-    SELU,
-    Dropout1d,
-    Dropout2d,
-    Hardsigmoid,
-    Hardswish,
-    LogSigmoid,
-    PReLU,
-    Softmin,
-    Softsign,
-    Threshold,
-)
-from skiff.kernels.train.core.nn.torch_layers import (  # noqa: F401
-    CircularPad1d,
-    CircularPad2d,
-    ConstantPad1d,
-    ConstantPad2d,
-    CosineEmbeddingLoss,
-    CosineSimilarity,
-    GaussianNLLLoss,
-    Hardtanh,
-    HingeEmbeddingLoss,
-    MarginRankingLoss,
-    Mish,
-    MultiLabelSoftMarginLoss,
-    PairwiseDistance,
-    PoissonNLLLoss,
-    ReflectionPad1d,
-    ReflectionPad2d,
-    ReLU6,
-    ReplicationPad1d,
-    ReplicationPad2d,
-    SoftMarginLoss,
-    TripletMarginLoss,
-    ZeroPad2d,
-)
 from skiff.kernels.train.core.nn.unpool import (  # noqa: F401
     MaxUnpool1d,
     MaxUnpool2d,
@@ -200,7 +95,11 @@ from skiff.kernels.train.core.nn.unpool import (  # noqa: F401
 # core.nn's names, and nn/embedding_bag.py's, nn/decoder.py's
 from skiff.kernels.train.core.nn.utils_r38 import RNNBase, RNNCellBase  # noqa: F401
 
-from . import functional, init, modules, utils  # noqa: F401  (skiff.nn.functional, ...)
+# core.nn's __all__ names its own functional/init/utils modules: skiff.nn's are these
+for _n in ("functional", "init", "utils"):
+    globals().pop(_n, None)
+del _n
+from . import functional, init, modules, utils  # noqa: E402,F401  (skiff.nn.functional, ...)
 
 __all__ = [*_real.__all__, "EmbeddingBag", "TransformerDecoderLayer", "TransformerDecoder",
            "Transformer", "Softshrink", "Hardshrink", "Tanhshrink", "Softmax2d",

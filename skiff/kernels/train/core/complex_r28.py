@@ -77,7 +77,10 @@ class ViewAsReal(Function):
 
     def forward(self, a):
         self.dtype = a.dtype
-        return xp_of(a).stack([a.real, a.imag], axis=-1)
+        try:  # torch's view: writes into it reach ``a`` (numpy's dtype view, any strides)
+            return a[..., None].view(a.real.dtype)
+        except (ValueError, TypeError):  # a layout the dtype view refuses: a copy
+            return xp_of(a).stack([a.real, a.imag], axis=-1)
 
     def backward(self, g):
         return (g[..., 0] + 1j * g[..., 1]).astype(self.dtype)
@@ -87,6 +90,11 @@ class ViewAsComplex(Function):
     complex_aware = True
 
     def forward(self, a):
+        if a.ndim and a.strides[-1] == a.itemsize and a.dtype in (np.float32, np.float64):
+            try:  # torch's view (the last dimension's stride 1): writes reach ``a``
+                return a.view(complex_dtype(a.dtype))[..., 0]
+            except (ValueError, TypeError):
+                pass
         return (a[..., 0] + 1j * a[..., 1]).astype(complex_dtype(a.dtype))
 
     def backward(self, g):
@@ -171,7 +179,8 @@ def conj(t):
 
 
 def view_as_real(t):
-    """torch's ``view_as_real``: shape ``(..., 2)`` of real and imaginary parts (a copy)."""
+    """torch's ``view_as_real``: shape ``(..., 2)`` of real and imaginary parts, a view (writes
+    into it reach ``t``, as torch's)."""
     _need_complex(t, "view_as_real")
     return ViewAsReal.apply(t)
 

@@ -93,7 +93,19 @@ class Distribution:
                                ", ".join(f"{k}: {v}" for k, v in zip(names, shown)))
 
 
-class Normal(Distribution):
+class _AtLoc:
+    """``mean`` and ``mode`` are ``loc`` (Normal, Laplace, VonMises, the multivariate normals)."""
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+
+class Normal(_AtLoc, Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
@@ -103,14 +115,6 @@ class Normal(Distribution):
         self.loc = loc if tuple(loc.shape) == shape else loc.expand(*shape)
         self.scale = scale if tuple(scale.shape) == shape else scale.expand(*shape)
         super().__init__(shape)  # (validate_args: torch's check and words, distributions_r36)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -13,7 +13,15 @@ import math
 import numpy as np
 
 from . import ops_linalg as _la
-from .distributions import Categorical, Distribution, _const, _shape, _t, register_kl
+from .distributions import (
+    Categorical,
+    Distribution,
+    _AtLoc,
+    _const,
+    _shape,
+    _t,
+    register_kl,
+)
 from .random import get_generator
 
 __all__ = ["MultivariateNormal", "MixtureSameFamily", "Laplace", "Exponential", "Gamma", "Beta"]
@@ -30,7 +38,7 @@ def _pair(a, b):
     return _bcast(a, b)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(_AtLoc, Distribution):
     """``N(loc, Sigma)`` given one of ``covariance_matrix``, ``precision_matrix`` or
     ``scale_tril`` (torch's arguments; batches of each broadcast against ``loc``)."""
 
@@ -83,14 +91,6 @@ class MultivariateNormal(Distribution):
         if self._given is not None and self._given[0] == "precision_matrix":
             return self._full(self._given[1])
         return self._full(_la.inv(self._L @ self._L.swapaxes(-1, -2)))
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):
@@ -186,20 +186,12 @@ class MixtureSameFamily(Distribution):
             return xs.gather(ids.ndim, idx).squeeze(ids.ndim).detach()
 
 
-class Laplace(Distribution):
+class Laplace(_AtLoc, Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
         (self.loc, self.scale), shape = _pair(loc, scale)
         super().__init__(shape)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

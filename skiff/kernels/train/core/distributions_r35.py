@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .distributions import Distribution, _shape, _t
+from .distributions import Distribution, _AtLoc, _shape, _t
 from .tensor import Tensor
 
 __all__ = ["TransformedDistribution", "LowRankMultivariateNormal", "Transform", "ExpTransform",
@@ -362,7 +362,7 @@ transforms = SimpleNamespace(Transform=Transform, ExpTransform=ExpTransform,
                              PowerTransform=PowerTransform, ComposeTransform=ComposeTransform)
 
 
-class LowRankMultivariateNormal(Distribution):
+class LowRankMultivariateNormal(_AtLoc, Distribution):
     """torch's ``LowRankMultivariateNormal(loc, cov_factor, cov_diag)``: covariance
     ``W W^T + diag(D)`` through the capacitance ``I + W^T D^-1 W`` (Woodbury; its Cholesky
     factor gives the log-determinant and the Mahalanobis term), as torch's."""
@@ -391,14 +391,6 @@ class LowRankMultivariateNormal(Distribution):
         k = w.shape[-1]
         eye = Tensor._make(w.xp.eye(k, dtype=w.dtype), False, None, 0)
         self._capacitance_tril = cholesky(eye + wt_dinv @ w)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -24,6 +24,7 @@ from .distributions import (
     Distribution,
     Normal,
     Uniform,
+    _AtLoc,
     _const,
     _shape,
     _t,
@@ -391,20 +392,12 @@ def _log_bessel(x, order):
     return where(x._data < 3.75, small, large)
 
 
-class VonMises(Distribution):
+class VonMises(_AtLoc, Distribution):
     """torch's ``VonMises(loc, concentration)``: angles, the circular mean and variance."""
 
     def __init__(self, loc, concentration, validate_args=None):
         (self.loc, self.concentration), shape = _pair(loc, concentration)
         super().__init__(shape)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -388,3 +388,9 @@ from .linalg_qr_r39 import install as _install_qr39  # noqa: E402
 globals().update(_TOP39QR)
 __all__ += list(_TOP39QR)
 _install_qr39(Tensor)
+
+# round 43 (h9): torch.segment_reduce, torch.empty_strided
+from . import functions_r43 as _r43  # noqa: E402
+
+globals().update({_n: getattr(_r43, _n) for _n in _r43.__all__})
+__all__ += list(_r43.__all__)

@@ -388,7 +388,10 @@ class Mean(Function):
 
 
 class Var(Function):
-    """Variance with ``ddof`` (0: population variance, like numpy)."""
+    """Variance with ``ddof`` (0: population variance, like numpy); of a complex tensor the
+    mean of ``|z - mean|^2``, real, with torch's gradient ``2 g (z - mean) / denom``."""
+
+    complex_aware = True  # a real input's gradient is real; a complex one's is already torch's
 
     def forward(self, a, axis=None, keepdims=False, ddof=0):
         xp = xp_of(a)
@@ -401,10 +404,15 @@ class Var(Function):
         else:
             centered = a - a.mean(axis=self.axes, keepdims=True)
         self.save_for_backward(centered)
+        if centered.dtype.kind == "c":  # torch's: |z - mean|^2, a real result
+            sq = centered.real * centered.real + centered.imag * centered.imag
+            return xp.sum(sq, axis=self.axes, keepdims=keepdims) / self.denom
         return xp.sum(centered * centered, axis=self.axes, keepdims=keepdims) / self.denom
 
     def backward(self, g):
         (centered,) = self.saved
+        if getattr(g, "dtype", None) is not None and g.dtype.kind == "c":
+            g = g.real  # the output is real: the real part is its gradient
         ge = _expand_grad(g, centered.shape, self.axes, self.keepdims)
         return ge * centered * (2.0 / self.denom if self.denom else float("inf"))  # torch's nan
 
@@ -481,4 +489,6 @@ class Cast(Function):
         return _hc.cast(a, dtype)
 
     def backward(self, g):
+        if g.dtype.kind == "c" and np.dtype(self.src).kind != "c":
+            g = g.real  # real -> complex: the real part is the gradient (torch's, no warning)
         return _hc.cast(g, self.src)

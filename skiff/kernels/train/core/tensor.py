@@ -98,6 +98,7 @@ def _is_dtype_like(x) -> bool:
 
 def as_array(value, dtype=None, device=None):
     """The raw array for a Tensor, array or nested list, on ``device`` (default: where it is)."""
+    listed = not hasattr(value, "dtype")  # Python numbers/lists: 1j is torch's complex64
     if isinstance(value, Tensor):
         value = value._data
     elif _is_foreign_tensor(value):
@@ -121,6 +122,8 @@ def as_array(value, dtype=None, device=None):
     if dt is None:  # float64 (and wider) input becomes the default float (float32 unless set)
         if value.dtype.kind == "f" and value.dtype.itemsize > _dd.FLOAT.itemsize:
             dt = _dd.FLOAT
+        elif listed and value.dtype.kind == "c" and value.dtype.itemsize > 2 * _dd.FLOAT.itemsize:
+            dt = np.dtype(np.complex64)  # torch's complex of the default float (1j: complex64)
     if dt is not None and value.dtype != dt:
         with autograd.quiet_fp():  # 1e200 to float32 is inf, nan to int64 a number: quietly
             value = value.astype(dt)

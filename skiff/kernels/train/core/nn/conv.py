@@ -184,32 +184,41 @@ class BatchNorm2d(_BatchNorm):
         return self._normalise(x)
 
 
-class MaxPool2d(Module):
+class _MaxPoolNd(Module):
+    """torch's ``_MaxPoolNd``: the options and the text of ``MaxPool2d``/``MaxPool3d``."""
+
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
         super().__init__()
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
 
-    def forward(self, x):
-        if self.dilation != 1 or self.return_indices or self.ceil_mode:
-            return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                                self.ceil_mode, self.return_indices)
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
-
-    def extra_repr(self):
+    def extra_repr(self):  # torch's text
         stride = self.kernel_size if self.stride is None else self.stride
         return (f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class AvgPool2d(Module):
+class _AvgPoolNd(Module):
+    """torch's ``_AvgPoolNd`` here: the options of ``AvgPool2d``/``AvgPool3d``."""
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
         super().__init__()
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
         self.divisor_override = divisor_override
+
+
+class MaxPool2d(_MaxPoolNd):
+    def forward(self, x):
+        if self.dilation != 1 or self.return_indices or self.ceil_mode:
+            return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                                self.ceil_mode, self.return_indices)
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class AvgPool2d(_AvgPoolNd):
 
     def forward(self, x):
         if self.padding != 0 or self.ceil_mode or self.divisor_override is not None:

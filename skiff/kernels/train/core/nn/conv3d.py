@@ -20,7 +20,7 @@ from ..autograd import Function, xp_of
 from ..default_dtype import default_float
 from ..shape_error import check_conv_dtypes
 from ..tensor import Tensor
-from .conv import _BatchNorm, _conv_repr, _kernel_params
+from .conv import _AvgPoolNd, _BatchNorm, _conv_repr, _kernel_params, _MaxPoolNd
 from .functional.pool_nd import PoolNdFn, _out_sizes, _pad, _slices, _tuple, _unpad, max_pool_nd
 from .layers import _positive
 from .module import Module
@@ -216,31 +216,13 @@ def adaptive_avg_pool3d(input, output_size):  # noqa: A002
     return y
 
 
-class MaxPool3d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
-
+class MaxPool3d(_MaxPoolNd):
     def forward(self, x):
         return max_pool3d(x, self.kernel_size, self.stride, self.padding, self.dilation,
                           self.ceil_mode, self.return_indices)
 
-    def extra_repr(self):  # torch's text
-        stride = self.kernel_size if self.stride is None else self.stride
-        return (f"kernel_size={self.kernel_size}, stride={stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
-
-class AvgPool3d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True, divisor_override=None):
-        super().__init__()
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
-        self.divisor_override = divisor_override
-
+class AvgPool3d(_AvgPoolNd):
     def forward(self, x):
         return avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                           self.count_include_pad, self.divisor_override)
