@@ -22,7 +22,9 @@ def run(config: dict, reporter: Reporter) -> dict:
     (a path): before that step the job waits, running, until the file exists (or a cancel),
     so that a test sees it running for as long as it needs, however loaded the machine;
     ``deaf_rank``: a rank that never stops on a cancel (its peers' stop leaves it waiting in
-    the all-reduce, as a rank that saw the cancel one step later than they did); ``split``:
+    the all-reduce, as in a kind whose ranks do not agree on the stop); ``late_rank``: a
+    rank that sees a cancel one step after its peers (as the load makes it: the ranks agree
+    on the stop at each step, so it stops with them); ``split``:
     the ranks share the work (``reporter.split_progress()``: each rank's steps are its part,
     the job's progress their sum, each rank's part in the Jobs sidebar's tab);
     ``raise_on_stop``: a stop raises ``JobCancelled`` (as a solve does) instead of returning;
@@ -42,9 +44,25 @@ def run(config: dict, reporter: Reporter) -> dict:
     if config.get("split") and comm is not None:
         reporter.split_progress()
     total = None
-    deaf = config.get("deaf_rank")  # a rank that sees no cancel (one that saw it a step late)
+    deaf = config.get("deaf_rank")  # a rank that reads no cancel (and does not agree on one)
+    late = config.get("late_rank")  # a rank that sees a cancel one step after its peers
+    # the ranks agree on the stop (round 43): each read the cancel file on its own (a look
+    # every 0.1 s), so under load one rank saw it a step before its peer, returned, and left
+    # the peer in that step's all-reduce for ever (a SIGTERM'd rank's stop has no escalation
+    # to end it). Not with a deaf rank: it stands for a kind whose ranks do not agree.
+    agree = comm is not None and deaf is None
+    before = False
     for step in range(1, steps + 1):
-        if reporter.should_stop() and rank != deaf:
+        mine = reporter.should_stop() and rank != deaf
+        if rank == late:
+            mine, before = before, mine
+        if agree:
+            flags = np.array([float(mine)])
+            comm.Allreduce(np.array([float(mine)]), flags, op=MPI.MAX)
+            if flags[0] > 0 and not mine:
+                _seen(reporter)  # a peer's stop: this rank's status says "cancelled" too
+            mine = bool(flags[0] > 0)
+        if mine:
             reporter.log(f"stopping at step {step}")
             if config.get("raise_on_stop"):  # as a solve stops: JobCancelled raised
                 from skiff.kernels.backend.report import JobCancelled
@@ -78,6 +96,15 @@ def run(config: dict, reporter: Reporter) -> dict:
             time.sleep(0.05)
     reporter.log(f"finished {steps} steps on {size} rank(s)")
     return {"steps": steps, "ranks": size, "allreduce": total}
+
+
+def _seen(reporter: Reporter, limit: float = 2.0) -> None:
+    """Wait (bounded) until this rank's own look at the cancel file sees the stop its peer
+    saw: it looks every 0.1 s, and the job's status is "cancelled" only where rank 0 was
+    told to stop (``returned_status``)."""
+    end = time.monotonic() + limit
+    while not reporter.should_stop() and time.monotonic() < end:
+        time.sleep(0.02)
 
 
 def _held(path: str, reporter: Reporter) -> bool:
