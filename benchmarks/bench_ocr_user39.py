@@ -22,9 +22,7 @@ writes ``results/ocr-user39[-KIND].md``.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +32,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from bench_ocr_everyday import table  # noqa: E402
-from bench_ocr_probes import DEGRADE, FONTS, canvas, degrade, font, lines_at, normal  # noqa: E402
+from bench_ocr_probes import FONTS, canvas, font, lines_at, normal  # noqa: E402
 from user_scenes import exact_lines  # noqa: E402, F401 (the earlier home of exact_lines)
 
 FONTS.setdefault("lib-sans", "truetype/liberation2/LiberationSans-Regular.ttf")
@@ -200,36 +198,9 @@ def bullet_slide():
 
 
 def main(argv=None) -> None:
-    from bench_ocr_layout import read_rapidocr, read_skiff
-    from results_file import write_keeping_earlier
-    from user_scenes import results_page, score_scenes
+    from user_scenes import scene_main
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--only", nargs="*", help="scene names (default: all)")
-    ap.add_argument("--degrade", choices=DEGRADE)
-    ap.add_argument("--out")
-    a = ap.parse_args(argv)
-    a.out = a.out or str(HERE / "results" / (f"ocr-user39-{a.degrade}.md" if a.degrade
-                                             else "ocr-user39.md"))
-    drawn = [(s.__name__, *s()) for s in SCENES if not a.only or s.__name__ in a.only]
-    if a.degrade:
-        drawn = [(name, degrade(im, a.degrade, k), lines)
-                 for k, (name, im, lines) in enumerate(drawn)]
-    images = [np.asarray(im.convert("RGB")) for _, im, _ in drawn]
-    truths = [normal("\n".join(lines)) for _, _, lines in drawn]
-    got, cpu = {}, {}
-    for method, read in (("skiff", read_skiff), ("RapidOCR", read_rapidocr)):
-        c0 = time.process_time()
-        texts, _ = read(images, a.threads)
-        cpu[method] = time.process_time() - c0
-        got[method] = [normal(t) for t in texts]
-    rows, misses, summary = score_scenes([name for name, _, _ in drawn], got, truths, cpu)
-    print(summary)
-    text = results_page(39, Path(__file__).name, a, len(drawn), rows, misses, summary)
-    write_keeping_earlier(a.out, text)
-    print(f"wrote {a.out}")
-
+    scene_main(39, __file__, __doc__, SCENES, normal, argv)
 
 if __name__ == "__main__":
     main()

@@ -20,20 +20,15 @@ folded to "-"); writes ``results/ocr-user41[-KIND].md``.
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-import time
 from pathlib import Path
-
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from bench_ocr_everyday import table  # noqa: E402
-from bench_ocr_probes import DEGRADE, FONTS, canvas, degrade, font, lines_at, normal  # noqa: E402
+from bench_ocr_probes import FONTS, canvas, font, lines_at, normal  # noqa: E402
 from bench_ocr_user40 import signs  # noqa: E402
 
 FONTS.setdefault("lib-sans", "truetype/liberation2/LiberationSans-Regular.ttf")
@@ -179,49 +174,9 @@ def title_slide():
 
 
 def main(argv=None) -> None:
-    from bench_ocr_layout import read_rapidocr, read_skiff
-    from results_file import write_keeping_earlier
-    from user_scenes import results_page, score_scenes
+    from user_scenes import scene_main
 
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--only", nargs="*", help="scene names (default: all)")
-    ap.add_argument("--degrade", choices=DEGRADE)
-    ap.add_argument("--out")
-    ap.add_argument("--save", help="a folder to write the drawn images to (PNG)")
-    ap.add_argument("--skiff-only", action="store_true", help="leave RapidOCR out")
-    a = ap.parse_args(argv)
-    a.out = a.out or str(HERE / "results" / (f"ocr-user41-{a.degrade}.md" if a.degrade
-                                             else "ocr-user41.md"))
-    drawn = [(s.__name__, *s()) for s in SCENES if not a.only or s.__name__ in a.only]
-    if a.degrade:
-        drawn = [(name, degrade(im, a.degrade, k), lines)
-                 for k, (name, im, lines) in enumerate(drawn)]
-    if a.save:
-        os.makedirs(a.save, exist_ok=True)
-        for name, im, _ in drawn:
-            im.save(os.path.join(a.save, f"{name}{'-' + a.degrade if a.degrade else ''}.png"))
-    images = [np.asarray(im.convert("RGB")) for _, im, _ in drawn]
-    truths = [normal(signs("\n".join(lines))) for _, _, lines in drawn]
-    got, cpu = {}, {}
-    readers = [("skiff", read_skiff)] + ([] if a.skiff_only else [("RapidOCR", read_rapidocr)])
-    for method, read in readers:
-        c0 = time.process_time()
-        texts, _ = read(images, a.threads)
-        cpu[method] = time.process_time() - c0
-        got[method] = [normal(signs(t)) for t in texts]
-    if a.skiff_only:  # nothing to compare with: the truth stands in for the peer
-        got["RapidOCR"], cpu["RapidOCR"] = truths, 0.0
-    rows, misses, summary = score_scenes([name for name, _, _ in drawn], got, truths, cpu)
-    print(summary)
-    for m in misses:
-        print(m)
-    if a.skiff_only:
-        return
-    text = results_page(41, Path(__file__).name, a, len(drawn), rows, misses, summary)
-    write_keeping_earlier(a.out, text)
-    print(f"wrote {a.out}")
-
+    scene_main(41, __file__, __doc__, SCENES, lambda t: normal(signs(t)), argv)
 
 if __name__ == "__main__":
     main()
