@@ -200,6 +200,10 @@ _TORCH_NAMES = (
     "geqrf", "ormqr",
     # round 43 (h9, functions_r43.__all__)
     "segment_reduce", "empty_strided",
+    # round 43 (h16, top_names_r43.__all__)
+    "Size", "dtype", "pi", "e", "inf", "nan", "memory_format", "contiguous_format",
+    "channels_last", "channels_last_3d", "preserve_format", "FloatTensor", "DoubleTensor",
+    "LongTensor",
 )
 
 # the names skiff/__init__.py finds past NAMES and __all__ (the core's ops_stats.__all__, a

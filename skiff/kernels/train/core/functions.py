@@ -394,3 +394,13 @@ from . import functions_r43 as _r43  # noqa: E402
 
 globals().update({_n: getattr(_r43, _n) for _n in _r43.__all__})
 __all__ += list(_r43.__all__)
+
+# round 43 (h16): torch.Size, torch.dtype, pi/e/inf/nan, the memory formats, the legacy
+# FloatTensor/DoubleTensor/LongTensor; memory_format= on contiguous/clone and the creators
+from . import top_names_r43 as _r43h16  # noqa: E402
+
+globals().update({_n: getattr(_r43h16, _n) for _n in _r43h16.__all__})
+__all__ += list(_r43h16.__all__)
+for _n in _r43h16.LIKE_CREATORS:
+    globals()[_n] = _r43h16.accept_memory_format(globals()[_n])
+_r43h16.install(Tensor)
