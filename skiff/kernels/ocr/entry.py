@@ -467,9 +467,14 @@ def run(config: dict, reporter) -> OcrRun:
             work = None
         else:  # this rank's share of the kept pages' work
             kept_work = sum(map(sum, kept_px)) * offset / len(kept_records)
-    counted = _Kept(reporter, offset, kept_work) if offset else reporter
+    counted = _Flushed(_Kept(reporter, offset, kept_work) if offset else reporter)
     if offset and not items:  # nothing left to read: the bar says so
         reporter.progress(offset, offset, unit="image")
+    elif items and hasattr(reporter, "info"):
+        # the models are made: the first images' time counts from here (a batch's results
+        # come out together, so the gaps between them are no rate: round 43, JobState._from)
+        reporter.info(progress_from={"done": offset,
+                                     "work": kept_work if work is not None else None})
     try:
         written = _Written(items, cwd)
         for result in (pipe.run(written.read, reporter=counted, total=total,
@@ -567,6 +572,27 @@ class _Kept:
         return self._reporter.progress(done + self._offset,
                                        None if total is None else total + self._offset,
                                        **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._reporter, name)
+
+
+class _Flushed:
+    """``reporter`` whose ``check`` (the pipeline's, before each batch) first writes the
+    progress its rate limit held back: a batch's results are given out together, and the
+    last of them, held, was replaced by the next batch's first, so the job's rate had the
+    first result's work over the whole batch's time (round 43). Everything else is the
+    reporter's."""
+
+    def __init__(self, reporter):
+        self._reporter = reporter
+        self.takes_work = takes_work(reporter)
+
+    def check(self):
+        flush = getattr(self._reporter, "flush", None)
+        if callable(flush):
+            flush()
+        return self._reporter.check()
 
     def __getattr__(self, name):
         return getattr(self._reporter, name)
