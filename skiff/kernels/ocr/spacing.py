@@ -617,6 +617,16 @@ CJK_GAP = 0.7
 # a space measure 0.25-0.75 of the ink's height (44 of 65 at least 0.45), the pairs set
 # tight at most 0.33 ("7月1日", "合計3点"; 0.42 in a misread "USB メモリ" at 16 px)
 KANA_GAP = 0.45
+# a line of kanji or hanzi without kana may still be Japanese ("2026年12月7日 14:32",
+# "価格 1,280円") or Chinese set with spaces; its own face sets the scale, so a Chinese
+# character beside an ASCII letter or digit takes a space only where the ink's gap is at
+# least HAN_GAP of the ink's height AND at least HAN_OF_LINE times every other such pair's
+# gap of the line (one pair stands out). Round 43 (h17, `/work/round43/h17s/probe.py`: 20
+# kana-less lines, Noto Sans CJK JP/SC, Noto Serif CJK JP/SC, AR PL UKai, 16/22/30 px,
+# clean and blurred, 600 reads): spaced pairs 0.19-1.0 and tight ones up to 0.54 (UKai's
+# "1" in its cell: "11月11日"), so no gap alone separates them; the tight pairs of one line
+# stand within 1.5 times each other's gap (UKai "11月11日" at 16 px: 1.3-1.5)
+HAN_GAP, HAN_OF_LINE = 0.4, 1.6
 
 
 def _ideograph(c: str) -> bool:
@@ -649,7 +659,9 @@ def cjk_spaces(text: str, best: np.ndarray, alphabet: list[str], crop: np.ndarra
     frames are at least a crop's height apart (``height`` input columns: an ordinary
     character's advance is under 0.8 of it) have their ink looked at. In a line holding
     kana (Japanese), a kana or kanji beside an ASCII letter or digit takes a space where
-    the ink's gap is at least ``KANA_GAP`` of its height ("ノートA5" for "ノート A5")."""
+    the ink's gap is at least ``KANA_GAP`` of its height ("ノートA5" for "ノート A5"); in a
+    line without kana, where that gap is at least ``HAN_GAP`` and ``HAN_OF_LINE`` times
+    every other such pair's of the line ("2026年12月7日14:32" for "... 14:32")."""
     plain = text.replace("\u3000", " ")
     found = _solid(plain, best, alphabet, crop)
     if found is None:
@@ -661,10 +673,16 @@ def cjk_spaces(text: str, best: np.ndarray, alphabet: list[str], crop: np.ndarra
     japanese = any(_kana(c) for _, c in solid)
     spaced = [k for k in range(len(solid) - 1) if japanese and k not in after
               and _kana_pair(solid[k][1][-1], solid[k + 1][1][0])]
-    gap = _gap_of(crop, solid, frame_width, height) if wide or spaced else None
+    mixed = [] if japanese else [k for k in range(len(solid) - 1)
+                                 if _kana_pair(solid[k][1][-1], solid[k + 1][1][0])]
+    mixed = mixed if len(mixed) > 1 else []
+    gap = _gap_of(crop, solid, frame_width, height) if wide or spaced or mixed else None
     put = {k for k in wide if gap(k) >= CJK_GAP} if gap is not None else set()
     if gap is not None:
         put |= {k for k in spaced if gap(k) >= KANA_GAP}
+        g = {k: gap(k) for k in mixed}
+        put |= {k for k in mixed if k not in after and g[k] >= HAN_GAP
+                and g[k] >= HAN_OF_LINE * max(g[j] for j in mixed if j != k)}
     if not put:
         return plain if plain != text else None
     return "".join(c + (" " if k in put or k in after else "")
