@@ -153,9 +153,13 @@ def test_a_cancelled_two_rank_solve_keeps_the_gathered_iterate():
     assert k == doc["iterations"] >= 1 and x.shape == (96, 80)
     problem = build_problem({"problem": "jump", "grid": (96, 80)})
     A, b = problem.matrix(), problem.rhs.ravel()
-    rel = np.linalg.norm(b - A @ x.ravel()) / np.linalg.norm(b)
-    # the ranks' stencil against SciPy's product of the assembled matrix: 8e-9 apart
-    assert doc["residual"] == pytest.approx(rel, rel=1e-6) and rel > 1e-12
+    nb = np.linalg.norm(b)
+    rel = np.linalg.norm(b - A @ x.ravel()) / nb
+    # the ranks' stencil against SciPy's product of the assembled matrix: the same up to
+    # float64's rounding of |A||x| (the jump's 1e4 contrast makes that 1e-6 of a residual
+    # near 1e-6: where the cancel lands decides how far CG got; an idle CI got there)
+    rounding = np.finfo(float).eps * (np.linalg.norm(abs(A) @ abs(x.ravel())) + nb) / nb
+    assert doc["residual"] == pytest.approx(rel, rel=1e-6, abs=rounding) and rel > 1e-12
 
 
 def test_the_distributed_solver_takes_x0_as_scipy():
