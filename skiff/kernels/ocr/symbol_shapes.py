@@ -37,6 +37,7 @@ import re
 import numpy as np
 
 from .spacing import ink_mask
+from .symbols import column_glyphs
 
 __all__ = ["check_weight", "dropped_symbols", "heavy_ticks", "shape_symbol", "SYMBOLS"]
 
@@ -202,14 +203,7 @@ def _words(bw: np.ndarray):
 
     n, lab, st, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
     keep = [k for k in range(1, n) if st[k, 4] >= 2 and st[k, 2] < 0.9 * bw.shape[1]]
-    glyphs: list[list] = []  # [x0, x1, labels]
-    for k in sorted(keep, key=lambda k: st[k, 0]):
-        x0, x1 = st[k, 0], st[k, 0] + st[k, 2]
-        if glyphs and x0 < glyphs[-1][1]:
-            glyphs[-1][1] = max(glyphs[-1][1], x1)
-            glyphs[-1][2].append(k)
-        else:
-            glyphs.append([x0, x1, [k]])
+    glyphs = column_glyphs(st, keep)  # [x0, x1, labels]
     if not glyphs:
         return lab, st, glyphs, [], [], 0.0
     heights = [max(st[k, 1] + st[k, 3] for k in ks) - min(st[k, 1] for k in ks)

@@ -304,14 +304,7 @@ def inline_symbols(text: str, crop: np.ndarray) -> str:
     if not solid and not any(c in text for c in _MISREAD):
         return text
     keep = [int(k) + 1 for k in np.flatnonzero(ok)]
-    glyphs: list[list[int]] = []  # components whose columns overlap, left to right
-    for k in sorted(keep, key=lambda k: st[k, 0]):
-        x0, x1 = st[k, 0], st[k, 0] + st[k, 2]
-        if glyphs and x0 < glyphs[-1][1]:
-            glyphs[-1][1] = max(glyphs[-1][1], x1)
-            glyphs[-1][2].append(k)
-        else:
-            glyphs.append([x0, x1, [k]])
+    glyphs = column_glyphs(st, keep)  # components whose columns overlap, left to right
     heights, bottoms = [], []
     for *_, ks in glyphs:
         bottoms.append(max(st[k, 1] + st[k, 3] for k in ks))
@@ -374,3 +367,17 @@ def lone_symbol(text: str, crop: np.ndarray) -> str:
     if found is None:
         return text
     return _named(found) or text
+
+
+def column_glyphs(st, keep) -> list[list]:
+    """``[x0, x1, labels]`` left to right: the components ``keep`` (labels of
+    ``cv2.connectedComponentsWithStats``'s ``st``) whose columns overlap, one glyph each."""
+    glyphs: list[list] = []
+    for k in sorted(keep, key=lambda k: st[k, 0]):
+        x0, x1 = st[k, 0], st[k, 0] + st[k, 2]
+        if glyphs and x0 < glyphs[-1][1]:
+            glyphs[-1][1] = max(glyphs[-1][1], x1)
+            glyphs[-1][2].append(k)
+        else:
+            glyphs.append([x0, x1, [k]])
+    return glyphs

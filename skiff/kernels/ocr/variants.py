@@ -107,9 +107,7 @@ def standard_forms() -> dict[str, str]:
     table = _table()
     if table is None:
         return {}
-    groups: dict[str, list[str]] = {}
-    for trad, simple in table[0].items():
-        groups.setdefault(simple, []).append(trad)
+    groups = _forms_of(table[0])
     out = {}
     for forms in groups.values():
         big5 = [c for c in forms if _encodes(c, "big5")]
@@ -118,6 +116,14 @@ def standard_forms() -> dict[str, str]:
     out.update({k: v for k, v in BIG5_VARIANTS.items() if k in table[0]})
     return out
 
+
+
+def _forms_of(trad_to_simple: dict) -> dict[str, list[str]]:
+    """{simplified character: its traditional forms, in the table's order}."""
+    groups: dict[str, list[str]] = {}
+    for trad, simple in trad_to_simple.items():
+        groups.setdefault(simple, []).append(trad)
+    return groups
 
 @functools.lru_cache(maxsize=8192)
 def _japanese_only(c: str) -> bool:
@@ -190,9 +196,7 @@ def japanese_forms() -> dict[str, str]:
     table = _table()
     if table is None:
         return {}
-    groups: dict[str, list[str]] = {}
-    for trad, simple in table[0].items():
-        groups.setdefault(simple, []).append(trad)
+    groups = _forms_of(table[0])
     out = {}
     for simple, forms in groups.items():
         if _encodes(simple, "shift_jis"):
