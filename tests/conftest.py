@@ -137,18 +137,20 @@ _COSTS: list = []
 
 
 def _file_costs() -> dict:
-    """{test file relative to the repository: seconds} from ``tests/file_costs.txt``
-    (written by ``tools/test_costs.py`` from a full run's junit xml); {} without it."""
+    """{test file relative to the repository: seconds} from ``tests/file_costs.txt``, read
+    by ``tools/test_costs.py``'s reader (which writes it from a full run's junit xml); {}
+    without it."""
     if not _COSTS:
-        table = {}
+        import importlib.util
+
+        tool = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            "tools", "test_costs.py")
         try:
-            with open(os.path.join(os.path.dirname(__file__), "file_costs.txt")) as fh:
-                for line in fh:
-                    line = line.strip()
-                    if line and not line.startswith("#"):
-                        seconds, name = line.split(maxsplit=1)
-                        table[name] = float(seconds)
-        except (OSError, ValueError):
+            spec = importlib.util.spec_from_file_location("skiff_tools_test_costs", tool)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            table = module.read_table()
+        except (OSError, ImportError):
             table = {}
         _COSTS.append(table)
     return _COSTS[0]
