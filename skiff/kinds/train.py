@@ -89,7 +89,12 @@ def COMMAND(p):
     p.add_argument("--grad-accum", type=positive_int, default=1, metavar="K",
                    help="micro-batches per optimizer step")
     p.add_argument("--weight-decay", type=nonneg_float, default=None, metavar="X",
-                   help="AdamW's decoupled weight decay (default 0.01; ocr-rec: 1e-4)")
+                   help="AdamW's decoupled weight decay (default 0.01; ocr-rec: 1e-4), on "
+                        "every parameter as torch's AdamW (biases and norms too; see "
+                        "--no-bias-norm-decay)")
+    p.add_argument("--no-bias-norm-decay", action="store_true",
+                   help="no weight decay on biases and norm scales (parameters of one axis), "
+                        "as transformers' Trainer and nanoGPT leave them out")
     p.add_argument("--clip", type=nonneg_float, default=None, metavar="X",
                    help="clip the gradients' global norm to X (default 1.0; 0: no clipping)")
     p.add_argument("--clip-by", choices=("norm", "value"), default=None,
@@ -296,7 +301,8 @@ _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
                    "lora_rslora": False, "lora_modules_to_save": None, "target": None, "drop": None,
                    "eval": None, "class_weight": None,
                    "clip": None, "schedule": None, "warmup": None, "keep_checkpoints": None,
-                   "clip_by": None, "monitor": None, "mode": None, "keep_best": None}
+                   "clip_by": None, "monitor": None, "mode": None, "keep_best": None,
+                   "no_bias_norm_decay": False}
 
 
 def ocr_rec_config(values: dict) -> dict:
@@ -685,6 +691,8 @@ def to_config(values: dict) -> dict:
         "checkpoint_dir": (os.path.abspath(os.path.expanduser(str(values["checkpoint_dir"])))
                            if values.get("checkpoint_dir") else None),
         "checkpoint_every": values.get("checkpoint_every"),
+        # --no-bias-norm-decay: in the config only when given (round 44 h5)
+        **({"decay_bias_norm": False} if values.get("no_bias_norm_decay") else {}),
         # --keep-best: in the config only when given (round 41)
         # --keep-best K: the K best (round 41 h9; the flag alone: 1)
         **({"keep_best": int(values["keep_best"])} if values.get("keep_best") else {}),

@@ -38,6 +38,7 @@ def test_the_jobs_trainer_gets_them(monkeypatch):
         def __init__(self, *a, **kw):
             seen.update(kw)
             super().__init__(*a, **kw)
+            seen["trainer"] = self
 
     monkeypatch.setattr("skiff.kernels.train.trainer.Trainer", Spy)
     from skiff.kernels.backend.report import NullReporter
@@ -49,7 +50,11 @@ def test_the_jobs_trainer_gets_them(monkeypatch):
     assert seen["schedule"] == "constant" and seen["warmup_steps"] == 0
     seen.clear()
     entry.run(_config("mlp --steps 2"), NullReporter())
-    assert seen["weight_decay"] == 0.01 and seen["clip"] == 1.0   # the trainer's defaults
+    # the trainer's defaults (round 44 h5: weight_decay None, its AdamW's 0.01, torch's)
+    assert seen["weight_decay"] is None and seen["clip"] == 1.0
+    groups = seen["trainer"].optimizer.param_groups
+    assert type(seen["trainer"].optimizer).__name__ == "AdamW"
+    assert [g["weight_decay"] for g in groups] == [0.01]
     assert seen["schedule"] == "cosine" and seen["warmup_steps"] is None
 
 

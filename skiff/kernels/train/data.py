@@ -279,7 +279,14 @@ def split_off(dataset, fraction: float):
         raise ValueError(f"val_split={fraction!r} of {n} items leaves "
                          f"{n - n_val} to train on and {n_val} to validate")
     _warn_sorted_classes(dataset, n - n_val, fraction)
-    return Subset(dataset, np.arange(n - n_val)), Subset(dataset, np.arange(n - n_val, n))
+    train = Subset(dataset, np.arange(n - n_val))
+    draw = getattr(dataset, "torch_draw", None)
+    if draw is not None:  # a torch loader's generator: its order over the training rows,
+        # as DataLoader(Subset(ds, range(n_train)), shuffle=True, generator=g) draws it
+        from .data_collate import Drawn  # (round 44 h5: they were read in skiff's order)
+
+        train = Drawn(train, draw.over(n - n_val))
+    return train, Subset(dataset, np.arange(n - n_val, n))
 
 
 def _split_text(dataset, fraction: float):
@@ -741,6 +748,15 @@ def default_collate(items):
 
 
 def _stack(values) -> np.ndarray:
+    first = values[0]
+    # a field that is itself a tuple or dict (``x, (y1, y2)``: a model of two outputs, one
+    # target each) is collated field by field, as torch's default_collate does (round 44
+    # h5: np.asarray of such tuples failed, "inhomogeneous shape"); a list still stacks
+    if isinstance(first, tuple) and not hasattr(first, "shape"):
+        if all(isinstance(v, tuple) and len(v) == len(first) for v in values):
+            return tuple(_stack([v[k] for v in values]) for k in range(len(first)))
+    if isinstance(first, dict) and all(isinstance(v, dict) for v in values):
+        return {k: _stack([v[k] for v in values]) for k in first}
     arrays = [np.asarray(v) for v in values]
     shapes = {a.shape for a in arrays}
     if len(shapes) > 1:

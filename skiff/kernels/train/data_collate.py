@@ -151,6 +151,19 @@ class TorchDraw:
         self.weighted = type(sampler).__name__ == "WeightedRandomSampler"
         self._done: list = []  # the generator's state after each epoch drawn so far
 
+    def over(self, n: int) -> TorchDraw:
+        """This draw over the first ``n`` items (``val_split`` held out the rest): torch's
+        ``DataLoader(Subset(ds, range(n)), ...)`` from the same generator state (round 44
+        h5: the training rows were read in the Trainer's own order, not the generator's)."""
+        import copy
+
+        made = copy.copy(self)
+        made.sampler = copy.copy(self.sampler)
+        if getattr(made.sampler, "_num_samples", None) is None:
+            made.sampler.data_source = range(int(n))
+        made.count, made._done = len(made.sampler), []
+        return made
+
     def order(self, epoch: int, seed: int = 0) -> np.ndarray:
         torch = self._torch
         if self.state is None:  # torch seeds each epoch's generator afresh: so here, by seed

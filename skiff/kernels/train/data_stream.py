@@ -18,7 +18,10 @@ under ``train(..., steps=N)``, which reads only the samples its steps use (trans
 from __future__ import annotations
 
 import itertools
+import sys
 import warnings
+
+import numpy as np
 
 __all__ = ["is_stream", "read_stream", "STREAM_LIMIT"]
 
@@ -80,12 +83,21 @@ def read_stream(data, *, what: str = "dataset", limit: int = STREAM_LIMIT,
 
 
 def _nbytes(item) -> int:
-    """The bytes of the arrays in a sample (a tuple, list or dict of them, or one)."""
+    """The bytes a sample holds in memory (a tuple, list or dict of arrays, or one): the
+    arrays' data and the Python objects around it (round 44 h5: the data alone, 16 bytes
+    for samples of 3 + 1 float32, where the list of them held ~440 each: 4,194,304 samples
+    read, 1.8 GB, the memory bound counted 64 MB)."""
     if isinstance(item, dict):
-        return sum(_nbytes(v) for v in item.values())
+        return sys.getsizeof(item) + sum(_nbytes(v) for v in item.values())
     if isinstance(item, (tuple, list)):
-        return sum(_nbytes(v) for v in item)
-    return int(getattr(item, "nbytes", 0) or 0)
+        return sys.getsizeof(item) + sum(_nbytes(v) for v in item)
+    data = int(getattr(item, "nbytes", 0) or 0)
+    if hasattr(item, "shape"):  # an array's or a tensor's own object, beside its data
+        return data + _ARRAY_OBJECT
+    return data or sys.getsizeof(item)
+
+
+_ARRAY_OBJECT = sys.getsizeof(np.empty(0))  # a numpy array's object without its data
 
 
 def _available_bytes() -> int | None:

@@ -208,7 +208,8 @@ def train_parts(parts: dict, config: dict, reporter):
         device=config.get("device") or DEFAULT_DEVICE,
         grad_accum=config.get("grad_accum") or 1,
         # --weight-decay, --clip (0: none), --schedule, --warmup: the trainer's defaults else
-        weight_decay=float(config.get("weight_decay", 0.01)),
+        weight_decay=config.get("weight_decay"),  # None: the optimizer's own default
+        decay_bias_norm=bool(config.get("decay_bias_norm", True)),  # --no-bias-norm-decay
         clip=None if config.get("clip") == 0 else float(config.get("clip", 1.0)),
         # the cell's schedule (a factory: ReduceLROnPlateau), else --schedule's
         schedule=parts.get("schedule") or config.get("schedule") or "cosine",

@@ -131,6 +131,18 @@ class Strategy:
         from .core.tensor import Tensor, _as_dtype
 
         def move(a):
+            if isinstance(a, tuple) or (isinstance(a, list) and any(
+                    isinstance(b, (tuple, dict)) for b in a)):
+                # a nested field, (x, (y1, y2)) (round 44 h5); a list of numbers or of
+                # equal arrays is one array, as before
+                return type(a)(move(b) for b in a)
+            if isinstance(a, dict):
+                return {k: move(v) for k, v in a.items()}
+            if isinstance(a, list):
+                try:
+                    np.asarray(a)
+                except ValueError:  # arrays of other shapes: each its own
+                    return [move(b) for b in a]
             if isinstance(a, Tensor):
                 return a if a.device == self.device else a.to(self.device)
             arr = a if get_array_module(a) is not np else np.asarray(a)  # cupy stays put

@@ -159,6 +159,15 @@ class Trainer(Inference, TrainerState):
         kept in checkpoints, as a torch loop steps its own; a ``ReduceLROnPlateau`` is
         stepped after each validation on ``monitor`` (``"val_loss"``) instead. A scheduler
         made on the optimizer instance given as ``optimizer=`` is used as it is.
+    weight_decay, decay_bias_norm
+        The built-in AdamW's decoupled weight decay (default 0.01, torch's AdamW default),
+        on every parameter as ``torch.optim.AdamW(model.parameters())`` decays them, biases
+        and norm scales too (a ported torch script trains the same); with ``"sgd"`` or
+        ``"adam"`` (default 0, as torch's) a value given is their L2 weight decay, as
+        ``torch.optim.SGD``'s and ``Adam``'s ``weight_decay``. ``decay_bias_norm=False``
+        leaves the parameters of one axis (biases, LayerNorm/BatchNorm scales and shifts)
+        out, as transformers' Trainer and nanoGPT do: two AdamW groups, the second of
+        weight decay 0 (the command line's ``--no-bias-norm-decay``).
     checkpoint_dir, checkpoint_every, keep_checkpoints
         Where, how often (optimizer steps, or ``"epoch"``: at each epoch's end, transformers'
         ``save_strategy="epoch"``), and how many of the newest checkpoints to keep. A
@@ -263,7 +272,8 @@ class Trainer(Inference, TrainerState):
                  batch_size: int = 32, loss="auto", device=DEFAULT_DEVICE, grad_accum: int = 1,
                  clip: float | None = 1.0, schedule: str = "cosine",
                  warmup_steps: int | None = None, min_lr_ratio: float = 0.1,
-                 weight_decay: float = 0.01, checkpoint_dir=None,
+                 weight_decay: float | None = None, decay_bias_norm: bool = True,
+                 checkpoint_dir=None,
                  checkpoint_every: int | str | None = None, keep_checkpoints: int = 3,
                  keep_best: bool = False,
                  resume: bool = False, seed: int = 0, reporter=None, log_every: int = 1,
@@ -354,8 +364,22 @@ class Trainer(Inference, TrainerState):
         self.warmup_steps = warmup_steps
         self.min_lr_ratio = min_lr_ratio
         self.weight_decay = weight_decay
+        if not isinstance(decay_bias_norm, bool):
+            raise TypeError(f"decay_bias_norm is True (torch's AdamW: every parameter decays) "
+                            f"or False (transformers': biases and norms do not), got "
+                            f"{decay_bias_norm!r}")
+        self.decay_bias_norm = decay_bias_norm
         # none given: one rank, or this rank of an MPI launch (mpiexec, MPI.COMM_SELF.Spawn)
         self.reporter = reporter if reporter is not None else launch_reporter(strategy)
+        if optimizer is not None and not isinstance(optimizer, str) and (
+                weight_decay is not None or not decay_bias_norm):
+            # the optimizer given decays as it was built: said (round 44 h5: the setting
+            # was dropped without a word, as transformers' Trainer drops it)
+            what = "weight_decay" if weight_decay is not None else "decay_bias_norm"
+            value = weight_decay if weight_decay is not None else decay_bias_norm
+            self._say_resume(f"{what}={value!r} is not used: optimizer= is yours and decays "
+                             "as you built it (its groups' weight_decay); set it there, or "
+                             "leave optimizer= out for the built-in AdamW")
         if checkpoint_dir is None and getattr(self.reporter, "run_dir", None) is not None:
             checkpoint_dir = Path(self.reporter.run_dir) / "checkpoints"
         if keep_best and checkpoint_dir is None:
@@ -707,7 +731,8 @@ class Trainer(Inference, TrainerState):
                            batch_size=self.batch_size, grad_accum=self.grad_accum,
                            device=str(strategy.device), precision=self.precision)
         return Run(strategy=strategy, loader=loader, val_dataset=val_dataset, total=total,
-                    dtype=dtype, loss_fn=loss_fn, n_params=n_params, extras=extras)
+                    dtype=dtype, loss_fn=loss_fn, n_params=n_params, extras=extras,
+                    epochs=None if steps is not None else float(epochs or 1))
 
     def _calibrate(self, dataset):
         """The micro-run of the planner's check (several ranks only; see
@@ -764,6 +789,7 @@ class Trainer(Inference, TrainerState):
             return
         run.step, run.history, run.val_history = self._restore(state, run.loader)
         run.resumed["from_step"] = run.step
+        self._end_at_the_epochs(run, state)
         self._resume_early_stopping(run, state.get("early"))
         read = self.checkpoint_dir / checkpoint_name(run.step)
         if run.strategy.world_size == 1 and read.is_file():  # the file this state came from
@@ -1350,7 +1376,9 @@ class Trainer(Inference, TrainerState):
         ours = self.optimizer_spec is None or isinstance(self.optimizer_spec, str)
         if ours and self.optimizer is not None:
             built = [p for g in self.optimizer.param_groups for p in g["params"]]
-            if len(built) == len(params) and all(a is b for a, b in zip(built, params)):
+            if len(built) == len(params) and ({id(a) for a in built} == {id(b) for b in params}
+                                              if len(self.optimizer.param_groups) > 1 else
+                                              all(a is b for a, b in zip(built, params))):
                 return self.optimizer  # train() called again: keep the optimizer's moments
             if getattr(self.strategy, "shard", None) is not None and \
                     [tuple(a.shape) for a in built] == [tuple(b.shape) for b in params]:
@@ -1366,15 +1394,24 @@ class Trainer(Inference, TrainerState):
 
     def _new_optimizer(self, params):
         spec = self.optimizer_spec
-        if spec is None or spec in ("adamw", "adam"):
-            from .core.optim import AdamW
+        if spec is None or spec in ("adamw", "adam", "sgd"):
+            from .core.optim import SGD, Adam, AdamW
 
-            decay = 0.0 if spec == "adam" else self.weight_decay  # Adam: AdamW without decay
-            return AdamW(params, lr=self.lr, weight_decay=decay)
-        if spec == "sgd":
-            from .core.optim import SGD
+            # weight_decay left out: 0.01 for AdamW (torch's default), 0 for "adam" and
+            # "sgd" (torch's); given, it reaches them too, as torch's Adam's and SGD's L2
+            # (round 44 h5: optimizer="sgd", weight_decay=5e-4 trained without it, silently)
+            given = self.weight_decay
+            adamw = spec in (None, "adamw")
+            decay = float(given) if given is not None else 0.01 if adamw else 0.0
+            if decay and not getattr(self, "decay_bias_norm", True):
+                from .trainer_optimizer import bias_norm_groups
 
-            return SGD(params, lr=self.lr, momentum=0.9)
+                params = bias_norm_groups(list(params), self.strategy)
+            if spec == "sgd":
+                return SGD(params, lr=self.lr, momentum=0.9, weight_decay=decay)
+            if not adamw and decay:  # torch.optim.Adam(weight_decay=...): L2
+                return Adam(params, lr=self.lr, weight_decay=decay)
+            return AdamW(params, lr=self.lr, weight_decay=decay)  # "adam": AdamW of 0
         if isinstance(spec, str):
             raise ValueError(f"unknown optimizer {spec!r}: choose from adamw, adam, sgd, or pass "
                              "one")

@@ -96,7 +96,12 @@ def _lr_find(trainer, data, *, min_lr: float, max_lr: float, steps: int) -> dict
         else trainer.clip_value, clip_by="norm" if trainer.clip_value is None else "value",
         schedule=lambda opt: LambdaLR(opt, lambda s: ratio ** (min(s, steps - 1) /
                                                                (steps - 1))),
-        weight_decay=trainer.weight_decay, seed=trainer.seed, shuffle=trainer.shuffle,
+        # the built-in optimizer's settings (a user's optimizer decays as it was built:
+        # said once, by the user's Trainer)
+        weight_decay=trainer.weight_decay if spec is None or isinstance(spec, str) else None,
+        decay_bias_norm=getattr(trainer, "decay_bias_norm", True)
+        if spec is None or isinstance(spec, str) else True, seed=trainer.seed,
+        shuffle=trainer.shuffle,
         drop_last=trainer.drop_last, precision=trainer.precision, callbacks=[watch],
         class_weight=trainer.class_weight, cuda_graph=False)
     try:

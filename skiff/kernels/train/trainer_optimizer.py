@@ -17,7 +17,7 @@ scheduler instance made on the given optimizer is moved onto the one built
 
 from __future__ import annotations
 
-__all__ = ["optimizer_on", "rebind_scheduler", "group_names"]
+__all__ = ["optimizer_on", "rebind_scheduler", "group_names", "bias_norm_groups"]
 
 
 def group_names(spec, model) -> list[list[str]]:
@@ -87,3 +87,19 @@ def rebind_scheduler(schedule, given, built) -> None:
     if given is not None and built is not given and getattr(schedule, "optimizer", None) \
             is given and getattr(built, "_rebuilt_from", None) is given:
         schedule.optimizer = built
+
+
+def bias_norm_groups(params: list, strategy=None) -> list[dict]:
+    """``Trainer(decay_bias_norm=False)``'s two AdamW groups (round 44 h5): the parameters of
+    two or more axes (weight matrices, convolution kernels, embeddings) decay; those of one
+    axis or none (biases, LayerNorm/BatchNorm/RMSNorm scales and shifts) take weight decay 0,
+    as transformers' Trainer and nanoGPT leave them out. ZeRO steps one flat slice of all
+    the parameters, one group (as it refuses a user's optimizer of two groups): refused."""
+    if getattr(strategy, "shard", None) is not None:
+        raise ValueError("decay_bias_norm=False needs two AdamW groups, and ZeRO steps one "
+                         "flat slice of all the parameters on each rank, one group: use "
+                         "strategy='dp' (it steps the groups), or decay every parameter")
+    decay = [p for p in params if len(p.shape) >= 2]
+    rest = [p for p in params if len(p.shape) < 2]
+    groups = [{"params": decay}] if decay else []
+    return groups + ([{"params": rest, "weight_decay": 0.0}] if rest else [])

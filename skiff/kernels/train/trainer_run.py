@@ -29,6 +29,7 @@ class Run:
     loss_fn: object
     n_params: int
     step: int = 0
+    epochs: float | None = None  # train(epochs=...) (None: steps=): a resume's end (round 44)
     history: list = field(default_factory=list)
     val_history: list = field(default_factory=list)
     evaluation: list = field(default_factory=list)  # the evaluator's rows {"step", ...}

@@ -10,6 +10,7 @@ loads."""
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 import warnings
@@ -347,6 +348,33 @@ class TrainerState:
                     "rows it had seen, and the steps from here are not the uninterrupted "
                     "run's")
             self._say_resume(said)
+
+    def _end_at_the_epochs(self, run, state) -> None:
+        """``train(epochs=E)`` resumed with another batch size or ``grad_accum`` ends where
+        epoch E ends: the total was E x this call's steps an epoch, as if the checkpoint's
+        steps had been taken at this size (round 44 h5: 2 steps of 8 rows resumed at batch
+        4 over 21 rows and ``epochs=3`` ran 18 steps, ending at epoch 3.33, rows 0-7 of a
+        fourth epoch trained). Steps left: the batches the epoch has left, then the whole
+        epochs to E; the Trainer's own schedule is planned to that total."""
+        saved = (state.get("settings") or {}).get("grad_accum")
+        old_batch = (state.get("data") or {}).get("batch_size")
+        loader, accum = run.loader, int(getattr(self, "grad_accum", 1))
+        if run.epochs is None or ((not old_batch or int(old_batch) == loader.batch_size) and
+                                  (not saved or int(saved) == accum)):
+            return
+        per_epoch = max(1, -(-len(loader) // accum))
+        done = loader.epoch * per_epoch + -(-loader.position // accum)
+        total = run.step + max(0, math.ceil(run.epochs * per_epoch - 1e-9) - done)
+        if total == run.total:
+            return
+        run.total = run.resumed["total"] = total
+        sched = self.scheduler
+        if isinstance(self.schedule, str) and sched is not None and \
+                hasattr(sched, "total_steps"):
+            sched.total_steps = total
+            sched._apply()
+        self.reporter.log(f"epochs={run.epochs:g} end at step {total} at this batch size "
+                          f"({run.step} done)", level="info")
 
     def _say_resume(self, said: str) -> None:
         """A warning in a job's log and, in a script (nowhere else to say it), a
