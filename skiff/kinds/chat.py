@@ -1,13 +1,15 @@
 """Kinds ``chat`` and ``generate``: answers from a checkpoint, streamed while they are written.
 
 ``%chat DIR "prompt" [--system TEXT] [--max-new-tokens N] [--temperature X] [--top-k K]
-[--top-p P] [--repetition-penalty R] [--stop TEXT ...] [--seed N] [--no-thinking]
-[--device DEV] [--wait] [-o NAME]``; ``%%chat DIR [options]`` takes the cell as the user's
-message. DIR is a checkpoint folder in the Hugging Face layout, or (in a notebook) a variable
-holding a loaded model. ``chat`` renders the prompt with the checkpoint's chat template;
-``generate`` continues the text as it is (``--chat`` to use the template).
+[--top-p P] [--repetition-penalty R] [--no-repeat-ngram-size N] [--history FILE|VAR]
+[--stop TEXT ...] [--seed N] [--no-thinking] [--device DEV] [--wait] [-o NAME]``;
+``%%chat DIR [options]`` takes the cell as the user's message. DIR is a checkpoint folder
+in the Hugging Face layout, or (in a notebook) a variable holding a loaded model. ``chat``
+renders the prompt with the checkpoint's chat template; ``generate`` continues the text as
+it is (``--chat`` to use the template).
 ``python -m skiff generate DIR --prompt TEXT --json`` prints the result: ``text``,
-``thinking``, ``tokens``, ``tokens_per_s`` (and ``raw``, ``prompt_tokens``, ``stop``).
+``thinking``, ``tokens``, ``tokens_per_s`` (and ``raw``, ``prompt_tokens``, ``stop``,
+``messages``: the conversation with the answer, what the next turn's ``--history`` reads).
 
 The job view shows the answer while it is written, the thinking collapsed above it
 (:func:`skiff.kernels.train.models.chat_reply.reply_html`).
@@ -61,6 +63,13 @@ def _arguments(p):
     p.add_argument("--repetition-penalty", type=positive_float, default=None, metavar="R",
                    help="discourage tokens already in the text (> 1), as transformers does "
                         "(default: the checkpoint's, else 1)")
+    p.add_argument("--no-repeat-ngram-size", type=positive_int, default=None, metavar="N",
+                   help="never repeat an N-token sequence of the text (transformers' "
+                        "no_repeat_ngram_size)")
+    p.add_argument("--history", default=None, metavar="FILE|VAR",
+                   help="the earlier turns: a JSON file of {role, content} messages, or "
+                        "a chat --json output (its messages: the conversation with its "
+                        "answer); in a notebook a variable holding either, or a reply")
     p.add_argument("--stop", action="append", default=None, metavar="TEXT",
                    help="stop when the answer reaches TEXT (repeatable)")
     p.add_argument("--seed", type=nonneg_int, default=None, metavar="N",
@@ -238,12 +247,14 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
                                  f"\"text\" (%generate {shlex.quote(str(model))} \"text\" in a "
                                  "notebook; no --chat)")
             for flag, given in (("--system", values.get("system") is not None),
-                                ("--no-thinking", bool(values.get("no_thinking")))):
+                                ("--no-thinking", bool(values.get("no_thinking"))),
+                                ("--history", values.get("history") is not None)):
                 if given:  # (the words for a checkpoint, "add --chat", do not hold here)
                     raise ValueError(f"{flag} goes into a chat template, which {built} "
                                      f"has not: drop {flag}")
             for flag, key in (("--top-p", "top_p"), ("--repetition-penalty",
-                                                     "repetition_penalty")):
+                                                     "repetition_penalty"),
+                              ("--no-repeat-ngram-size", "no_repeat_ngram_size")):
                 if values.get(key) is not None:  # before: taken, and used nowhere
                     raise ValueError(f"{flag} is not taken by a {built} job's sampling "
                                      "(--temperature, --top-k, --seed, --stop): drop it")
@@ -284,26 +295,63 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
     chat = chat_default if use is None else bool(use)
     if not chat:  # the plain text goes in as it is: these went nowhere, without a word
         for flag, given in (("--system", values.get("system") is not None),
-                            ("--no-thinking", bool(values.get("no_thinking")))):
+                            ("--no-thinking", bool(values.get("no_thinking"))),
+                            ("--history", values.get("history") is not None)):
             if given:
                 raise ValueError(f"{flag} goes into the chat template, which "
                                  f"{'--raw' if use is False else 'generate'} leaves out: "
                                  f"add --chat, or drop {flag}")
+    history = _history(values.get("history"), values.get("system")) if chat else None
     return {
         "model": str(model),
         "prompt": str(prompt),
         "chat": chat,
         "system": values.get("system"),
+        "history": history,
         "thinking": False if values.get("no_thinking") else None,
         "max_new_tokens": job_total or int(values.get("max_new_tokens") or 256),
         "temperature": temperature,
         "top_k": values.get("top_k"),
         "top_p": top_p,
         "repetition_penalty": values.get("repetition_penalty"),
+        "no_repeat_ngram_size": values.get("no_repeat_ngram_size"),
         "stop": list(values.get("stop") or []),
         "seed": values.get("seed"),
         "device": values.get("device") or DEFAULT_DEVICE,
     }
+
+
+def _history(value, system=None) -> list[dict] | None:
+    """``--history``'s messages (None: none given): a JSON file's (a list of messages, or a
+    ``chat --json`` document: its result's ``messages``), or what a notebook variable held
+    (a list, a reply, a ``%chat`` job); checked here, before a run folder (one clear error)."""
+    import json
+
+    from skiff.kernels.train.models.chat_reply import conversation
+
+    if value is None:
+        return None
+    if not isinstance(value, (str, list, tuple, dict)) and isinstance(
+            getattr(value, "result", None), dict):  # a notebook's %chat job: its result
+        value = value.result
+    if isinstance(value, str):
+        path = os.path.expanduser(value)
+        if not os.path.isfile(path):
+            raise ValueError(f"--history {value!r}: no such file (a JSON file of "
+                             "{role, content} messages, or a chat --json output; in a "
+                             "notebook a variable holding them)")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                value = json.load(fh)
+        except ValueError as exc:
+            raise ValueError(f"--history {value!r} is not JSON ({exc})") from None
+    try:
+        messages = conversation(value)
+    except ValueError as exc:
+        raise ValueError(f"--history: {str(exc).removeprefix('history: ')}") from None
+    if system and any(m["role"] == "system" for m in messages):
+        raise ValueError("--system: the history has a system message already (give it once)")
+    return messages
 
 
 class ChatKind(Kind):
@@ -328,6 +376,9 @@ class ChatKind(Kind):
                 raise ValueError(f"%%{self.name} takes the message from the cell: give no "
                                  "PROMPT on the line")
             values["prompt"] = cell.strip()
+        held = values.get("history")  # a notebook variable: its messages go in the config
+        if isinstance(held, str) and held.isidentifier() and held in (user_ns or {}):
+            values["history"] = _history(user_ns[held], values.get("system"))
         name = values.get("model")
         obj = (user_ns or {}).get(name) if isinstance(name, str) and name.isidentifier() \
             else None

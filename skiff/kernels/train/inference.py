@@ -76,6 +76,8 @@ class Inference:
         # eval_loss): the NLL alone too (val_nll), summed by the same weights as val_loss
         nll = getattr(getattr(self.model, "config", None), "output_router_logits", False) \
             and getattr(self.model.config, "is_moe", False)
+        aux = None if nll else _gpt_moe_term(self.model)  # gpt-moe's term (round 44)
+        nll = nll or aux is not None
         nll_sums = [0.0, 0.0, 0.0]  # by rows, by scored targets, by class weights
         classify = None
         sums = None  # a regression's sums for R^2
@@ -87,13 +89,14 @@ class Inference:
             for host_batch in loader:
                 batch = self.strategy.to_device(host_batch, dtype, targets=True)
                 n = batch_size_of(host_batch)
-                if nll:
+                if nll and aux is None:
                     self.model.last_nll = None  # set by this batch's loss (the model's)
                 loss = float(loss_fn(self.model, batch).item())
-                part = getattr(self.model, "last_nll", None) if nll else None
+                part = getattr(self.model, "last_nll", None) if nll and aux is None else \
+                    (loss - aux() if nll else None)
                 if nll and part is None:
                     nll = False  # a loss of the user's own: its NLL is not known
-                part = float(part.item()) if nll else 0.0
+                part = float(part if aux is not None else part.item()) if nll else 0.0
                 nll_sums[0] += part * n
                 total += loss * n
                 count += n
@@ -322,3 +325,17 @@ def by_feature_names(data, names, what: str = "to predict on"):
                          f"e.g. df[{names!r}]")
     x = x[[c for n in names for c in x.columns if str(c) == n]]
     return type(data)([x, *data[1:]]) if pair else x
+
+
+def _gpt_moe_term(model):
+    """For a GPT with MoE layers (``gpt-moe``: ``parallel/moe.py``'s loss, the NLL plus
+    ``aux_coef`` x its layers' balancing losses), a function giving the term the last loss
+    added (the NLL is the loss less it: ``val_nll``); None for any other model or a
+    coefficient of 0 (its loss is the NLL)."""
+    fn = getattr(getattr(model, "loss", None), "__func__", None)
+    coef = float(getattr(model, "aux_coef", 0) or 0)
+    if getattr(fn, "__name__", "") != "_moe_loss" or not coef:
+        return None
+    return lambda: coef * sum(float(m.aux_loss.item()) for m in model.moe_layers
+                              if m.aux_loss is not None)
+

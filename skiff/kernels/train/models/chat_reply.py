@@ -29,7 +29,7 @@ import numpy as np
 
 from .chat import opens_thinking, split_thinking
 
-__all__ = ["ChatReply", "reply", "run", "load_cached"]
+__all__ = ["ChatReply", "conversation", "reply", "run", "load_cached"]
 
 
 @dataclass
@@ -37,7 +37,10 @@ class ChatReply:
     """What a model answered. ``text`` is the answer without the thinking, ``thinking``
     what stood between the thinking tags, ``raw`` the decoded new tokens as generated
     (eos left out), ``tokens`` how many were generated, ``stop`` why it ended (``eos``,
-    ``stop string``, ``length``)."""
+    ``stop string``, ``length``). ``messages`` (a chat's): the conversation with this answer
+    last (``{"role": "assistant", "content": text}``, the thinking left out, as ERNIE's and
+    Qwen's cards say to keep earlier turns), what the next turn's ``history`` takes (as
+    transformers' chat pipeline returns the messages with its answer appended)."""
 
     text: str
     thinking: str
@@ -48,6 +51,7 @@ class ChatReply:
     tokens_per_s: float
     stop: str
     model: str = ""
+    messages: list | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -79,17 +83,18 @@ def reply_html(thinking: str, answer: str, *, footer: str = "", writing: bool = 
 
 
 def prompt_ids(model, prompt: str, *, chat: bool = True, system: str | None = None,
-               thinking: bool | None = None, tokenizer=None) -> np.ndarray:
+               thinking: bool | None = None, tokenizer=None, history=None) -> np.ndarray:
     """The token ids the model reads for ``prompt``: the chat template's rendering of a
     user message (with ``system`` first, the generation prompt last) or the plain text."""
     tok = tokenizer or getattr(model, "tokenizer", None)
     return tok.encode(prompt_text(model, prompt, chat=chat, system=system, thinking=thinking,
-                                  tokenizer=tok))
+                                  tokenizer=tok, history=history))
 
 
 def prompt_text(model, prompt: str, *, chat: bool = True, system: str | None = None,
-                thinking: bool | None = None, tokenizer=None) -> str:
-    """The text :func:`prompt_ids` encodes."""
+                thinking: bool | None = None, tokenizer=None, history=None) -> str:
+    """The text :func:`prompt_ids` encodes; ``history``: the earlier turns (messages, see
+    :func:`conversation`) before the user's ``prompt``."""
     tok = tokenizer or getattr(model, "tokenizer", None)
     if tok is None:
         raise ValueError(f"the checkpoint {getattr(model, 'source_folder', '')!r} has no "
@@ -97,9 +102,11 @@ def prompt_text(model, prompt: str, *, chat: bool = True, system: str | None = N
     if not isinstance(prompt, str) or not prompt.strip():
         raise ValueError("give a prompt: the text to answer")
     if not chat:
+        if history:
+            raise ValueError("history goes into the chat template, which plain text leaves "
+                             "out: give chat=True (--chat), or no history")
         return prompt
-    messages = ([{"role": "system", "content": system}] if system else []) \
-        + [{"role": "user", "content": prompt}]
+    messages = conversation(history, system) + [{"role": "user", "content": prompt}]
     kwargs = {} if thinking is None else {"enable_thinking": bool(thinking)}
     return tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False,
                                    **kwargs)
@@ -110,13 +117,18 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
           temperature: float | None = None, top_k: int | None = None,
           top_p: float | None = None, repetition_penalty: float | None = None,
           stop_strings=None, seed: int | None = None,
-          on_text=None, should_stop=None, tokenizer=None) -> ChatReply:
+          on_text=None, should_stop=None, tokenizer=None, history=None,
+          no_repeat_ngram_size: int | None = None) -> ChatReply:
     """Generate an answer to ``prompt`` (module docstring); greedy unless ``do_sample``.
     ``on_text(thinking, answer, tokens)`` is called after each token; ``should_stop()``
-    ending true stops generation early (raising what it raises)."""
+    ending true stops generation early (raising what it raises). ``history``: the earlier
+    turns (a list of ``{"role", "content"}`` messages, or a previous reply: its
+    ``messages``); the reply's ``messages`` carry the conversation on.
+    ``no_repeat_ngram_size``: transformers' option of that name."""
     tok = tokenizer or getattr(model, "tokenizer", None)
-    rendered = prompt_text(model, prompt, chat=chat, system=system, thinking=thinking,
-                           tokenizer=tok)
+    history = conversation(history, system) if chat else history
+    rendered = prompt_text(model, prompt, chat=chat, thinking=thinking, tokenizer=tok,
+                           history=history)
     ids = tok.encode(rendered)
     limit = model.config.max_position_embeddings
     if len(ids) + max_new_tokens > limit:
@@ -140,7 +152,9 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
     out = model.generate(ids[None], max_new_tokens, do_sample=do_sample,
                          temperature=temperature, top_k=top_k, top_p=top_p,
                          repetition_penalty=repetition_penalty, seed=seed,
-                         stop_strings=stop_strings, tokenizer=tok, streamer=streamer)
+                         stop_strings=stop_strings, tokenizer=tok, streamer=streamer,
+                         **({} if no_repeat_ngram_size is None
+                            else {"no_repeat_ngram_size": int(no_repeat_ngram_size)}))
     seconds = time.perf_counter() - start
     gen = out[0, len(ids):].tolist()
     raw = _decode(tok, gen, eos, None)
@@ -152,11 +166,52 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
     else:
         why = "length"
     think, answer = split_thinking(text, inside=inside)
+    messages = history + [{"role": "user", "content": prompt},
+                          {"role": "assistant", "content": _visible(tok, answer)}] \
+        if chat else None
     return ChatReply(text=_visible(tok, answer), thinking=_visible(tok, think), raw=raw,
                      tokens=len(gen),
                      prompt_tokens=int(len(ids)), seconds=round(seconds, 4),
                      tokens_per_s=round(len(gen) / seconds, 2) if seconds > 0 else 0.0,
-                     stop=why, model=str(getattr(model, "source_folder", "") or ""))
+                     stop=why, model=str(getattr(model, "source_folder", "") or ""),
+                     messages=messages)
+
+
+_ROLES = ("system", "user", "assistant", "tool")
+
+
+def conversation(history=None, system: str | None = None) -> list[dict]:
+    """The earlier turns as chat messages (a new list): ``history`` a list of
+    ``{"role", "content"}`` dicts, a previous :class:`ChatReply` or its JSON (a
+    ``chat --json`` document or result: its ``messages``), or None; ``system`` goes first
+    (refused when the history has a system message of its own). One clear error for a
+    malformed turn."""
+    if isinstance(history, ChatReply):
+        history = history.messages
+    elif isinstance(history, dict):
+        doc = history.get("result", history)
+        history = doc.get("messages") if isinstance(doc, dict) else None
+        if history is None:
+            raise ValueError("history: a dict without messages (give a list of "
+                             "{'role', 'content'} messages, or a chat reply's JSON)")
+    if history is None:
+        history = []
+    if isinstance(history, (str, bytes)) or not hasattr(history, "__iter__"):
+        raise ValueError(f"history: a list of {{'role', 'content'}} messages, got "
+                         f"{type(history).__name__}")
+    out = []
+    for i, m in enumerate(history):
+        if not isinstance(m, dict) or m.get("role") not in _ROLES or not isinstance(
+                m.get("content"), str):
+            raise ValueError(f"history: message {i} is not a {{'role', 'content'}} message "
+                             f"with a role of {', '.join(_ROLES)} and a text content: {m!r}")
+        out.append(dict(m))
+    if system:
+        if any(m["role"] == "system" for m in out):
+            raise ValueError("give the system message once: the history has one, and a "
+                             "system text was given too")
+        out.insert(0, {"role": "system", "content": system})
+    return out
 
 
 def _visible(tok, text: str) -> str:
@@ -236,7 +291,8 @@ def load_cached(folder: str, device: str = "cpu", dtype=None):
 def run(config: dict, reporter, model=None) -> ChatReply:
     """Job entry: config ``model`` (a checkpoint folder), ``prompt``, ``chat``, ``system``,
     ``thinking``, ``max_new_tokens``, ``temperature`` (0: greedy), ``top_k``, ``top_p``,
-    ``repetition_penalty``, ``stop`` (strings), ``seed``, ``device``; ``model`` a loaded
+    ``repetition_penalty``, ``no_repeat_ngram_size``, ``stop`` (strings), ``seed``,
+    ``history`` (earlier messages), ``device``; ``model`` a loaded
     model instead of the folder (a notebook's)."""
     from skiff.kernels.backend.report import JobCancelled
 
@@ -270,7 +326,9 @@ def run(config: dict, reporter, model=None) -> ChatReply:
                    repetition_penalty=config.get("repetition_penalty"),  # None: the
                    # checkpoint's generation_config.json, else 1 (top_k, top_p alike)
                    stop_strings=config.get("stop") or None, seed=config.get("seed"),
-                   on_text=on_text, should_stop=should_stop)
+                   on_text=on_text, should_stop=should_stop,
+                   history=config.get("history"),
+                   no_repeat_ngram_size=config.get("no_repeat_ngram_size"))
     reporter.info(thinking=result.thinking, text=result.text, tokens=result.tokens)
     reporter.progress(result.tokens, result.tokens, unit="token")
     reporter.metric("tokens_per_s", result.tokens_per_s)

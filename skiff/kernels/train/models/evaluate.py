@@ -102,7 +102,12 @@ def multiple_choice(model, rows, *, tokenizer=None) -> dict:
 
 def exact_match(model, rows, *, max_new_tokens: int = 32, tokenizer=None) -> dict:
     """Share of rows ``{"prompt", "answer"}`` whose greedy answer (decoded without special
-    tokens, stripped, cut at the first newline) equals the expected answer (stripped)."""
+    tokens, stripped, cut at the first newline) equals the expected answer (stripped). A
+    thinking model's answer is what follows its thinking (``</think>``; the prompt of a
+    thinking template opens ``<think>``: unclosed, there is no answer), as its card parses
+    it (round 44: the thinking's first line was compared)."""
+    from .chat import opens_thinking, split_thinking
+
     tok = tokenizer or getattr(model, "tokenizer", None)
     if tok is None:
         raise ValueError("exact match needs a tokenizer (the model has none: pass tokenizer=)")
@@ -112,10 +117,13 @@ def exact_match(model, rows, *, max_new_tokens: int = 32, tokenizer=None) -> dic
         "eos_token_id", getattr(getattr(model, "config", None), "eos_token_id", None))
     eos = set(np.atleast_1d(eos).tolist()) if eos is not None else set()
     answers = []
-    for p, o in zip(prompts, outs):
+    for row, p, o in zip(rows, prompts, outs):
         kept = [t for t in o[len(p):] if int(t) not in eos]
         text = tok.decode(kept, skip_special_tokens=True) if hasattr(tok, "batch_decode") \
             else tok.decode(kept)  # (a tokenizer of its own: as it decodes)
+        inside = opens_thinking(str(row["prompt"]))
+        if inside or "</think>" in text or "<think>" in text:
+            text = split_thinking(text, inside=inside)[1]
         answers.append(text.strip().split("\n")[0].strip())
     hits = [a == str(r["answer"]).strip() for a, r in zip(answers, rows)]
     return {"exact_match": sum(hits) / max(len(hits), 1), "n": len(hits), "answers": answers}

@@ -261,6 +261,23 @@ def _expert_targets(target_modules) -> tuple[set, set]:
     return plain, experts
 
 
+_ROUTER = ("gate.weight", "mlp.gate.weight")
+
+
+def _router_targets(model, plain) -> list:
+    """(name, MoE block) of every router an MoE model's ``plain`` targets name as peft's
+    ``target_parameters`` do (``gate.weight``, which peft's ``all-linear`` and a ``gate``
+    target add on transformers 5's ERNIE-4.5 MoE; round 44): taken out of ``plain``."""
+    if isinstance(plain, str) or not plain & set(_ROUTER):
+        return []
+    plain -= set(_ROUTER)
+    out = [(n, m) for n, m in model.named_modules()
+           if hasattr(m, "moe_statics") and isinstance(getattr(m, "gate", None), nn.Linear)]
+    if not out:
+        raise ValueError("LoRA target gate.weight (an MoE router): this model has no router")
+    return out
+
+
 def _targets(model, target_modules):
     """(parent, attribute, dotted name, Linear) of every adaptable Linear named in targets
     (a set of layer names; or, as peft reads a string, a regular expression the whole dotted
@@ -331,7 +348,9 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     not on the experts); ``layers_to_transform`` / ``layers_pattern`` /
     ``exclude_modules`` leave targets out as peft does (:func:`_peft_keeps`; a module of
     ``modules_to_save`` is never adapted too). ``lora_alpha`` / ``lora_dropout``: peft's
-    ``LoraConfig`` names of ``alpha`` / ``dropout`` (a config's keywords work as they are)."""
+    ``LoraConfig`` names of ``alpha`` / ``dropout`` (a config's keywords work as they are).
+    ``gate.weight`` (peft's ``target_parameters`` name, which its ``all-linear`` adds on an
+    MoE) adapts each MoE router (round 44: :func:`_router_targets`)."""
     alpha = _peft_alias("alpha", alpha, 16, "lora_alpha", lora_alpha)
     dropout = _peft_alias("dropout", dropout, 0.0, "lora_dropout", lora_dropout)
     if not isinstance(r, (int, np.integer)) or r < 1:
@@ -348,6 +367,7 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
         plain, expert_parts = pattern, set()
     else:
         plain, expert_parts = _expert_targets(target_modules)
+    routers = _router_targets(model, plain)  # peft's target_parameters 'gate.weight'
     targets = _targets(model, plain)
     found = {attr for _, attr, _, _ in targets} | {full for _, _, full, _ in targets}
     if pattern is not None and not targets:
@@ -377,6 +397,13 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
     if expert_parts and (layers_to_transform is not None or exclude_modules):
         raise ValueError("layers_to_transform / exclude_modules with LoRA on the experts is "
                          "not supported here")
+    if routers and (dropout > 0 or use_dora or layers_to_transform is not None
+                    or exclude_modules or modules_to_save and "gate" in (
+                        [modules_to_save] if isinstance(modules_to_save, str)
+                        else list(modules_to_save))):
+        raise ValueError("LoRA on the MoE router (gate.weight) takes no dropout, DoRA, "
+                         "layers_to_transform / exclude_modules, nor the router in "
+                         "modules_to_save here")
     for p in model.parameters():
         p.requires_grad = False
         p._grad = None
@@ -405,13 +432,19 @@ def apply_lora(model, r: int = 8, alpha: float = 16, target_modules=("q_proj", "
             mlp.down_proj = LoRALinear(mlp.down_proj, int(_pattern_value(rank_pattern, full, r)),
                                        float(_pattern_value(alpha_pattern, full, alpha)),
                                        rslora=use_rslora)
+    for name, moe in routers:  # as peft's ParamWrapper of the router's weight: W + s B A
+        full = f"{name}.gate.weight"
+        moe.gate = LoRALinear(moe.gate, int(_pattern_value(rank_pattern, full, r)),
+                              float(_pattern_value(alpha_pattern, full, alpha)),
+                              rslora=use_rslora)
     model.lora_config = {"r": int(r), "lora_alpha": float(alpha), "lora_dropout": float(dropout),
                          "target_modules": sorted({attr for _, attr, _, _ in targets})
                          if pattern is None  # names; a pattern's layers by full name
                          else sorted(full for _, _, full, _ in targets),
                          "target_parameters": [f"mlp.experts.{p}" for p in
                                                ("gate_up_proj", "down_proj")
-                                               if p in expert_parts],
+                                               if p in expert_parts]
+                         + (["mlp.gate.weight"] if routers else []),
                          "trainable_token_indices": tokens,
                          "modules_to_save": saved, "use_rslora": bool(use_rslora),
                          "rank_pattern": dict(rank_pattern or {}),
@@ -711,12 +744,6 @@ def load_adapter(model, path: str | os.PathLike):
         raise ValueError("the model has LoRA adapters already (merge_lora first to stack one)")
     targets = cfg.get("target_modules") or []
     params = [_peft_parameter(p) for p in cfg.get("target_parameters") or []]
-    if "gate.weight" in params:
-        raise ValueError(f"{cfg_path}: LoRA on the MoE router (target_parameters "
-                         "'gate.weight', which peft's target_modules='all-linear' adds on an "
-                         "MoE model) is not supported: skiff adapts the attention, the MLPs "
-                         "and the experts (experts.gate_up_proj, experts.down_proj) and trains "
-                         "the router whole (modules_to_save=['gate']) or not at all")
     if not isinstance(targets, str):
         targets = list(targets) + params
     elif params:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 import warnings
 
+from ..core import nn
+
 __all__ = ["peft_job_targets", "peft_misreads", "warn_peft_misreads"]
 
 _REMAPPED = re.compile(r"(^|\.)(gate_proj|up_proj|down_proj)$")
@@ -57,15 +59,28 @@ def peft_job_targets(model, targets, r, alpha):
     ERNIE-4.5, each name equal to or ending in ``gate_proj`` / ``up_proj`` becomes the routed
     experts' fused ``experts.gate_up_proj`` at rank ``2 r`` and alpha ``2 alpha`` (both or
     neither, as peft: they are one weight there), ``down_proj`` the experts' ``down_proj``;
-    the other names stay. Dense models, a string (``all-linear``: skiff's reading, warned at
-    the save) and lists without those names come back as given (patterns ``None``)."""
-    if isinstance(targets, str) or not getattr(getattr(model, "config", None), "is_moe",
-                                               False):
+    the other names stay; ``gate`` (or a name ending in ``.gate``) is the router's weight
+    (``gate.weight``, a LoRA pair of rank ``r``). ``all-linear`` (a string, or the one name
+    in a list; round 44) is every linear layer's name (no ``lm_head``) plus ``gate`` /
+    ``gate_proj`` / ``up_proj`` / ``down_proj``, as peft resolves it
+    (``_resolve_string_target_modules``): the attention, the routed experts and the router,
+    no shared-expert or dense-MLP LoRA. Dense models, other strings (regular expressions:
+    skiff's reading) and lists without those names come back as given (patterns ``None``)."""
+    if not getattr(getattr(model, "config", None), "is_moe", False):
         return targets, None, None
     if not any(".experts." in f".{n}." for n, _ in model.named_modules()):
         return targets, None, None
+    if not isinstance(targets, str) and list(targets) == ["all-linear"]:
+        targets = "all-linear"
+    if targets == "all-linear":
+        targets = sorted({n.rpartition(".")[2] for n, m in model.named_modules()
+                          if isinstance(m, nn.Linear) and n != "lm_head"}
+                         | {"gate", "gate_proj", "up_proj", "down_proj"})
+    elif isinstance(targets, str):
+        return targets, None, None
     hits = {t: _REMAPPED.search(t).group(2) for t in targets if _REMAPPED.search(t)}
-    if not hits:
+    router = [t for t in targets if t == "gate" or t.endswith(".gate")]
+    if not hits and not router:
         return targets, None, None
     parts = set(hits.values())
     fused = parts & {"gate_proj", "up_proj"}
@@ -74,7 +89,9 @@ def peft_job_targets(model, targets, r, alpha):
         raise ValueError(f"LoRA target {have} on an MoE ERNIE-4.5 without {miss}: peft reads "
                          f"them as the routed experts' one fused gate_up_proj (and refuses "
                          f"one alone), so give both ({have},{miss}), or neither")
-    out = [t for t in targets if t not in hits]
+    out = [t for t in targets if t not in hits and t not in router]
+    if router:
+        out.append("gate.weight")
     rank = alpha_p = None
     if fused:
         out.append("experts.gate_up_proj")

@@ -115,3 +115,63 @@ def test_job_lora_targets_read_as_peft_reads_them(trained, tmp_path):
     with pytest.raises(ValueError, match="without up_proj"):  # peft refuses it too
         apply_job_lora(from_pretrained(root / "base"),
                        {"r": 2, "alpha": 4.0, "targets": ["q_proj", "gate_proj"]})
+
+
+def test_all_linear_on_an_moe_is_peft_all_linear(trained, tmp_path):
+    """Round 44 (h6): peft resolves ``target_modules="all-linear"`` on an ERNIE-4.5 MoE to the
+    attention, the routed experts (gate+up fused at rank 2r, down at r) and the router's
+    weight (``target_parameters`` ``gate.weight``, rank r), and leaves the shared experts, a
+    dense layer's MLP and the head alone. skiff refused that adapter ("LoRA on the MoE
+    router ... is not supported") and a job's ``--lora-targets all-linear`` adapted the shared
+    experts' and dense MLP's linears instead (an adapter peft loads without them). Now both
+    are peft's: the job's tensors are peft's own (names, shapes), each loads in the other
+    with the other's logits, and the merged models agree."""
+    import warnings
+
+    from safetensors.numpy import load_file
+
+    from skiff.kernels.train.models.lora import apply_job_lora
+
+    root, _ = trained
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # peft's "rank_pattern keys did not match" (its own)
+        pm = peft.get_peft_model(
+            transformers.AutoModelForCausalLM.from_pretrained(root / "base"),
+            peft.LoraConfig(r=2, lora_alpha=4, target_modules="all-linear"))
+    gen = torch.Generator().manual_seed(3)
+    with torch.no_grad():
+        for n, p in pm.named_parameters():
+            if ".lora_" in n:
+                p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
+    pm.save_pretrained(tmp_path / "peft")
+    theirs = load_file(tmp_path / "peft" / "adapter_model.safetensors")
+    assert any(k.endswith("mlp.gate.lora_B.weight") for k in theirs)  # the premise: router
+    want = _logits(pm.eval())
+    model = from_pretrained(root / "base")
+    model.load_adapter(tmp_path / "peft")  # peft's all-linear adapter, router LoRA and all
+    np.testing.assert_allclose(model(IDS).numpy(), want, atol=1e-5 * np.abs(want).max())
+
+    job = from_pretrained(root / "base")  # what --lora-targets all-linear builds
+    apply_job_lora(job, {"r": 2, "alpha": 4.0, "targets": "all-linear"})
+    rng = np.random.default_rng(4)
+    for n, p in job.named_parameters():
+        if "lora_" in n:
+            p._data = p._data + rng.normal(0, 0.3, p.shape).astype(np.float32)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        save_adapter(job, tmp_path / "job")
+    assert not [w for w in seen if "routed experts' fused" in str(w.message)]
+    mine = load_file(tmp_path / "job" / "adapter_model.safetensors")
+    assert {k: v.shape for k, v in mine.items()} == {k: v.shape for k, v in theirs.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = peft.PeftModel.from_pretrained(
+            transformers.AutoModelForCausalLM.from_pretrained(root / "base"),
+            tmp_path / "job").eval()
+    want = _logits(again)
+    scale = np.abs(want).max()
+    np.testing.assert_allclose(job(IDS).numpy(), want, atol=1e-5 * scale)
+    with torch.no_grad():
+        peft_merged = again.merge_and_unload()(torch.tensor(IDS)).logits.numpy()
+    np.testing.assert_allclose(job.merge_and_unload()(IDS).numpy(), peft_merged,
+                               atol=1e-5 * scale)

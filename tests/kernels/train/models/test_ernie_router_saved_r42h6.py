@@ -7,8 +7,8 @@ checkpoint (logits), peft's own adapter file (its keys).
 
 peft's ``target_parameters`` given bare (``["gate_up_proj", "down_proj"]``, as peft's
 ``all-linear`` writes them on an MoE model) were read as linear layers no model has; now
-the experts' fused weights. peft's LoRA on the router itself (``gate.weight``) is refused
-with the reason (was: "['gate.weight', 'gate_up_proj'] name no linear layer")."""
+the experts' fused weights. peft's LoRA on the router itself (``gate.weight``) was refused
+with the reason (round 42); it loads since round 44 (h6), with peft's logits."""
 
 from __future__ import annotations
 
@@ -70,21 +70,22 @@ def test_a_router_in_modules_to_save_loads_and_saves_as_peft(folder, tmp_path, n
                                    atol=1e-4 * scale)
 
 
-def test_bare_expert_parameters_load_and_the_router_lora_is_refused(folder, tmp_path):
+def test_bare_expert_parameters_and_the_router_lora_load(folder, tmp_path):
+    """peft's bare ``target_parameters`` (``gate_up_proj``, ``down_proj``) load; and (round
+    44, h6: was refused) its LoRA on the router's weight (``gate.weight``, which peft's
+    ``all-linear`` adds on an MoE): peft's logits."""
     base = transformers.AutoModelForCausalLM.from_pretrained(folder)
     torch.manual_seed(2)
-    pm = peft.get_peft_model(base, peft.LoraConfig(
-        r=4, lora_alpha=8, target_modules=["q_proj"],
-        target_parameters=["gate_up_proj", "down_proj"], init_lora_weights=False)).eval()
-    pm.save_pretrained(tmp_path / "bare")
-    ids = random_ids(base.config.vocab_size, (2, 10), seed=3)
-    with torch.no_grad():
-        want = pm(torch.tensor(ids)).logits.numpy()
-    model = load_adapter(from_pretrained(folder), tmp_path / "bare")
-    np.testing.assert_allclose(np.asarray(model(ids).numpy()), want,
-                               atol=1e-4 * np.abs(want).max())
-    cfg = tmp_path / "bare" / "adapter_config.json"
-    cfg.write_text(cfg.read_text().replace('"down_proj"', '"down_proj", "gate.weight"'))
-    with pytest.raises(ValueError, match=r"LoRA on the MoE router \(target_parameters "
-                                         r"'gate.weight'.*modules_to_save=\['gate'\]"):
-        load_adapter(from_pretrained(folder), tmp_path / "bare")
+    for name, params in (("bare", ["gate_up_proj", "down_proj"]),
+                         ("router", ["gate_up_proj", "down_proj", "gate.weight"])):
+        pm = peft.get_peft_model(base, peft.LoraConfig(
+            r=4, lora_alpha=8, target_modules=["q_proj"], target_parameters=params,
+            init_lora_weights=False)).eval()
+        pm.save_pretrained(tmp_path / name)
+        ids = random_ids(base.config.vocab_size, (2, 10), seed=3)
+        with torch.no_grad():
+            want = pm(torch.tensor(ids)).logits.numpy()
+        base = pm.unload()  # the base model back, for the next config
+        model = load_adapter(from_pretrained(folder), tmp_path / name)
+        np.testing.assert_allclose(np.asarray(model(ids).numpy()), want,
+                                   atol=1e-4 * np.abs(want).max(), err_msg=name)
