@@ -182,7 +182,8 @@ def COMMAND(p):
                    help="comma-separated linear layers to adapt, or all-linear (default "
                         "q_proj,v_proj: a checkpoint's; the gpt-* built-ins' are c_attn, "
                         "c_proj, c_fc; on an MoE ERNIE-4.5, gate_proj,up_proj,down_proj "
-                        "are the routed experts, gate+up at rank 2R, as peft reads them)")
+                        "are the routed experts, gate+up at rank 2R, gate the router, and "
+                        "all-linear the attention, experts and router, as peft reads them)")
     p.add_argument("--lora-dora", action="store_true",
                    help="LoRA as DoRA (peft's use_dora: a trained magnitude per output row)")
     p.add_argument("--lora-rslora", action="store_true",

@@ -212,13 +212,22 @@ class Inference:
                     xs = tuple(host_batch[:inputs]) if isinstance(host_batch, (tuple, list)) \
                         else (host_batch,)
                     out = outputs_of(self.model(*self.strategy.to_device(xs, dtype)))
-                    out = np.asarray(out.numpy()) if hasattr(out, "numpy") else np.asarray(out)
+                    if isinstance(out, (tuple, list)):  # several outputs: one array each
+                        outs.append(tuple(self.strategy.whole_outputs(self.model, _host(o))
+                                          for o in out))
+                        continue
                     # a head split over ranks (tp): the ranks' slices joined
-                    outs.append(self.strategy.whole_outputs(self.model, out))
+                    outs.append(self.strategy.whole_outputs(self.model, _host(out)))
         finally:
             if was_training:
                 self.model.train()
+        if outs and isinstance(outs[0], tuple):  # several outputs: a tuple, as Keras' predict
+            return tuple(np.concatenate(parts, axis=0) for parts in zip(*outs))
         return np.concatenate(outs, axis=0)
+
+
+def _host(out) -> np.ndarray:
+    return np.asarray(out.numpy()) if hasattr(out, "numpy") else np.asarray(out)
 
 
 def _scored(y, spec) -> int:

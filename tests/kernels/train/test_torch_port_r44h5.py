@@ -92,6 +92,12 @@ def test_two_outputs_and_a_nested_target_train_as_torch():
     with torch.no_grad():
         whole = torch_loss(0, 21).item()
     assert trainer.evaluate(Pairs())["val_loss"] == pytest.approx(whole, abs=1e-12)
+    logits, value = trainer.predict(X)  # one array per output, as Keras' predict
+    with torch.no_grad():
+        h = ref["body"](torch.tensor(X)).tanh()
+        want_logits, want_value = ref["a"](h).numpy(), ref["b"](h).numpy()
+    np.testing.assert_allclose(logits, want_logits, atol=1e-12)
+    np.testing.assert_allclose(value, want_value, atol=1e-12)
 
 
 def test_a_resume_at_another_batch_size_ends_where_the_epochs_end(tmp_path):
