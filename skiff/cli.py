@@ -524,8 +524,11 @@ def _run_tool(name: str, rest: list[str]) -> int:
             if ns.action not in ("wait", "attach") and not tailing:
                 raise
             doing = "waiting" if ns.action == "wait" else "following"
+            ids = " ".join([ns.job_id, *ns.more_ids]) if ns.action == "wait" else ns.job_id
             said = (f"skiff: stopped {doing}; job {ns.job_id} goes on (python -m skiff jobs "
-                    f"cancel {ns.job_id} stops it)")
+                    f"cancel {ns.job_id} stops it)" if ids == ns.job_id else
+                    f"skiff: stopped {doing}; jobs {ids} go on (python -m skiff jobs cancel "
+                    f"ID stops one)")
             print(said, file=sys.stderr)
             # --json: a document on stdout too, as a timeout's (round 43: stdout was empty,
             # a script's json.loads met ""); `logs -f --json`'s JSON lines end as they were
@@ -594,7 +597,10 @@ def _run_tool(name: str, rest: list[str]) -> int:
 
             print(f"skiff: {_clean(ended_note(out))}", file=sys.stderr)
         if ns.action in ("wait", "attach"):  # `jobs wait ID && next` goes on only when done
-            return FAILED if out.status == "done" and out.failures else _status_code(out)
+            # several (`jobs wait A B C`): the first job's status that is not 0, in order
+            codes = [FAILED if j.status == "done" and j.failures else _status_code(j)
+                     for j in (out if isinstance(out, list) else [out])]
+            return next((c for c in codes if c), 0)
         return 0
     if name == "predict":
         from pathlib import Path

@@ -66,12 +66,12 @@ def age_seconds(text: str) -> float:
 @json_option
 def JOBS(p):
     p.add_argument("action", nargs="?", default="list", choices=JOB_ACTIONS, type=_action,
-                   help="what to do (default: list); show, logs, wait, cancel, resume, "
-                        "attach and trust take an ID, rm one or more, prune none")
+                   help="what to do (default: list); show, logs, cancel, resume, attach "
+                        "and trust take an ID, wait and rm one or more, prune none")
     p.add_argument("job_id", nargs="?", default=None, metavar="ID",
                    help="a job id (a unique prefix or suffix is enough) or a job's name")
     p.add_argument("more_ids", nargs="*", default=[], metavar="ID",
-                   help="rm: more jobs to remove")
+                   help="rm: more jobs to remove; wait: more jobs to wait for")
     p.add_argument("--all", action="store_true", help="list every job, not only the newest")
     p.add_argument("--limit", type=positive_int, default=20, metavar="N",
                    help="list the newest N jobs (default 20)")

@@ -1,5 +1,7 @@
 """Jobs: launch, follow, cancel and reattach to work that lives in a run folder."""
 
+import time
+
 from skiff.kernels.backend.report import JobCancelled, NullReporter, Reporter
 
 from .events import EventReader, EventWriter, read_events
@@ -86,9 +88,10 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
     if action in ("list", "prune") and job_id:  # 'jobs list foo' listed every job
         raise ValueError(f"jobs {action} takes no job ID, got {job_id!r}: filter with "
                          f"--kind, --status or --limit")
-    if more_ids and action != "rm":  # 'jobs show a b' showed a, b was dropped unsaid
+    if more_ids and action not in ("rm", "wait"):  # 'jobs show a b' showed a alone
         raise ValueError(f"jobs {action} takes one job ID, got {1 + len(more_ids)} "
-                         f"({', '.join([job_id, *more_ids])}); only rm takes several")
+                         f"({', '.join([job_id, *more_ids])}); only rm and wait take "
+                         f"several")
     if action == "list":
         return select_jobs(listed if listed is not None else list_jobs(metrics=metrics),
                            limit=None if all else limit, kind=kind, status=status)
@@ -101,6 +104,8 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
                          f"notebook, python -m skiff jobs in a terminal)")
     if action == "rm":
         return remove_jobs([job_id, *more_ids], dry_run=dry_run)
+    if action == "wait" and more_ids:
+        return wait_jobs([job_id, *more_ids], timeout=timeout)
     if action == "trust":
         job = Job(find_run_dir(job_id))
         before = job.trust
@@ -118,18 +123,45 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
     if action in ("show", "attach", "wait"):
         job.check_trusted(action)
     if action == "wait":
-        if job.meta.get("runner") == "process":   # a watcher holds the job while it waits
-            from .holders import hold
-
-            with hold(job.run_dir):
-                job.wait(timeout=timeout)
-        else:
-            job.wait(timeout=timeout)
+        _wait_one(job, timeout)
     elif action == "cancel":
         job.cancel()  # a finished job: harmless (cancel_job tells the fronts it had ended)
     elif action == "resume":
         return resume(job, front=front, dry_run=dry_run, on_created=on_created)
     return job
+
+
+def _wait_one(job: Job, timeout: float | None) -> None:
+    if job.meta.get("runner") == "process":   # a watcher holds the job while it waits
+        from .holders import hold
+
+        with hold(job.run_dir):
+            job.wait(timeout=timeout)
+    else:
+        job.wait(timeout=timeout)
+
+
+def wait_jobs(job_ids: list[str], timeout: float | None = None) -> list[Job]:
+    """``jobs wait A B C``: every job found and trusted first (an unknown id refuses the
+    whole wait before any is waited for), then each waited for, ``timeout`` the whole
+    wait's; the jobs in the order named, each once. It refused several ids (round 44: a
+    notebook that starts three jobs waits for the three in one line). A wait that runs out
+    raises :class:`TimeoutError` naming the first job not ended, with ``.jobs``."""
+    jobs: dict[str, Job] = {}
+    for job_id in job_ids:
+        job = Job.load(job_id)
+        jobs.setdefault(job.id, job)
+    for job in jobs.values():
+        job.check_trusted("wait")
+    end = None if timeout is None else time.monotonic() + timeout
+    for job in jobs.values():
+        try:
+            _wait_one(job, None if end is None else max(0.0, end - time.monotonic()))
+        except TimeoutError:
+            exc = TimeoutError(f"job {job.id} still {job.status} after {timeout:g} s")
+            exc.jobs = list(jobs.values())
+            raise exc from None
+    return list(jobs.values())
 
 
 def cancel_job(job_id: str) -> tuple[Job, bool]:

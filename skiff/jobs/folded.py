@@ -32,7 +32,7 @@ _TAIL = 64  # bytes of the log kept to tell that the log is still the one folded
 _METRIC_NAME = re.compile(rb'"type":"metric","rank":-?\d+,"name":("(?:[^"\\]|\\.)*")')
 
 # fields held as tuples (JSON has lists only)
-_TUPLES = ("_point", "_anchor", "own", "_wpoint", "_from")
+_TUPLES = ("_point", "_anchor", "own", "_wpoint", "_from", "_seg", "_unit_work")
 _TUPLE_LISTS = ("progress_times", "logs")
 
 
@@ -51,7 +51,7 @@ def _decode(doc: dict) -> JobState:
     if set(doc) != names:
         raise ValueError("not the fields of this skiff's JobState")
     for name, value in doc.items():
-        if name in ("_timed", "_stepped", "_worked"):
+        if name in ("_timed", "_stepped", "_worked", "_fit"):
             window = getattr(state, name)
             if not isinstance(value, list) or len(value) != len(window.sums):
                 raise ValueError(f"{name}: {value!r}")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .holders import add_holder, remove_holder, start_holder
-from .signals import escalate_cancel, kill_group
+from .signals import escalate_cancel, kill_group, stopped_why
 from .store import pid_alive, write_json
 
 if TYPE_CHECKING:
@@ -233,7 +233,7 @@ class ProcessRunner:
                     # deaths already signalled on their pidfds first: a busy machine can let
                     # mpiexec's end be seen before them, and MPICH 5's report names no pid
                     dead = ranks.first_dead or ranks.wait(0)
-                    self._after_exit(job, code, dead, ranks.together)
+                    self._after_exit(job, code, dead, ranks.together, np)
                     return
                 dead = ranks.wait(self.poll)
                 if dead is not None:
@@ -245,9 +245,12 @@ class ProcessRunner:
                     except subprocess.TimeoutExpired:
                         pass
                     if (job.run_dir / "cancel").exists() and not job.refresh().final:
-                        # a cancel escalated to signals: the death was asked for
+                        # a cancel escalated to signals: the death was asked for; or a
+                        # rank SIGTERM'd where it stood left (no exit marker) and its peers
+                        # with it: that is the why, not a request (round 44)
                         job.emit("status", status="cancelled",
-                                 message="stopped on request (signalled)")
+                                 message=stopped_why(job.run_dir, np)
+                                 or "stopped on request (signalled)")
                         return
                     if code is not None and code < 0:  # mpiexec killed: its ranks with it
                         self._fail(job, _launcher_killed(proc.pid, -code))
@@ -261,7 +264,8 @@ class ProcessRunner:
         finally:
             ranks.close()
 
-    def _after_exit(self, job: Job, code: int, first_dead=None, together=()) -> None:
+    def _after_exit(self, job: Job, code: int, first_dead=None, together=(),
+                    np: int = 1) -> None:
         time.sleep(0.05)
         state = job.refresh()
         if state.final and not state.error_from_comm:
@@ -270,7 +274,8 @@ class ProcessRunner:
             # a cancel that ended in signals (mpiexec's exit not 0: the escalation's SIGTERM
             # reached it before its own "cancelled" line; round 39 saw this race under load)
             job.emit("status", status="cancelled",
-                     message="stopped on request" + (" (signalled)" if code else ""))
+                     message=stopped_why(job.run_dir, np)
+                     or "stopped on request" + (" (signalled)" if code else ""))
             return
         if code < 0:  # mpiexec killed by a signal (its ranks' deaths follow from it)
             self._fail(job, _launcher_killed(self._procs[job.id].pid, -code))

@@ -21,7 +21,26 @@ import time
 from .store import pid_alive, proc_stat, read_json
 
 __all__ = ["escalate_cancel", "kill_group", "process_identity", "identity_mismatch",
-           "NotJobProcess"]
+           "NotJobProcess", "STOPPED", "stopped_why"]
+
+# why a job's own ranks asked for its stop, as the run folder's ``cancel`` says (its first
+# line "term 1": rank 1 was SIGTERM'd; "parent 0": rank 0's launcher went); a user's cancel
+# writes nothing there (skiff.jobs.worker._Stops)
+STOPPED = {"term": "stopped by SIGTERM", "parent": "stopped: the rank's launcher is gone"}
+
+
+def stopped_why(run_dir, ranks: int = 2) -> str | None:
+    """The status message of a stop the job's ranks asked for (SIGTERM, a launcher gone),
+    read from the run folder's ``cancel``, naming the rank where there are several; None
+    for a user's cancel or no cancel."""
+    try:
+        with open(os.path.join(run_dir, "cancel"), encoding="utf-8", errors="replace") as fh:
+            first = fh.read(200).split("\n", 1)[0].split()
+    except OSError:
+        return None
+    if len(first) != 2 or first[0] not in STOPPED:
+        return None
+    return STOPPED[first[0]] + (f" (rank {first[1]})" if ranks > 1 else "")
 
 
 class NotJobProcess(ValueError):

@@ -107,8 +107,19 @@ class JobState:
     _first: float = field(default=0.0, repr=False)             # time of the first progress
     _anchor: tuple | None = field(default=None, repr=False)   # (t, best, step): last with a step
     _step_fresh: bool = field(default=False, repr=False)      # a metric step since that progress
-    _worked: _Window = field(default_factory=lambda: _Window(2), repr=False)  # (work, seconds)
-    _wpoint: tuple | None = field(default=None, repr=False)   # (t, work) of the last progress
+    # (work, seconds, units) over the fading window
+    _worked: _Window = field(default_factory=lambda: _Window(3), repr=False)
+    _wpoint: tuple | None = field(default=None, repr=False)   # (t, work, done) of the last
+    # a unit's own part of the time, besides its work (an OCR page's fixed cost: a sparse
+    # page of 4 MP costs ~0.4 s a page and ~0.07 s a MP, round 44): the seconds of units
+    # given out together (``batch``: the kernel's batch) are fit to ``a * units + b * work``
+    # over the fading window, (du^2, du dw, dw^2, du dt, dw dt); ``_seg`` is the
+    # (units, work, seconds) of the batch not yet whole; ``_unit_work`` the kernel's
+    # (batch, the work one unit's own part is worth) until the fit says (``progress_from``;
+    # None: the work alone, as for kinds and run folders that give none)
+    _fit: _Window = field(default_factory=lambda: _Window(5), repr=False)
+    _seg: tuple = field(default=(0.0, 0.0, 0.0), repr=False)
+    _unit_work: tuple | None = field(default=None, repr=False)
     # (t, done, work) where the units' work began, as the kernel said (an info event's
     # ``progress_from``: an OCR job's models are made, its first image is read now): the first
     # progress is measured from there (round 43)
@@ -187,6 +198,10 @@ class JobState:
             if isinstance(start, dict) and t is not None and self._point is None:
                 self._from = (float(t), _number(start.get("done")) or 0.0,
                               _number(start.get("work")))
+                batch, per_unit = _number(start.get("batch")), _number(start.get("per_unit"))
+                if per_unit is not None and 0 <= per_unit < 1e300:  # else the work alone
+                    self._unit_work = (batch if batch is not None and 1 <= batch < 1e6
+                                       else 1.0, per_unit)
             self.info.update({k: v for k, v in event.items()
                               if k not in ("t", "type", "rank", "progress_from")})
         elif kind == "error":
@@ -241,20 +256,57 @@ class JobState:
 
     def _measure_work(self, t: float) -> None:
         """Fold the work of the progress just applied into the rate of work (work per
-        second over the same fading window); a progress without work forgets it."""
+        second over the same fading window) and into the fit of a unit's own part; a
+        progress without work forgets them."""
         if self.work is None:
-            self._worked, self._wpoint = _Window(2), None
+            self._worked, self._wpoint, self._fit = _Window(3), None, _Window(5)
+            self._seg = (0.0, 0.0, 0.0)
             return
         if self._wpoint is None:
-            self._wpoint = (t, self.work)
+            self._wpoint = (t, self.work, self.done)
             start = self._from
             if self._point is None and start is not None and start[0] < t \
                     and start[2] is not None and self.work >= start[2]:
-                self._worked.add(0.0, 1.0, self.work - start[2], t - start[0])
+                self._add_work(1.0, max(0.0, self.done - start[1]),
+                               self.work - start[2], t - start[0])
         elif t > self._wpoint[0]:
-            t0, w0 = self._wpoint
-            self._worked.add(t - t0, _tau(t - self._first), max(0.0, self.work - w0), t - t0)
-            self._wpoint = (t, max(w0, self.work))
+            t0, w0, d0 = self._wpoint
+            self._add_work(_tau(t - self._first), max(0.0, self.done - d0),
+                           max(0.0, self.work - w0), t - t0, t - self._first)
+            self._wpoint = (t, max(w0, self.work), max(d0, self.done))
+
+    def _add_work(self, tau: float, du: float, dw: float, dt: float,
+                  elapsed: float = 0.0) -> None:
+        self._worked.add(dt, tau, dw, dt, du)
+        if self._unit_work is None:
+            return
+        # the fit takes a whole batch at a time: its results come out together, so the
+        # time between two of them is no unit's time (round 43); a batch is one point
+        u, w, s = (a + b for a, b in zip(self._seg, (du, dw, dt)))
+        if u < self._unit_work[0] - 1e-9:
+            self._seg = (u, w, s)
+            return
+        # over the whole job's time, not the rate's fifth of it: a fit needs batches of
+        # two mixes, which may be far apart; a slow start is still forgotten in time
+        self._seg = (0.0, 0.0, 0.0)
+        self._fit.add(s, max(elapsed, s, 1e-9), u * u, u * w, w * w, u * s, w * s)
+
+    def _per_unit(self) -> float:
+        """The work a unit's own part is worth: the fit of the batches' times to ``a *
+        units + b * work`` (``a / b``; inf where the work costs nothing, 0 where the units'
+        own part does), where the batches so far tell them apart; else the kernel's
+        guess (``progress_from``'s ``per_unit``; 0 for kinds that give none: work alone)."""
+        if self._unit_work is None:
+            return 0.0
+        uu, uw, ww, ut, wt = self._fit.sums
+        det = uu * ww - uw * uw
+        # two batches of the same mix (all pages alike) tell nothing apart: the guess
+        if uu <= 0 or ww <= 0 or det <= 0.1 * uu * ww:
+            return self._unit_work[1]
+        a, b = (ww * ut - uw * wt) / det, (uu * wt - uw * ut) / det
+        if a <= 0:
+            return 0.0
+        return a / b if b > 0 else math.inf
 
     def _per_step(self) -> tuple[float, float] | None:
         """(units per step, seconds per step) over the recent window, if steps are known."""
@@ -287,9 +339,16 @@ class JobState:
         done = self.done if self.split else self._best
         left = max(0.0, float(self.total) - done)
         if self.work is not None and not self.split:
-            per_s = self._worked.ratio(0, 1)
-            if per_s is not None and per_s > 0:
-                return self._plausible(max(0.0, self.work_total - self.work) / per_s)
+            # the work left and the units' own part (a page's fixed cost) at their rate
+            r = self._per_unit()
+            work, seconds, units = self._worked.sums
+            work_left = max(0.0, self.work_total - self.work)
+            if math.isinf(r):
+                spent, rest = units, left
+            else:
+                spent, rest = work + r * units, work_left + r * left
+            if spent > 0 and seconds > 0:
+                return self._plausible(rest * seconds / spent)
         stepped = self._per_step()
         if stepped is not None and stepped[0] > 0:
             return self._plausible(left / stepped[0] * stepped[1])

@@ -275,8 +275,14 @@ def read_meta(run_dir: str | os.PathLike) -> dict:
                                "readable by this user)") from None
     except OSError as exc:
         raise DamagedRunFolder(f"config.json cannot be read: {exc.strerror or exc}") from None
-    try:
-        meta = json.loads(raw)
+    if not raw.strip():  # a write cut short (a full disk, a kill mid-write)
+        raise DamagedRunFolder("config.json is empty")
+    try:  # as UTF-8, which skiff writes: bytes read as JSON guessed at UTF-16 from a NUL and
+        # said "'utf-16-be' codec can't decode byte 0x7b" of a damaged file (round 44)
+        meta = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DamagedRunFolder(f"config.json is not JSON (not UTF-8 text: byte "
+                               f"0x{raw[exc.start]:02x} at offset {exc.start})") from None
     except ValueError as exc:
         raise DamagedRunFolder(f"config.json is not JSON ({exc})") from None
     if not isinstance(meta, dict):

@@ -213,7 +213,11 @@ STOP_NOTE = {
 }
 
 
-_STOPPED = {"term": "stopped by SIGTERM", "parent": "stopped: the rank's launcher is gone"}
+
+
+# how long a SIGTERM'd rank of several waits for its kind to take the stop (the run
+# folder's cancel, read by rank 0 and agreed on) before it raises where it stands
+DEFER_S = 10.0
 
 
 class _Stops:
@@ -236,6 +240,8 @@ class _Stops:
         self.pending: str | None = None     # its note, for the worker to write
         self.before = None
         self.watch = None
+        self.deferred = False               # a rank of several: the stop left to the kind
+        self.over = threading.Event()       # the kind's run has ended
         asks = reporter.should_stop
 
         def should_stop():
@@ -258,6 +264,7 @@ class _Stops:
     def end(self) -> None:
         import signal
 
+        self.over.set()
         if self.watch is not None:
             self.watch.set()
         if self.before in (signal.SIG_DFL, None) and \
@@ -266,6 +273,7 @@ class _Stops:
 
     def _kept(self) -> str:
         return ("at its next step, a training's checkpoint written" if self.asked.is_set()
+                else "at the step its ranks agree on" if self.deferred
                 else "now") + "; what it did is kept"
 
     def _note(self, text: str) -> None:
@@ -291,29 +299,51 @@ class _Stops:
     def why(self) -> str | None:
         """The status message of a stop this job's ranks asked for (SIGTERM, a launcher
         gone), read from the run folder's ``cancel``; None for a user's cancel."""
-        try:
-            first = (self.run_dir / "cancel").read_text().split("\n", 1)[0].split()
-        except OSError:
-            return None
-        if len(first) != 2 or first[0] not in _STOPPED:
-            return None
-        return _STOPPED[first[0]] + (f" (rank {first[1]})" if self.size > 1 else "")
+        from .signals import stopped_why
+
+        return stopped_why(self.run_dir, self.size)
 
     def _on_term(self, signum, frame) -> None:
         import signal
 
         from .reporter import JobCancelled
 
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM: at once
         first = self._ask("term")
         note = STOP_NOTE["term"].format(kept=self._kept()) \
             if first or self.stopping == "term" else None
+        if not self.asked.is_set() and self.size > 1 and not self.deferred:
+            # one rank of several, whose kind has not asked yet (a solve's rank 1: rank 0
+            # reads the cancel and tells the ranks; a training in its set-up): raised here,
+            # it left its peers in a collective, and the launcher ended them all, the
+            # solve's iterate lost (round 44). The cancel just written is the stop; raised
+            # only if the kind has not taken it in DEFER_S (or at a second SIGTERM)
+            self.deferred = True
+            note = STOP_NOTE["term"].format(kept=self._kept()) if note else None
+            threading.Thread(target=self._defer, args=(note,), daemon=True).start()
+            return
+        if self.deferred:  # said when it was deferred
+            note = None
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM: at once
         if not self.asked.is_set():
             self.raised = True
             self.pending = note  # written by the worker before the status, in order
-            raise JobCancelled(_STOPPED[self.stopping])
+            from .signals import STOPPED
+
+            raise JobCancelled(STOPPED[self.stopping])
         if note:  # not written from the handler: it may have cut into a write of the log
             threading.Thread(target=self._note, args=(note,), daemon=True).start()
+
+    def _defer(self, note: str | None) -> None:
+        import _thread
+        import signal
+
+        if note:
+            self._note(note)
+        self.over.wait(DEFER_S)
+        if not self.over.is_set() and not self.asked.is_set():
+            # JobCancelled in the main thread, where the handler is still this one (no
+            # signal sent: one after the run's end would meet the default handler)
+            _thread.interrupt_main(signal.SIGTERM)
 
     def _gone(self, parent: int) -> None:
         import signal

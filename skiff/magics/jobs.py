@@ -59,7 +59,8 @@ JOBS_NOTES = """A list is newest first; ID may be a job's --name or a variable h
 rm/prune --dry-run lists what they would remove, resume --dry-run what it would run;
 show ID -f follows a job live (as attach), logs ID -f prints each new log line until it
 ends (--json: a JSON line each record), logs ID -n N the last N lines only (with -f:
-first). Interrupting %jobs wait stops the waiting, not the job."""
+first); wait A B C waits for every one. Interrupting %jobs wait stops the waiting, not the
+job."""
 
 
 @magics_class
@@ -93,9 +94,27 @@ class JobsMagics(Magics):
                     print(f"stopped following; job {job.id} goes on ({job.status}): "
                           f"%jobs cancel {job.id} stops it")
                 return None
-            if ns.action == "wait":
-                if not ns.job_id or ns.more_ids:  # said as the terminal says it: it was
-                    # "jobs show needs a job ID", and `%jobs wait a b` waited for a alone
+            if ns.action == "wait" and ns.job_id and ns.more_ids:  # every one (round 44)
+                try:
+                    out = jobs_action("wait", ns.job_id, more_ids=ns.more_ids,
+                                      timeout=ns.timeout)
+                except KeyboardInterrupt:
+                    ids = " ".join([ns.job_id, *ns.more_ids])
+                    said = f"stopped waiting; jobs {ids} go on: %jobs cancel ID stops one"
+                    print(json.dumps({"error": said, "command": "jobs",
+                                      "exit": WAIT_INTERRUPTED},
+                                     ensure_ascii=False) if ns.json else said)
+                    return None
+                except TimeoutError as exc:  # an answer: said, the jobs shown
+                    if ns.json:
+                        print(json.dumps({"error": str(exc), "command": "jobs",
+                                          "exit": WAIT_TIMEOUT}, ensure_ascii=False))
+                        return None
+                    print(exc)
+                    out = exc.jobs
+            elif ns.action == "wait":
+                if not ns.job_id:  # said as the terminal says it: it was "jobs show
+                    # needs a job ID"
                     jobs_action("wait", ns.job_id, more_ids=ns.more_ids)  # raises
                 job = jobs_action("show", ns.job_id)
                 try:

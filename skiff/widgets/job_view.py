@@ -330,6 +330,7 @@ class JobView(W.VBox):
                     self._update_live(state)
                 if force or final or now - self._ranks_read >= 1.0:
                     self._update_ranks()
+                    self._update_folder_gone(state)
                     self._ranks_read = now
             # the chart last, after the status and progress have been sent: drawing takes
             # a while on a loaded machine, and the status should not wait for it
@@ -467,6 +468,23 @@ class JobView(W.VBox):
         _set(self.log_view, value="<pre style='font-size:80%;margin:2px 0;max-height:14em;"
                              f"overflow:auto;line-height:1.25'>{html.escape(text)}</pre>")
         _set(self.log_view.layout, display=None)
+
+    def _update_folder_gone(self, state) -> None:
+        """A running job whose run folder was removed (``rm -rf`` of the runs folder, a test's
+        temporary folder): said at once. The view said "running", its elapsed time growing,
+        until the job's next write failed: a step of minutes, a model loading, a direct solve
+        (round 44)."""
+        if state.final or self._gone_said or (self.job.run_dir / "config.json").is_file():
+            return
+        self._gone_said = True
+        color = STATUS_COLORS["failed"]
+        _set(self.error_view, value=f"<div style='color:{color}'><b>its run folder "
+                                    f"{html.escape(str(self.job.run_dir))} was removed: "
+                                    "nothing more of this job can be recorded or read (it "
+                                    "stops at its next write)</b></div>")
+        _set(self.error_view.layout, display=None)
+
+    _gone_said = False
 
     def _update_error(self, state) -> None:
         if not state.error and not (state.final and state.status != "done"):

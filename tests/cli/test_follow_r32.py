@@ -123,12 +123,12 @@ def test_magic_logs_follow(tmp_path, monkeypatch, capsys):
 
 def test_wait_for_two_jobs_is_refused_before_it_says_it_waits(tmp_path, capsys):
     """``jobs wait A B`` printed "waiting for job A ... Ctrl-C stops waiting" and then the
-    refusal: the refusal alone now."""
+    refusal: the refusal alone now. (Round 44: it waits for both; one unknown refuses.)"""
     job, gate = _held(tmp_path)
     try:
-        assert main(["jobs", "wait", job.id, job.id]) == USAGE
+        assert main(["jobs", "wait", job.id, "nosuch"]) == USAGE
         err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and "jobs wait takes one job ID, got 2" in err[0], err
+        assert len(err) == 1 and "no job 'nosuch'" in err[0], err
     finally:
         gate.touch()
     assert job.wait(30).status == "done"

@@ -132,7 +132,7 @@ class _Pipeline:
     results a batch of ``STEP`` at a time, as ``OcrPipeline.run`` does (``check`` before
     each batch, then a progress per result, with its work)."""
 
-    device, device_reason, use_det = "cpu", "as asked", True
+    device, device_reason, use_det, step = "cpu", "as asked", True, STEP
 
     class models:  # noqa: N801 - an attribute bag
         name = "fake"
@@ -180,6 +180,7 @@ def test_the_kernel_says_where_reading_began_and_writes_each_batch_end(tmp_path,
              if e["type"] == "info" and "progress_from" in e]
     progress = [(k, e) for k, e in enumerate(events) if e["type"] == "progress"]
     assert start and start[0] < progress[0][0]
-    assert events[start[0]]["progress_from"] == {"done": 0, "work": 0.0}
+    assert events[start[0]]["progress_from"] == {"done": 0, "work": 0.0, "batch": STEP,
+                                                  "per_unit": entry.PAGE_WORK}
     assert [e["done"] for _, e in progress] == [1, 4, 8]
     assert progress[1][1]["work"] == 3 * 40 * 30 + 160 * 120  # the first batch's pixels

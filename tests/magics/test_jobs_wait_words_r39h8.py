@@ -41,14 +41,17 @@ def test_wait_without_a_job_names_wait(shell, runs_dir):
 
 
 def test_wait_for_two_jobs_is_refused_not_half_done(shell, runs_dir):
+    """``%jobs wait a b`` waited for a alone; round 39 refused it; round 44 waits for both
+    (tests/magics/test_wait_several_r44h8.py), and one id unknown refuses the whole wait."""
     a = launch("demo", {"steps": 1, "sleep": 0.0}).wait(60)
     b = launch("demo", {"steps": 400, "hold_at": 1, "hold_until": str(runs_dir / "gate")})
     try:
-        said = terminal_says("wait", a.id, b.id)
-        assert "takes one job ID" in said, said
+        said = terminal_says("wait", a.id, b.id, "nosuch")
+        assert "no job 'nosuch'" in said, said
         with pytest.raises(UsageError) as err:
-            shell.run_line_magic("jobs", f"wait {a.id} {b.id} --timeout 30")
+            shell.run_line_magic("jobs", f"wait {a.id} {b.id} nosuch --timeout 30")
         assert str(err.value) == said
+        assert not b.refresh().final
     finally:
         b.cancel()
         (runs_dir / "gate").touch()

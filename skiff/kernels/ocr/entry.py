@@ -40,6 +40,11 @@ IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".dib", ".
                     ".webp", ".gif", ".pbm", ".pgm", ".ppm", ".pnm", ".tga", ".jp2", ".j2k",
                     ".jpx", ".jpf", ".avif", ".heic", ".heif", ".pdf")
 KEEP = 50  # results kept in memory for display; the JSONL file has all of them
+# what a page's own part of its time (found, read, its line written) is worth in pixels, the
+# ETA's guess until a job's batches tell (JobState fits it): a sparse page of print costs
+# ~0.43 s a page and ~0.07 s a MP on the CPU (6 MP a page), a dense one ~0.4 s and ~0.9 s a MP
+# (0.4 MP): 1.5 MP keeps the ETA of either within 2x after its first batch (round 44)
+PAGE_WORK = 1.5e6
 TEXT_SUFFIXES = (".txt", ".text")  # --out FILE.txt: the text itself (write_text)
 STDOUT = "-"  # --out -: the text on the terminal's stdout (the CLI prints text_of)
 CSV_SUFFIXES = (".csv",)  # --out FILE.csv: each row of a page a CSV row, its cells columns
@@ -473,8 +478,12 @@ def run(config: dict, reporter) -> OcrRun:
     elif items and hasattr(reporter, "info"):
         # the models are made: the first images' time counts from here (a batch's results
         # come out together, so the gaps between them are no rate: round 43, JobState._from)
+        # with the pipeline's batch (its results come out together) and a page's own part
+        # of the time in pixels, which JobState fits from the batches' times (round 44)
         reporter.info(progress_from={"done": offset,
-                                     "work": kept_work if work is not None else None})
+                                     "work": kept_work if work is not None else None,
+                                     "batch": int(getattr(pipe, "step", 1) or 1),
+                                     "per_unit": PAGE_WORK})
     try:
         written = _Written(items, cwd)
         for result in (pipe.run(written.read, reporter=counted, total=total,
