@@ -404,8 +404,8 @@ def run(config: dict, reporter: Reporter | None = None):
 
         solver, rhs, exact = rows_system(config, reporter)
         sol = solve_and_report(solver, rhs, config, reporter)   # --x0: its x0= (whole)
-        if exact and isinstance(sol, Solution):
-            sol.error = float(np.abs(np.asarray(sol.x) - 1.0).max())
+        if exact is not None and isinstance(sol, Solution):   # error(x) (round 44 h4)
+            sol.error = exact(sol.x)
         return sol
     if distributed:
         from .parallel import check_distributed
@@ -453,8 +453,9 @@ def run_matrix_file(config: dict, reporter: Reporter | None = None,
                     matrix=None, b=None) -> Solution:
     """A solve of the matrix in the file ``config["problem"]`` with ``b`` from the file
     ``config["b"]`` or, without one, b = A 1 (the exact solution all ones: its error is
-    reported). The front's thread job passes the arrays it read to check them; a process
-    job (``--runner process``) and ``jobs resume`` read them here (round 34)."""
+    reported; where A 1 = 0, b = A x_e, ``files.default_rhs``). The front's thread job
+    passes the arrays it read to check them; a process job (``--runner process``) and
+    ``jobs resume`` read them here (round 34)."""
     from .files import read_matrix, read_vector
 
     reporter = reporter or NullReporter()
@@ -463,11 +464,14 @@ def run_matrix_file(config: dict, reporter: Reporter | None = None,
     n = int(matrix.shape[0])
     if b is None and config.get("b") is not None:
         b = read_vector(config["b"], n)
-    exact = b is None
-    rhs = np.asarray(matrix @ np.ones(n)).ravel() if exact else b
-    if exact:
-        reporter.log("no B given: b = A 1, so the exact solution is all ones")
+    exact = None
+    rhs = b
+    if b is None:   # b = A 1; where A 1 = 0 (a Neumann matrix) b = A x_e (round 44 h4)
+        from .files import default_rhs
+
+        rhs, exact, line = default_rhs(matrix)
+        reporter.log(line)
     sol = solve_system(matrix, rhs, config, reporter)
-    if exact:
-        sol.error = float(np.abs(np.asarray(sol.x) - 1.0).max())
+    if exact is not None:
+        sol.error = exact(sol.x)
     return sol

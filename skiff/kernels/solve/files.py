@@ -135,3 +135,32 @@ def read_vector(path, n: int) -> np.ndarray:
     if value.size != n:
         raise ValueError(f"B {path.name!r} has {value.size} entries; the matrix has {n} rows")
     return value
+
+
+def default_rhs(A):
+    """The right-hand side of a matrix file given without B: ``b = A 1`` (the exact solution
+    all ones), or, where ``A 1 = 0`` (rows summing to zero: a pure Neumann problem, a graph
+    Laplacian, whose x is defined up to a constant), ``b = A x_e`` with ``x_e`` a fixed
+    random vector of mean 0 (round 44 h4: b = A 1 = 0 there, the job reported 'converged in
+    0 iterations' with x = 0 and 'max error against the exact solution 1'). Returns ``(b,
+    error, line)``: ``error(x)`` the max error of ``x`` against the exact solution (up to a
+    constant for the singular case) and the log's line."""
+    n = int(A.shape[0])
+    ones = np.ones(n)
+    b = np.asarray(A @ ones).ravel()
+    top = float(abs(A).max()) if getattr(A, "nnz", 1) else 0.0
+    if n and top > 0 and np.abs(b).max() <= 1e-12 * top * np.sqrt(n):
+        xe = np.random.default_rng(0).standard_normal(n)
+        xe -= xe.mean()
+        b = np.asarray(A @ xe).ravel()
+
+        def error(x):
+            d = np.asarray(x).ravel() - xe
+            return float(np.abs(d - d.mean()).max())
+        return b, error, ("no B given: A 1 = 0 (A's rows sum to zero: x is defined up to a "
+                          "constant), so b = A x_e with x_e a fixed random vector of mean 0; "
+                          "the error against x_e is measured up to a constant")
+
+    def error(x):
+        return float(np.abs(np.asarray(x).ravel() - 1.0).max())
+    return b, error, "no B given: b = A 1, so the exact solution is all ones"

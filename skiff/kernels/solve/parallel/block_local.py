@@ -33,9 +33,11 @@ def own_block(local: sp.csr_matrix, m: int) -> sp.csr_matrix:
     return sp.csr_matrix(local[:, :m])
 
 
-def block_preconditioner(block: sp.csr_matrix, kind: str, rank: int = 0):
+def block_preconditioner(block: sp.csr_matrix, kind: str, rank: int = 0, contrast=None):
     """``r -> M^-1 r`` for the rank's diagonal block: ``kind`` 'ilu' (ILU(0) = IC(0) on a
-    symmetric block) or 'amg' (one smoothed-aggregation V-cycle from zero)."""
+    symmetric block) or 'amg' (one smoothed-aggregation V-cycle from zero; ``contrast``:
+    the whole matrix's high-contrast answer, ``SmoothedAggregation``'s, the same on every
+    rank)."""
     what = f"precond={kind!r} on rank {rank}'s block"
     if kind == "ilu":
         return ILU0(block, what).solve
@@ -44,7 +46,7 @@ def block_preconditioner(block: sp.csr_matrix, kind: str, rank: int = 0):
 
         if block.shape[0] == 0:
             return lambda r: np.zeros(0)
-        ml = SmoothedAggregation(sp.csr_matrix(block))
+        ml = SmoothedAggregation(sp.csr_matrix(block), contrast=contrast)
         op = ml.aspreconditioner()
 
         def vcycle(r):

@@ -46,7 +46,7 @@ COARSE = ("auto", "aggregates", "ranks", "amg", "none")
 _DENSE_MAX = 3000
 
 
-def coarse_basis(block, kind, m, amg=None, cut=None) -> sp.csr_matrix:
+def coarse_basis(block, kind, m, amg=None, cut=None, contrast=None) -> sp.csr_matrix:
     """This rank's coarse basis (``m`` own rows; ``block`` the matrix the rank's solve is set
     up on, its first ``m`` rows and columns the rank's own unknowns): ``kind`` 'aggregates'
     (the composite prolongator of ``amg``, or of a smoothed aggregation set up on ``block``)
@@ -54,7 +54,8 @@ def coarse_basis(block, kind, m, amg=None, cut=None) -> sp.csr_matrix:
     ``kind`` 'amg' with ``cut`` =
     ``(local, d)`` (the plan's rows, own columns then ghosts, and ``|diag A|`` on those
     columns): the rows the block left out of every aggregate that are strongly connected
-    across the rank boundary become aggregates of their own (:func:`_tentative`)."""
+    across the rank boundary become aggregates of their own (:func:`_tentative`).
+    ``contrast``: the whole matrix's high-contrast answer for an AMG set up here."""
     if kind == "ranks" or m == 0:
         return sp.csr_matrix(np.ones((m, 1 if m else 0)))
     if amg is None or len(amg.levels) < 2:   # no hierarchy (a block under max_coarse rows,
@@ -62,7 +63,7 @@ def coarse_basis(block, kind, m, amg=None, cut=None) -> sp.csr_matrix:
         from ..amg import SmoothedAggregation
 
         amg = SmoothedAggregation(sp.csr_matrix(block),
-                                  max_coarse=max(1, block.shape[0] // 10))
+                                  max_coarse=max(1, block.shape[0] // 10), contrast=contrast)
     if kind == "amg":
         return _tentative(amg, m, cut)
     P = sp.identity(block.shape[0], format="csr")
@@ -128,8 +129,10 @@ class CoarseLevel:
     """``Q r = P A_c^-1 P^T r`` over the ranks of ``op`` (a :class:`~.rows._Rows`), ``P``
     this rank's coarse basis (own rows x own coarse unknowns)."""
 
-    def __init__(self, op, P, comm, cycle=False):
+    def __init__(self, op, P, comm, cycle=False, contrast=None, constant_null=False):
         self.op, self.comm = op, comm
+        self.contrast = contrast
+        self.constant_null = bool(constant_null)   # A 1 = 0 (round 44 h4): A_c is singular
         self.amg = None
         smooth = None
         if isinstance(P, tuple):   # 'amg': (T, omega), T smoothed once with the whole A
@@ -181,7 +184,11 @@ class CoarseLevel:
         if not np.all(d > 0):
             raise ValueError(f"the coarse problem across the ranks ({N} unknowns) has a "
                              f"diagonal entry <= 0: give coarse='aggregates' or 'none'")
-        self.amg = SmoothedAggregation(Ac)
+        # round 44 (h4): a high-contrast A (``contrast``, the whole matrix's) keeps its
+        # symmetric strength on A_c, whose diagonal (of smoothed aggregates) does not show the
+        # bands: evolution strength there took CG 35 iterations over 32 ranks (30 % of the
+        # cells 1e4 at random, 160^2; an exact A_c^-1 12), now 12
+        self.amg = SmoothedAggregation(Ac, contrast=True if self.contrast else None)
         pre = self.amg.aspreconditioner()
         self._solve = lambda r: np.asarray(pre.matvec(r), dtype=np.float64).ravel()
 
@@ -199,6 +206,14 @@ class CoarseLevel:
     def _factor(self, Ac):
         N = Ac.shape[0]
         scale = np.abs(Ac).max() if N else 1.0
+        if self.constant_null and N:   # round 44 (h4): A's rows sum to zero (a pure Neumann
+            # problem, a graph Laplacian): A_c = P^T A P holds the constant too (P keeps it),
+            # singular; shifted by 1e-10 max|diag| as one rank's coarsest level is
+            # (amg._sparse_lu): CG on a compatible b then converges (HEAD refused the
+            # job: 'give coarse=none'; 30^2 Neumann over 2 ranks, block AMG: now 7
+            # iterations, one rank 8)
+            Ac = Ac + 1e-10 * float(np.abs(Ac.diagonal()).max()) * (
+                np.identity(N) if isinstance(Ac, np.ndarray) else sp.identity(N))
         if N <= _DENSE_MAX:
             import warnings
 

@@ -221,10 +221,35 @@ class RowJobSolver:
         return sol
 
 
+def _compatible(A, b, compatibility):
+    """``b`` for a singular ``A`` whose rows and columns sum to zero (a pure Neumann matrix:
+    x up to a constant): its mean removed with ``compatibility='project'``, else refused in
+    the one-rank solve's words when not 0 (round 44 h4: over 2 ranks CG ran to maxiter with
+    |r|/|b| = 6.6e4 and no word of why). Every rank holds A and b: all raise alike."""
+    import scipy.sparse as sp
+
+    from .rows import _rows_sum_zero
+
+    A = sp.csr_matrix(A)   # a .npy matrix file is a dense array
+    if np.iscomplexobj(b) or not _rows_sum_zero(A) or not _rows_sum_zero(A.T.tocsr()):
+        return b
+    mean = float(b.mean())
+    if compatibility == "project":
+        return b - mean
+    if abs(mean) > 1e-10 * max(float(np.abs(b).max()), 1e-300):
+        raise ValueError(
+            f"the problem is singular (its rows and columns sum to zero, as a pure Neumann or "
+            f"a graph Laplacian's do: x is defined up to a constant) and b is not compatible "
+            f"(mean of b = {mean:.3e}, it must be 0: no x solves it); pass "
+            f"compatibility='project' to remove the mean (--compatibility project)")
+    return b
+
+
 def rows_system(config: dict, reporter, comm=None):
     """The job's part on every rank before the solve: read the matrix (and B) files, split
     by rows over ``comm`` (None: MPI's world). Returns ``(solver, b, exact)``: without B,
-    b = A 1 and ``exact`` (the error against the ones vector is then reported);
+    b = A 1 and ``exact`` the error's function (against the ones vector; where A 1 = 0,
+    against ``x_e`` up to a constant, ``files.default_rhs``), else None;
     :func:`~..entry.run` solves and reports (``solve_and_report``: the convergence CSV,
     ``partial.npz`` when not converged, ``--save``; rank 0)."""
     from ..cancel import checking
@@ -240,10 +265,15 @@ def rows_system(config: dict, reporter, comm=None):
     if b is not None and b.ndim == 2 and b.shape[1] > 1:
         raise ValueError(f"--np {comm.Get_size()}: B has {b.shape[1]} columns; the row split "
                          f"solves one right-hand side: drop --np for several")
-    exact = b is None
-    rhs = np.asarray(A @ np.ones(n)).ravel() if exact else np.asarray(b).ravel()
-    if exact and comm.Get_rank() == 0:
-        reporter.log("no B given: b = A 1, so the exact solution is all ones")
+    exact = None
+    if b is None:   # b = A 1; where A 1 = 0 b = A x_e (round 44 h4: files.default_rhs)
+        from ..files import default_rhs
+
+        rhs, exact, line = default_rhs(A)
+        if comm.Get_rank() == 0:
+            reporter.log(line)
+    else:
+        rhs = _compatible(A, np.asarray(b).ravel(), config.get("compatibility"))
     with checking(reporter):
         solver = RowJobSolver(A, method=config.get("method") or "auto",
                               precond=config.get("precond") or "auto", comm=comm,

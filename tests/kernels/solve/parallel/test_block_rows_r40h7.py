@@ -216,10 +216,10 @@ def test_a_block_setup_failing_on_one_rank_is_said_on_all_and_auto_takes_jacobi(
 
     real = block_local.block_preconditioner
 
-    def failing(block, kind, rank=0):
+    def failing(block, kind, rank=0, *more):   # more: the whole matrix's contrast (r44)
         if rank == 1:
             raise RuntimeError("no memory for the hierarchy")
-        return real(block, kind, rank)
+        return real(block, kind, rank, *more)
 
     monkeypatch.setattr(block_local, "block_preconditioner", failing)
     A = _laplacian(10)
