@@ -204,6 +204,12 @@ _TORCH_NAMES = (
     "Size", "dtype", "pi", "e", "inf", "nan", "memory_format", "contiguous_format",
     "channels_last", "channels_last_3d", "preserve_format", "FloatTensor", "DoubleTensor",
     "LongTensor",
+    # round 44 (h7, top_names_r43.__all__)
+    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "HalfTensor",
+    "BFloat16Tensor", "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc",
+    "sparse_bsr", "sparse_bsc",
+    # round 44 (h7, tensor_storage_r44.__all__)
+    "frombuffer",
 )
 
 # the names skiff/__init__.py finds past NAMES and __all__ (the core's ops_stats.__all__, a

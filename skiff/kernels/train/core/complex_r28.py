@@ -72,6 +72,17 @@ class Conj(Function):
         return g.conj()
 
 
+class _Resolved(Function):
+    """``resolve_conj`` of a ``conj()`` result: a copy (torch's materialised one)."""
+    complex_aware = True
+
+    def forward(self, a):
+        return a.copy()
+
+    def backward(self, g):
+        return g
+
+
 class ViewAsReal(Function):
     complex_aware = True
 
@@ -174,8 +185,14 @@ def imag(t):
 
 
 def conj(t):
-    """torch's ``conj`` (a real tensor is returned as it is)."""
-    return Conj.apply(t) if t.dtype.kind == "c" else t
+    """torch's ``conj`` (a real tensor is returned as it is). Computed (skiff's conj is never
+    lazy), but marked as torch's lazy one is: ``is_conj()`` True, again False (round 44)."""
+    if t.dtype.kind != "c":
+        return t
+    out = Conj.apply(t)
+    if not getattr(t, "_conj_bit", False):
+        out._conj_bit = True
+    return out
 
 
 def view_as_real(t):
@@ -206,24 +223,33 @@ def is_complex(t) -> bool:
 
 
 def resolve_conj(t):
-    """torch's ``resolve_conj``: ``t`` itself (skiff's ``conj`` is never lazy)."""
+    """torch's ``resolve_conj``: ``t`` itself, or for a ``conj()`` result the same values
+    unmarked (skiff's ``conj`` is never lazy: nothing to compute)."""
+    if not getattr(t, "_conj_bit", False):
+        return t
+    return _Resolved.apply(t)
+
+
+def resolve_neg(t):
+    """torch's ``resolve_neg``: ``t`` itself (no lazy negation bit here)."""
     return t
 
 
-resolve_neg = resolve_conj
-
-
 def conj_physical(t):
-    """torch's ``conj_physical``: the conjugate, computed (as skiff's ``conj`` always is)."""
-    return conj(t)
+    """torch's ``conj_physical``: the conjugate, computed (as skiff's ``conj`` always is),
+    not marked (``is_conj()`` False)."""
+    return Conj.apply(t) if t.dtype.kind == "c" else t
 
 
 def is_conj(t) -> bool:
-    """torch's ``is_conj``: False (no tensor carries a lazy conjugate bit in skiff)."""
+    """torch's ``is_conj``: whether ``t`` came from ``conj()`` of a complex tensor (torch's
+    lazy conjugate bit; skiff computed it: the mark is all that differs)."""
+    return bool(getattr(t, "_conj_bit", False))
+
+
+def is_neg(t) -> bool:
+    """torch's ``is_neg``: False (skiff keeps no lazy negation bit, nor does torch here)."""
     return False
-
-
-is_neg = is_conj
 
 
 def chalf(t=None):
@@ -236,7 +262,7 @@ def install(Tensor) -> None:
     Tensor.real = property(real)
     Tensor.imag = property(imag)
     Tensor.conj = conj
-    Tensor.conj_physical = conj
+    Tensor.conj_physical = conj_physical
     Tensor.is_complex = is_complex
     Tensor.angle = angle
     Tensor.sgn = sgn
@@ -245,6 +271,7 @@ def install(Tensor) -> None:
     Tensor.mH = property(lambda self: conj(self).transpose(-2, -1))
     Tensor.H = property(lambda self: conj(self).t())
     Tensor.adjoint = lambda self: conj(self).transpose(-2, -1)
-    Tensor.resolve_conj = Tensor.resolve_neg = lambda self: self  # conj is never lazy here
-    Tensor.is_conj = Tensor.is_neg = is_conj
+    Tensor.resolve_conj = resolve_conj
+    Tensor.resolve_neg = lambda self: self  # no lazy negation here
+    Tensor.is_conj, Tensor.is_neg = is_conj, is_neg
     Tensor.chalf = chalf

@@ -15,6 +15,8 @@ import numpy as np
 
 from . import ops_math as M
 from . import ops_shape as S
+from . import tensor_math_more as TM
+from . import tensor_math_r27 as R27
 from .autograd import Function, xp_of
 from .double_helpers import expand_t, input_t, output_t, unbroadcast_t
 from .ops_shape import scatter_add
@@ -219,6 +221,59 @@ def _cumsum(self, want, g):  # the running sum of g from the end
     rev = (slice(None),) * (self.axis % g.ndim) + (slice(None, None, -1),)
     return S.GetItem.apply(M.Cumsum.apply(S.GetItem.apply(g, index=rev), axis=self.axis),
                            index=rev)
+
+
+@rule(M.Prod)
+def _prod(self, want, g):
+    """Each element's gradient is the product of the others along the axis (round 44: an
+    ``hvp`` of a product refused): the row repeated n times with the diagonal set to 1,
+    multiplied out by ``Prod`` itself, so zeros stay exact and any order differentiates."""
+    if not want[0]:
+        return (None,)
+    (a,) = self.saved
+    ax = self.axis % a.ndim
+    n = a.shape[ax]
+    xm = input_t(self, 0, a).movedim(ax, -1)  # (..., n)
+    rows = xm.unsqueeze(-2).expand(*xm.shape[:-1], n, n)  # row i: every element
+    others = M.Prod.apply(rows.masked_fill(np.eye(n, dtype=bool), 1.0), axis=-1)
+    ge = g if self.keepdims else g.unsqueeze(ax)
+    return (ge * others.movedim(-1, ax),)
+
+
+class _TensorXp:
+    """The few array functions ``TM._Unary.FNS``' derivatives call, on tensors: the same
+    formulas then build differentiable graphs (each op has a rule, ``sinh``/``cosh`` this
+    one again)."""
+
+    exp = staticmethod(lambda t: t.exp())
+    sqrt = staticmethod(lambda t: t.sqrt())
+    sinh = staticmethod(lambda t: t.sinh())
+    cosh = staticmethod(lambda t: t.cosh())
+
+
+@rule(TM._Unary)
+def _unary(self, want, g):
+    """erf, asin, acos, atan, sinh, cosh, asinh, acosh, atanh (round 44: refused)."""
+    (a,) = self.saved
+    return (g * TM._Unary.FNS[self.kind][1](_TensorXp, input_t(self, 0, a)),)
+
+
+@rule(R27._SpecialFn)
+def _special_fn(self, want, g):
+    """lgamma (digamma), digamma (trigamma), erfinv (round 44: refused)."""
+    (s,) = self.saved
+    if self.kind == "gammaln":
+        return (g * R27._SpecialFn.apply(input_t(self, 0, s), kind="psi"),)
+    if self.kind == "psi":
+        return (g * R27._Polygamma.apply(input_t(self, 0, s), n=1),)
+    # erfinv: sqrt(pi)/2 exp(erfinv(x)^2), from the saved output
+    return (g * (np.sqrt(np.pi) / 2) * (output_t(self, 0, s) ** 2).exp(),)
+
+
+@rule(R27._Polygamma)
+def _polygamma(self, want, g):
+    (a,) = self.saved
+    return (g * R27._Polygamma.apply(input_t(self, 0, a), n=self.n + 1),)
 
 
 @rule(M._Extreme)  # Max and Min

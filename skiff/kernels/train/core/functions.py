@@ -404,3 +404,10 @@ __all__ += list(_r43h16.__all__)
 for _n in _r43h16.LIKE_CREATORS:
     globals()[_n] = _r43h16.accept_memory_format(globals()[_n])
 _r43h16.install(Tensor)
+
+# round 44 (h7): torch.frombuffer; storage_offset/data_ptr/dim_order/new_empty_strided
+from . import tensor_storage_r44 as _r44h7  # noqa: E402
+
+globals().update({_n: getattr(_r44h7, _n) for _n in _r44h7.__all__})
+__all__ += list(_r44h7.__all__)
+_r44h7.install(Tensor)

@@ -92,8 +92,12 @@ class EinsumFn(Function):
             if gi.dtype.kind == "c" and a.dtype.kind != "c":
                 gi = gi.real
             sizes = dict(zip(sub, a.shape))
+            spread = tuple(k for k, c in enumerate(kept) if sizes[c] == 1 and gi.shape[k] != 1)
+            if spread:  # a length-1 axis broadcast against the others': summed back
+                gi = gi.sum(axis=spread, keepdims=True)
             ushape = tuple(sizes[c] for c in uniq)
-            gu = xp.broadcast_to(gi.reshape(tuple(sizes[c] if c in seen else 1 for c in uniq)),
+            got = dict(zip(kept, gi.shape))  # (a letter of length 1 in the others: spread)
+            gu = xp.broadcast_to(gi.reshape(tuple(got.get(c, 1) for c in uniq)),
                                  ushape).astype(a.dtype, copy=False)
             if uniq == sub:
                 grads.append(gu)
@@ -105,8 +109,36 @@ class EinsumFn(Function):
         return tuple(grads)
 
 
+def _sublist_equation(args) -> tuple[str, tuple]:
+    """torch's (and numpy's) sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])``: the
+    equation with letters for the ints (``...`` for ``Ellipsis``) and the operands."""
+    letters = string.ascii_letters
+
+    def sub(ids) -> str:
+        out = []
+        for i in ids:
+            if i is Ellipsis:
+                out.append("...")
+                continue
+            if not 0 <= int(i) < len(letters):
+                raise ValueError(f"einsum(): subscript in subscript list is not within the "
+                                 f"valid range [0, 52), got {i}")
+            out.append(letters[int(i)])
+        return "".join(out)
+
+    pairs = len(args) // 2  # operand, sublist, ...; an odd count ends with the output's
+    ops = tuple(args[0:2 * pairs:2])
+    eq = ",".join(sub(ids) for ids in args[1:2 * pairs:2])
+    if len(args) % 2:
+        eq += "->" + sub(args[-1])
+    return eq, ops
+
+
 def einsum(equation: str, *operands):
-    """torch's ``einsum(equation, *tensors)`` (operands also as one list), differentiable."""
+    """torch's ``einsum(equation, *tensors)`` (operands also as one list, or torch's sublist
+    form ``einsum(a, [0, 1], b, [1, 2], [0, 2])``), differentiable."""
+    if not isinstance(equation, str):
+        equation, operands = _sublist_equation((equation, *operands))
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     ins, out = _explicit(equation, [tuple(t.shape) for t in operands])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import top_names_r43 as _layouts
 from .autograd import Function, xp_of
 from .tensor import Tensor, tensor
 
@@ -78,7 +79,7 @@ class SparseCooTensor:
     ``to_dense()``, ``coalesce()``, ``t()``, ``@``/``mm`` with a dense matrix."""
 
     is_sparse = True
-    layout = "sparse_coo"
+    layout = _layouts.sparse_coo
 
     def __init__(self, indices, values, size, coalesced=False):
         self._idx = indices

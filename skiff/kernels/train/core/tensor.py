@@ -789,6 +789,14 @@ class Tensor:
         return out
 
     def masked_fill(self, mask, value):
+        if isinstance(value, Tensor) and value.requires_grad:
+            # torch's: a 0-d value tensor is differentiated too (a gradient penalty's or a
+            # learned pad's value); round 44
+            if value.ndim:
+                raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, "
+                                   f"but got tensor with {value.ndim} dimension(s).")
+            out = where(mask, value.astype(self.dtype), self)
+            return out if out.shape == self.shape else out.expand(*self.shape)
         m = mask._data if isinstance(mask, Tensor) and not getattr(mask, "_batched", False) \
             else mask
         return S.MaskedFill.apply(self, m, value=value)
@@ -1236,6 +1244,9 @@ def _shape_arg(shape):
     return tuple(int(s) for s in shape)
 
 
+from .torch_size import Size as _TorchSize  # noqa: E402
+
+
 class _Size(int):
     """An element count that, called, is torch's ``size()``: the shape or one axis's length."""
 
@@ -1245,7 +1256,8 @@ class _Size(int):
         return obj
 
     def __call__(self, dim=None):
-        return self._shape if dim is None else self._shape[dim]
+        # torch's ``x.size()`` is a ``torch.Size`` (round 44: its repr, slices, ``numel()``)
+        return tuple.__new__(_TorchSize, self._shape) if dim is None else self._shape[dim]
 
 
 def _torch_axis(axis, keepdims, dim, keepdim):

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 
 import numpy as np
+
+from .autograd import Function
+from .torch_size import Size  # (round 44: its own module, tensor.py uses it)
 
 pi = math.pi
 e = math.e
@@ -25,39 +27,7 @@ nan = math.nan
 dtype = np.dtype
 
 
-class _SizeMeta(type):
-    def __instancecheck__(cls, obj):
-        # skiff's ``x.size()``/``x.shape`` are plain tuples of ints: taken as a Size
-        # (torch's ``isinstance((2, 3), torch.Size)`` is False: the one difference)
-        return type.__instancecheck__(cls, obj) or (
-            isinstance(obj, tuple) and all(type(d) is int for d in obj))
 
-
-class Size(tuple, metaclass=_SizeMeta):
-    """torch's ``Size``: a tuple of ints (equal to and hashing as the plain tuple)."""
-
-    def __new__(cls, sizes=()):
-        return super().__new__(cls, (operator.index(d) for d in sizes))
-
-    def __repr__(self):
-        return f"torch.Size({list(self)})"
-
-    def __getitem__(self, key):
-        out = tuple.__getitem__(self, key)
-        return Size(out) if isinstance(key, slice) else out
-
-    def __add__(self, other):
-        if not isinstance(other, tuple):
-            return NotImplemented
-        return Size(tuple.__add__(self, other))
-
-    def __radd__(self, other):
-        if not isinstance(other, tuple):
-            return NotImplemented
-        return Size(tuple.__add__(other, self))
-
-    def numel(self) -> int:
-        return math.prod(self)
 
 
 class memory_format:  # noqa: N801 - torch's name
@@ -97,6 +67,16 @@ def accept_memory_format(fn):
 
 
 class _LegacyMeta(type):
+    @property
+    def dtype(cls):
+        dt = cls.__dict__["_dt"]
+        if isinstance(dt, str):  # bfloat16: ml_dtypes loads on first use (~0.6 s)
+            from .tensor import _as_dtype
+
+            dt = _as_dtype(dt)
+            type.__setattr__(cls, "_dt", dt)
+        return dt
+
     def __instancecheck__(cls, obj):
         from .tensor import Tensor
 
@@ -125,32 +105,146 @@ class _LegacyMeta(type):
 
 
 def _legacy(name, dt):
-    return _LegacyMeta(name, (), {"dtype": np.dtype(dt), "__module__": "torch"})
+    return _LegacyMeta(name, (), {"_dt": dt if isinstance(dt, str) else np.dtype(dt),
+                                  "__module__": "torch"})
 
 
 FloatTensor = _legacy("FloatTensor", np.float32)
 DoubleTensor = _legacy("DoubleTensor", np.float64)
 LongTensor = _legacy("LongTensor", np.int64)
+# round 44 (h7): the other legacy dense types torch 2.13 has
+IntTensor = _legacy("IntTensor", np.int32)
+ShortTensor = _legacy("ShortTensor", np.int16)
+CharTensor = _legacy("CharTensor", np.int8)
+ByteTensor = _legacy("ByteTensor", np.uint8)
+BoolTensor = _legacy("BoolTensor", np.bool_)
+HalfTensor = _legacy("HalfTensor", np.float16)
+BFloat16Tensor = _legacy("BFloat16Tensor", "bfloat16")  # the dtype made on first use
+
+
+class layout:  # noqa: N801 - torch's name
+    """torch's ``layout``: ``x.layout`` is ``strided`` for skiff's (dense) tensors,
+    ``sparse_coo`` for ``skiff.sparse``'s."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
 
 __all__ = ["Size", "dtype", "pi", "e", "inf", "nan", "memory_format", "contiguous_format",
            "channels_last", "channels_last_3d", "preserve_format", "FloatTensor",
-           "DoubleTensor", "LongTensor"]
+           "DoubleTensor", "LongTensor",
+           # round 44 (h7)
+           "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor", "HalfTensor",
+           "BFloat16Tensor", "layout", "strided", "sparse_coo", "sparse_csr", "sparse_csc",
+           "sparse_bsr", "sparse_bsc"]
 
 # the creators that take torch's ``memory_format=`` and skiff's did not
 LIKE_CREATORS = ("empty", "empty_like", "full_like", "randn_like", "rand_like")
 
 
+# round 44 (h7): torch's channels-last layouts, as strides (numpy keeps any): the order in
+# which torch's ``is_contiguous(memory_format=)`` walks the axes, innermost first
+_LAST_ORDER = {"channels_last": (4, (1, 3, 2, 0)), "channels_last_3d": (5, (1, 4, 3, 2, 0))}
+
+
+def is_contiguous(t, memory_format=None) -> bool:
+    """torch's ``is_contiguous``: row-major strides (``contiguous_format``, the default), or
+    the strides of ``channels_last`` (4-D) / ``channels_last_3d`` (5-D); axes of length 1
+    are not looked at, as torch's. Another rank is not channels-last (False)."""
+    _check_format(memory_format)
+    a = t._data
+    name = getattr(memory_format, "_name", "contiguous_format")
+    if name not in _LAST_ORDER:
+        flags = getattr(a, "flags", None)
+        return True if flags is None else bool(flags.c_contiguous)
+    rank, order = _LAST_ORDER[name]
+    if a.ndim != rank:
+        return False
+    strides = getattr(a, "strides", None)
+    if strides is None:  # a meta array: made row-major
+        return False
+    expected = 1
+    for d in order:
+        if a.shape[d] != 1:
+            if strides[d] // a.itemsize != expected:
+                return False
+            expected *= a.shape[d]
+    return True
+
+
+class _Clone(Function):
+    """A row-major copy (numpy's ``copy()``), the gradient passed as it is."""
+
+    def forward(self, a):
+        return a.copy()
+
+    def backward(self, g):
+        return g
+
+
+def _to_format(t, fmt, copy: bool):
+    """``t`` laid out as ``fmt`` asks (a differentiable copy where it is not already;
+    ``copy``: always one, as ``clone``)."""
+    _check_format(fmt)
+    name = getattr(fmt, "_name", "contiguous_format")
+    if name == "preserve_format":
+        return _Clone.apply(t) if copy else t
+    if name in _LAST_ORDER:
+        rank, _ = _LAST_ORDER[name]
+        if t.ndim != rank:
+            raise RuntimeError(f"required rank {rank} tensor to use {name} format")
+        if not copy and is_contiguous(t, fmt):
+            return t
+        last = (0, *range(2, rank), 1)  # N, spatial..., C: made row-major, then put back
+        back = (0, rank - 1, *range(1, rank - 1))
+        return _Clone.apply(t.permute(*last)).permute(*back)
+    if not copy and is_contiguous(t):
+        return t
+    return _Clone.apply(t)
+
+
 def install(tensor_class) -> None:
-    """``contiguous(memory_format=)`` and ``clone(memory_format=)``, torch's keyword."""
-    for name in ("contiguous", "clone"):
-        fn = getattr(tensor_class, name)
-        if getattr(fn, "_takes_memory_format", False):
-            continue
+    """``contiguous(memory_format=)``, ``clone(memory_format=)``, ``to(memory_format=)`` and
+    ``is_contiguous(memory_format=)`` as torch's (round 44: the layouts as strides;
+    ``contiguous()`` of a strided view is a row-major copy); ``x.layout``."""
+    tensor_class.is_contiguous = is_contiguous
+    tensor_class.layout = strided
+    if not getattr(tensor_class.contiguous, "_takes_memory_format", False):
+        def contiguous(self, memory_format=None):
+            return _to_format(self, memory_format, copy=False)
 
-        def method(self, memory_format=None, *, _fn=fn):
+        def clone(self, memory_format=None, *, _fn=tensor_class.clone):
             _check_format(memory_format)
-            return _fn(self)
+            if memory_format is None or memory_format._name == "preserve_format":
+                return _fn(self)
+            return _to_format(self, memory_format, copy=True)
 
-        method.__name__ = name
-        method._takes_memory_format = True
-        setattr(tensor_class, name, method)
+        to = tensor_class.to
+
+        def to_(self, *args, memory_format=None, _to=to, **kwargs):
+            out = _to(self, *args, **kwargs)
+            if memory_format is None:
+                return out
+            _check_format(memory_format)
+            if memory_format._name in ("preserve_format", "contiguous_format"):
+                return out if memory_format._name == "preserve_format" else out.contiguous()
+            return _to_format(out, memory_format, copy=False)
+
+        to_.__name__, to_.__doc__ = "to", to.__doc__
+        for fn in (contiguous, clone, to_):
+            fn._takes_memory_format = True
+        tensor_class.contiguous, tensor_class.clone, tensor_class.to = contiguous, clone, to_
+

@@ -110,14 +110,16 @@ def test_user_function_on_complex():
 
 def test_conj_bit_names():
     """torch's lazy-conjugate API on skiff's eager conj: ``resolve_conj`` is the tensor,
-    ``conj_physical`` the conjugate, ``is_conj`` False (torch: True only for a lazy conj view,
-    which ``resolve_conj`` clears); ``chalf`` has no numpy dtype and says so."""
+    ``conj_physical`` the conjugate, ``is_conj`` True only for ``conj()``'s result (torch's
+    lazy conj view; round 44: marked so), which ``resolve_conj`` clears; ``chalf`` has no
+    numpy dtype and says so."""
     from skiff.kernels.train.core import functions as F
 
     z = R.standard_normal(3) + 1j * R.standard_normal(3)
     s, t = skiff.tensor(z), torch.tensor(z)
-    assert not s.is_conj() and not s.conj().is_conj() and not F.is_conj(s)
-    assert t.conj().resolve_conj().is_conj() is False  # what skiff's always is
+    assert not s.is_conj() and not F.is_conj(s)
+    assert s.conj().is_conj() is t.conj().is_conj() is True
+    assert t.conj().resolve_conj().is_conj() is s.conj().resolve_conj().is_conj() is False
     np.testing.assert_array_equal(np.asarray(s.conj_physical()), t.conj_physical().numpy())
     np.testing.assert_array_equal(np.asarray(F.conj_physical(s)), torch.conj_physical(t).numpy())
     np.testing.assert_array_equal(np.asarray(F.resolve_conj(s.conj())),

@@ -100,7 +100,17 @@ class MultiheadAttention(Module):
             return y.transpose((1, 2, 0, 3))
 
         q, k, v = heads(q_in, wq, bq, L), heads(k_in, wk, bk, S), heads(v_in, wv, bv, S)
-        mask = self._mask(key_padding_mask, attn_mask, is_causal, N, L, S, q, h, unbatched)
+        learned = (isinstance(attn_mask, Tensor) and attn_mask.requires_grad
+                   and attn_mask.dtype.kind == "f")
+        if learned:  # a float mask that needs its gradient (round 44: it got None): checked,
+            # then added as a tensor, (L, S) or (N * h, L, S) as torch's
+            self._mask(None, attn_mask.detach(), False, N, L, S, q, h, unbatched)
+            mask = self._mask(key_padding_mask, None, is_causal, N, L, S, q, h, unbatched)
+            am = attn_mask.to(dtype=q.dtype)
+            am = am.reshape(N, h, L, S) if am.ndim == 3 else am.reshape(1, 1, L, S)
+            mask = am if mask is None else mask + am
+        else:
+            mask = self._mask(key_padding_mask, attn_mask, is_causal, N, L, S, q, h, unbatched)
         extra = []  # torch's add_bias_kv, then add_zero_attn: keys every query may attend
         if getattr(self, "bias_k", None) is not None:
             extra.append((self.bias_k.reshape(1, h, 1, d).expand(N, h, 1, d),

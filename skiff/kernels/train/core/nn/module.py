@@ -326,6 +326,7 @@ class Module:
         out = self._state_values(values, extra, keep_vars)
         if prefix:
             out = {prefix + k: v for k, v in out.items()}
+        out = self._run_state_dict_post_hooks(out, prefix)
         if destination is None:
             return out
         destination.update(out)
@@ -370,6 +371,50 @@ class Module:
     def set_extra_state(self, state):
         raise RuntimeError("set_extra_state is not implemented by this module: override it "
                            "to load the extra state get_extra_state saved")
+
+    def _run_state_dict_post_hooks(self, out, prefix):
+        """torch's state-dict post hooks, each module after its children (torch's order):
+        ``register_state_dict_post_hook``'s must return None; the older
+        ``_register_state_dict_hook``'s may return a dict that replaces it (the called
+        module's own hook only, as torch's). Each sees the
+        whole dict (torch's child hooks see the keys gathered so far)."""
+        def walk(m, pre):
+            nonlocal out
+            for name, child in m._modules.items():
+                if child is not None:
+                    walk(child, f"{pre}{name}.")
+            for hook, legacy in m.__dict__.get("_state_dict_post_hooks", ()):
+                res = hook(m, out, pre, {"version": 1})
+                if legacy and res is not None:
+                    if m is self:  # a child's new dict is dropped (torch's parent keeps
+                        out = res  # the dict it handed down)
+                elif not legacy and res is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+
+        if any("_state_dict_post_hooks" in m.__dict__ for m in self.modules()):
+            walk(self, prefix)
+        return out
+
+    def register_state_dict_post_hook(self, hook):
+        """torch's: ``hook(module, state_dict, prefix, local_metadata)`` runs after
+        ``state_dict`` collects (it may change the dict in place; it must return None)."""
+        return self._add_state_dict_post_hook(hook, False)
+
+    def _register_state_dict_hook(self, hook):
+        """torch's older form: the hook may return a new state dict."""
+        return self._add_state_dict_post_hook(hook, True)
+
+    def _add_state_dict_post_hook(self, hook, legacy):
+        hooks = self.__dict__.setdefault("_state_dict_post_hooks", [])
+        entry = (hook, legacy)
+        hooks.append(entry)
+
+        class _Handle:
+            def remove(self_inner):
+                if entry in hooks:
+                    hooks.remove(entry)
+
+        return _Handle()
 
     def register_state_dict_pre_hook(self, hook):
         """torch's: ``hook(module, prefix, keep_vars)`` runs before ``state_dict`` collects."""
@@ -610,17 +655,47 @@ class Module:
             raise AttributeError(f"{type(m).__name__} has no parameter {name!r}")
         return m._parameters[name]
 
+    def get_buffer(self, target: str):
+        """torch's ``get_buffer("block.bn.running_mean")`` (round 44: was missing)."""
+        mod, _, name = target.rpartition(".")
+        m = self.get_submodule(mod)
+        if name not in m._buffers:
+            if name in m._parameters or name in m._modules:
+                raise AttributeError(f"`{name}` is not a buffer")
+            raise AttributeError(f"{type(m).__name__} has no attribute `{name}`")
+        return m._buffers[name]
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """torch's ``set_submodule("body.2", nn.Identity())``: the parent must exist."""
+        if not target:
+            raise ValueError("Cannot set the submodule without a target name!")
+        mod, _, name = target.rpartition(".")
+        parent = self.get_submodule(mod)
+        if strict and name not in parent._modules:
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        setattr(parent, name, module)
+
     def cpu(self) -> Module:
         return self.to("cpu")
 
     def cuda(self, device=None) -> Module:
         return self.to("cuda" if device is None else f"cuda:{device}")
 
-    def to(self, device=None, dtype=None) -> Module:
+    def to(self, device=None, dtype=None, non_blocking=False, memory_format=None) -> Module:
         """Move (and/or cast float) parameters, grads and buffers in place; returns self.
 
-        ``m.to("cuda:0")``, ``m.to(dtype="float64")`` or ``m.to("float64")``.
+        ``m.to("cuda:0")``, ``m.to(dtype="float64")``, ``m.to("float64")``, ``m.to(tensor)``
+        (its device and dtype); torch's ``non_blocking`` (copies here are synchronous) and
+        ``memory_format=channels_last`` (the 4-D parameters laid out so) are taken.
         """
+        if memory_format is not None:
+            _channels_last_params(self, memory_format)
+            if device is None and dtype is None:
+                return self
+        if hasattr(device, "_data") and hasattr(device, "device"):  # torch's to(tensor)
+            device, dtype = device.device, device.dtype
         if isinstance(device, str) and device in _FLOATS or (
             device is not None and not isinstance(device, str) and _is_dtype(device)
         ):
@@ -935,3 +1010,23 @@ class _TrainedWeights(dict):
     def __init__(self, weights: dict, frozen: dict):
         super().__init__(weights)
         self.frozen = frozen
+
+
+def _channels_last_params(module, memory_format) -> None:
+    """``Module.to(memory_format=)``: torch's lays out each parameter (and its gradient) of
+    the format's rank (4 for ``channels_last``, 5 for ``_3d``) so; others are left."""
+    from ..autograd import xp_of
+    from ..top_names_r43 import _LAST_ORDER, _check_format
+
+    _check_format(memory_format)
+    name = memory_format._name
+    if name not in _LAST_ORDER:
+        return
+    rank = _LAST_ORDER[name][0]
+    last, back = (0, *range(2, rank), 1), (0, rank - 1, *range(1, rank - 1))
+    for p in module.parameters():
+        for attr in ("_data", "_grad"):
+            arr = getattr(p, attr)
+            if arr is not None and getattr(arr, "ndim", 0) == rank and hasattr(arr, "strides"):
+                setattr(p, attr, xp_of(arr).ascontiguousarray(arr.transpose(last))
+                        .transpose(back))

@@ -86,6 +86,10 @@ class _WeightNorm(Module):
 class _ParametrizationList(Module):
     """``original0`` (g), ``original1`` (v) and the parametrization at ``0``."""
 
+    # parametrize.remove_parametrizations reads these (torch's ParametrizationList's):
+    # two originals, not one tensor (round 44: remove_parametrizations raised AttributeError)
+    is_tensor, ntensors = False, 2
+
     def __init__(self, fn, g, v):
         super().__init__()
         self.original0, self.original1 = g, v

@@ -266,7 +266,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     ``is_causal`` (query i sees keys j <= i, torch's top-left alignment); skiff's older
     ``causal=True`` aligns bottom-right instead (query i sees j <= i + S - T: the last T of S
     cached positions), the same when T == S. ``attn_mask`` broadcast to (..., T, S), bool
-    (True attends) or float (added to the scores, no gradient); ``dropout_p`` drops
+    (True attends) or float (added to the scores; differentiated when it requires a
+    gradient, as torch's: a learned position bias); ``dropout_p`` drops
     attention probabilities whenever it is given (as torch's: pass 0.0 in eval)."""
     if _ac.LOW is not None:  # autocast("cpu"): torch's lower-precision op
         query, key, value = _ac.low(query, key, value)
@@ -301,10 +302,14 @@ def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True (give attn_mask or is_causal, not both)")
-    mask = None if attn_mask is None else _additive_mask(attn_mask, q)
+    # a float mask that needs a gradient (a learned relative-position bias, ALiBi slopes):
+    # added as a tensor in the composed path, so it gets torch's gradient (round 44: None)
+    learned = (isinstance(attn_mask, Tensor) and attn_mask.requires_grad
+               and attn_mask.dtype.kind == "f")
+    mask = None if attn_mask is None or learned else _additive_mask(attn_mask, q)
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p!r}")
-    if dropout_p == 0.0:
+    if dropout_p == 0.0 and not learned:
         return SDPAFn.apply(q, k, v, causal=is_causal, scale=scale, mask=mask, offset=offset)
     from .activations import dropout, softmax  # composed: the fused backward assumes none
 
@@ -315,7 +320,10 @@ def _sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
         mask = q.xp.triu(q.xp.full((t, s), -np.inf, dtype=q.dtype), k=offset + 1)
     if mask is not None:
         att = att + Tensor._make(mask, False, None, 0)
-    return dropout(softmax(att, axis=-1), dropout_p) @ v
+    if learned:
+        att = att + attn_mask.to(dtype=att.dtype)
+    probs = softmax(att, axis=-1)
+    return (dropout(probs, dropout_p) if dropout_p else probs) @ v
 
 
 def packed_causal_attention(q: Tensor, k: Tensor, v: Tensor, cu_seqlens, scale=None) -> Tensor:
