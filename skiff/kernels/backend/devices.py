@@ -51,6 +51,11 @@ class Device:
     def is_gpu(self) -> bool:
         return self.kind == "gpu"
 
+    @property
+    def type(self) -> str:
+        """torch's ``device.type``: ``"cuda"`` for a GPU, ``"cpu"`` for the host."""
+        return "cuda" if self.kind == "gpu" else "cpu"
+
     def to_json(self) -> dict:
         return asdict(self)
 

@@ -314,3 +314,9 @@ def test_attention_float_mask_gets_its_gradient_as_torchs():
         got.append([a.detach().numpy() for a in (out, y, bias.grad, m2.grad, tq.grad)])
     for ours, theirs in zip(*got):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_device_type_is_torchs():
+    x, t = skiff.zeros(2), torch.zeros(2)
+    assert x.device.type == t.device.type == "cpu"
+    assert skiff.device("cpu").type == torch.device("cpu").type
