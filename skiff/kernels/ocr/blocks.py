@@ -77,9 +77,21 @@ def _blocky(cols: list[list[int]], band: list[list[int]], ext: np.ndarray) -> bo
         if len({row_of[i] for i in col}) < 2:
             return False
         h = ext[col, 3] - ext[col, 2]
-        if h.max() < BIG * h.min():
+        if h.max() < BIG * h.min() or not _name_over_big(col, row_of, ext):
             return False
     return True
+
+
+def _name_over_big(col: list[int], row_of: dict, ext: np.ndarray) -> bool:
+    """Whether a row of the column stands over a row :data:`BIG` times as tall (a tag's
+    name over its price). A column that only grows smaller downwards is a heading over its
+    details (a train ticket's station "上海虹桥站" over its pinyin, date and seat, beside
+    the other station's: round 44, read column by column in Liberation Mono and WenQuanYi
+    Zen Hei, where the stations' rows were the ticket's reading)."""
+    rs = sorted({row_of[i] for i in col})
+    tall = {r: max(ext[i, 3] - ext[i, 2] for i in col if row_of[i] == r) for r in rs}
+    low = {r: min(ext[i, 3] - ext[i, 2] for i in col if row_of[i] == r) for r in rs}
+    return any(tall[b] >= BIG * low[a] for a, b in zip(rs, rs[1:], strict=False))
 
 
 def _read(band: list[list[int]], cols: list[list[int]], ext: np.ndarray) -> list[list[int]]:

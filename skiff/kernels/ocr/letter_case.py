@@ -8,6 +8,8 @@ height of a capital (capitals, digits, "b d h k l") and of a small letter ("a e 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .images import grey_of
@@ -121,6 +123,32 @@ def _soft_heights(crop: np.ndarray, glyphs, lab: np.ndarray, bw: np.ndarray) -> 
     return [float(v) for v in np.where(level > 0, soft, plain)]
 
 
+# a line of CJK with its Latin words after it ("有机绿茶 Organic Green Tea": a label's name
+# and its English), whose CJK characters are several components each: the Latin words are
+# looked at on their own, from the crop's glyphs as many as their letters, where a gap of at
+# least TAIL_GAP of the line's ink height stands before them
+TAIL_GAP = 0.25
+_TAIL = re.compile(r"(?<=[\u3000-\u9fff\uff00-\uffef]) ([A-Za-z0-9][A-Za-z0-9 .,'&-]*)$")
+
+
+def _latin_tail(text: str, crop: np.ndarray, glyphs) -> str:
+    """``text`` with the Latin words that end it after a CJK character (and a space) put
+    in their case by :func:`letter_case` on the crop's columns that hold them; ``text``
+    unchanged where there are none, or the crop's glyphs do not stand apart before them."""
+    m = _TAIL.search(text)
+    if m is None:
+        return text
+    n = sum(not c.isspace() for c in m.group(1))
+    if len(glyphs) <= n:
+        return text
+    before, first = glyphs[-n - 1], glyphs[-n]
+    ink_h = max(g[3] for g in glyphs) - min(g[2] for g in glyphs)
+    if first[0] - before[1] < TAIL_GAP * ink_h:
+        return text
+    cut = (before[1] + first[0]) // 2
+    return text[:m.start(1)] + letter_case(m.group(1), crop[:, cut:])
+
+
 def letter_case(text: str, crop: np.ndarray) -> str:
     """``text`` with each of its two-case letters ("c o s v w x z") in the case its ink's
     height says, where the crop's glyphs (:func:`_glyphs`) pair one to one with the reading's
@@ -132,7 +160,9 @@ def letter_case(text: str, crop: np.ndarray) -> str:
         return text
     chars = [c for c in text if not c.isspace()]
     glyphs, lab, bw = _glyph_parts(crop)
-    if not glyphs or len(glyphs) != len(chars):
+    if glyphs and len(glyphs) != len(chars):
+        return _latin_tail(text, crop, glyphs)
+    if not glyphs:
         return text
     # heights, not tops: a photo's turned or curved line moves the tops along it; to a
     # fraction of a pixel, as a blur leaves them (:func:`_soft_heights`)

@@ -627,6 +627,30 @@ KANA_GAP = 0.45
 # "1" in its cell: "11月11日"), so no gap alone separates them; the tight pairs of one line
 # stand within 1.5 times each other's gap (UKai "11月11日" at 16 px: 1.3-1.5)
 HAN_GAP, HAN_OF_LINE = 0.4, 1.6
+# a narrower space stands out further: a pair at least HAN_GAP_NARROW of the ink's height
+# and more than HAN_OF_LINE_NARROW times every other such pair's takes one too. Round 44
+# (h3, h17's 600 reads, `/work/round44/h3s/sim7.py`, `q_all.out`): "価格 1,280円" in Noto
+# Sans, whose space is 0.29-0.37 (its "0円" 0-0.12), 6 more lines right, 6 more in Serif,
+# none made wrong (472/600 exact, 460 with the first rule alone); at twice exactly a
+# blurred 16-px "共 3 件" (0.375 against 0.1875) is read "共 3件"; 0.30 puts UKai's "1" in
+# its cell apart ("价格 128元", "第 11届": 0.30-0.33 and over twice the line's others)
+HAN_GAP_NARROW, HAN_OF_LINE_NARROW = 0.35, 2.05
+# a kana-less line's one Chinese character beside an ASCII letter (a label's name and its
+# English: "有机绿茶 Organic Green Tea") takes a space where the ink's gap is at least
+# HAN_WORD_GAP of its height. Round 44 (h3, `/work/round44/h3s/latgap2.py`: 30 tight
+# lines such as "iPhone手机", "Wi-Fi密码", "HDMI线", "AI芯片", "编号A1024" and 13 spaced ones
+# in Noto Sans/Serif CJK JP/SC, WenQuanYi Zen Hei, AR PL UKai at 16/22/30 px, clean and
+# blurred): 1,116 tight letter pairs at most 0.36 (UKai's "i" of "Wi-Fi密码"), spaced ones
+# 0.21-1.2; the label's phone photo 0.63, read without its space (a digit beside a
+# character is left out: UKai's "1" in its cell stands 0.54 apart)
+HAN_WORD_GAP = 0.45
+
+
+def _stands_out(gap: float, others: float) -> bool:
+    """Whether a pair's ``gap`` (in ink heights) is a space beside the widest of its line's
+    other pairs, ``others``: wide and well out, or narrower and further out."""
+    return (gap >= HAN_GAP and gap >= HAN_OF_LINE * others) or \
+        (gap >= HAN_GAP_NARROW and gap >= HAN_OF_LINE_NARROW * others)
 
 
 def _ideograph(c: str) -> bool:
@@ -641,6 +665,11 @@ def _kana_pair(a: str, b: str) -> bool:
     """A kana or kanji beside an ASCII letter or digit (either order)."""
     return any((_ideograph(x) or _kana(x)) and y.isascii() and y.isalnum()
                for x, y in ((a, b), (b, a)))
+
+
+def _letter_pair(a: str, b: str) -> bool:
+    """A Chinese character beside an ASCII letter (either order)."""
+    return any(_ideograph(x) and y.isascii() and y.isalpha() for x, y in ((a, b), (b, a)))
 
 
 def _field_pair(a: str, b: str) -> bool:
@@ -661,7 +690,10 @@ def cjk_spaces(text: str, best: np.ndarray, alphabet: list[str], crop: np.ndarra
     kana (Japanese), a kana or kanji beside an ASCII letter or digit takes a space where
     the ink's gap is at least ``KANA_GAP`` of its height ("ノートA5" for "ノート A5"); in a
     line without kana, where that gap is at least ``HAN_GAP`` and ``HAN_OF_LINE`` times
-    every other such pair's of the line ("2026年12月7日14:32" for "... 14:32")."""
+    every other such pair's of the line ("2026年12月7日14:32" for "... 14:32"), or narrower
+    and further out (``HAN_GAP_NARROW``, ``HAN_OF_LINE_NARROW``: "価格1,280円"); a line's one
+    such pair of a character and a letter where the gap is at least ``HAN_WORD_GAP``
+    ("有机绿茶Organic Green Tea")."""
     plain = text.replace("\u3000", " ")
     found = _solid(plain, best, alphabet, crop)
     if found is None:
@@ -675,14 +707,18 @@ def cjk_spaces(text: str, best: np.ndarray, alphabet: list[str], crop: np.ndarra
               and _kana_pair(solid[k][1][-1], solid[k + 1][1][0])]
     mixed = [] if japanese else [k for k in range(len(solid) - 1)
                                  if _kana_pair(solid[k][1][-1], solid[k + 1][1][0])]
+    word = [k for k in mixed if len(mixed) == 1 and k not in after
+            and _letter_pair(solid[k][1][-1], solid[k + 1][1][0])]
     mixed = mixed if len(mixed) > 1 else []
-    gap = _gap_of(crop, solid, frame_width, height) if wide or spaced or mixed else None
+    gap = _gap_of(crop, solid, frame_width, height) if wide or spaced or mixed or word \
+        else None
     put = {k for k in wide if gap(k) >= CJK_GAP} if gap is not None else set()
     if gap is not None:
         put |= {k for k in spaced if gap(k) >= KANA_GAP}
         g = {k: gap(k) for k in mixed}
-        put |= {k for k in mixed if k not in after and g[k] >= HAN_GAP
-                and g[k] >= HAN_OF_LINE * max(g[j] for j in mixed if j != k)}
+        put |= {k for k in mixed if k not in after and _stands_out(
+            g[k], max(g[j] for j in mixed if j != k))}
+        put |= {k for k in word if gap(k) >= HAN_WORD_GAP}
     if not put:
         return plain if plain != text else None
     return "".join(c + (" " if k in put or k in after else "")
