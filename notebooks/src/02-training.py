@@ -52,7 +52,7 @@ print(repr(text.text[5000:5200]))
 # `skiff.models.get("gpt-mini")` builds the preset: 4 transformer blocks, 4 heads, width 128,
 # a context of 128 bytes. Untrained, it samples bytes almost uniformly, so the text is noise.
 #
-# 0.9 million parameters against 45 KB of text is a model that can memorise its data: after
+# 0.9 million parameters against 47 KB of text is a model that can memorise its data: after
 # enough passes it recites the training blocks and does worse on anything else. `dropout=0.1`
 # (a tenth of the activations zeroed at random while training) makes memorising harder.
 
@@ -99,7 +99,7 @@ result
 # are still invented, and greedy decoding (temperature 0) falls into repeating its likeliest
 # word. Real words take many more steps. After the quick run (20 steps, a loss near 3) the
 # model knows little more than which bytes are common: greedy decoding repeats "the" and
-# "t", and a sample is letters and spaces without words.
+# "t", and a sample is letters and spaces with only the odd short word ("the").
 
 # %%
 for temperature in (0.0, 0.8):
@@ -136,14 +136,16 @@ else:
 # ## The same in three lines, without a job
 #
 # The magic is a thin layer over the library. In a script, the Trainer is three lines;
-# `strategy="auto"` resolves to the single device here and says why in `result.strategy`.
+# `strategy="auto"` resolves to the single device here and says why in
+# `result.strategy["summary"]`.
 
 # %%
 skiff.seed(1)  # the same initial weights on every run
 small = GPT(GPTConfig(block_size=64, n_layer=2, n_head=2, n_embd=64))
 trainer = skiff.Trainer(small, strategy="auto", lr=3e-3, batch_size=16)
 result2 = trainer.train(TextDataset("sonnets", block_size=64), steps=10 if QUICK else 200)
-print(result2, result2.strategy["reasons"])
+print(result2)
+print(result2.strategy["summary"])  # what auto chose, and why
 
 # %% [markdown]
 # ## Your own arrays

@@ -99,10 +99,10 @@ table([(name, f"{t:.3f}", s.iterations, f"{s.relative_residual:.1e}", f"{s.error
 
 # %% [markdown]
 # Every route reaches the same discretisation error (about `h^2`): the solvers differ in
-# cost, not in the answer. On the small quick-mode grid every route takes milliseconds and a
-# cheap one (Jacobi) can even come first; the gap opens as the grid refines. The residual
-# histories show why multigrid wins: a constant factor per cycle, independent of the grid,
-# while Jacobi-preconditioned CG slows as the grid refines. A CG curve may rise before it
+# cost, not in the answer. On the small quick-mode grid every route takes a fraction of a
+# second and a cheap one (Jacobi) can even come first; the gap opens as the grid refines. The
+# residual histories show why multigrid wins: a constant factor per cycle, independent of the
+# grid, while Jacobi-preconditioned CG slows as the grid refines. A CG curve may rise before it
 # falls: CG makes the error smaller in the energy norm at every step, not the residual `|r|`
 # plotted here, so a first step that leaves `|r|` above `|b|` is no sign of trouble.
 

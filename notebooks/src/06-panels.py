@@ -123,11 +123,15 @@ train.set(model="gpt-mini", np=2)
 train.plan()  # what the Plan button does; the table appears in the form
 
 # %% [markdown]
-# Then a small model on a built-in data set, launched from the same form. The Train form,
-# with the plan above its fields and the job's widget under them:
+# Then a small model on a built-in data set, launched from the same form. A plan is the one
+# of the model and ranks it was asked for: after changing them, press Plan again (here
+# `train.plan()`), or the table above the fields still lays out gpt-mini on 2 ranks. The
+# Train form, with the plan of its own model above its fields and the job's widget under
+# them:
 
 # %%
 train.set(model="mlp", data="blobs", steps=20 if QUICK else 300, np=1)
+train.plan()
 print(train.magic)
 train_job = train.launch()
 train

@@ -10,9 +10,9 @@
 # implementation, logit for logit), fine-tunes it with `%train` (LoRA or all weights) and
 # answers prompts with `%chat`.
 #
-# Weights cannot be downloaded here, so this notebook first **makes its own small checkpoint
-# in the ERNIE layout**: it trains a SentencePiece tokenizer and a 2-layer ERNIE on a little
-# text about capital cities, and saves both. Then it treats that folder exactly as it would
+# So that it runs anywhere with no download (its tests run without a network), this notebook
+# first **makes its own small checkpoint in the ERNIE layout**: it trains a SentencePiece
+# tokenizer and a 2-layer ERNIE on a little text about capital cities, and saves both. Then it treats that folder exactly as it would
 # treat `baidu/ERNIE-4.5-0.3B-PT`: load, ask, fine-tune on a small instruction set, compare
 # before and after. The last section says how to point the same cells at the real
 # checkpoints and what hardware each needs. `SKIFF_QUICK=1` (what the tests set) makes every

@@ -270,10 +270,11 @@ show(fig)
 # %% [markdown]
 # ## The fields and their errors
 #
-# Top: the exact solution, the solver's and the PINN's. Bottom: each one's error against the
-# exact solution (note the colour scales: the two errors differ by orders of magnitude and
-# have different shapes: the solver's is smooth, the discretisation error; the PINN's follows
-# where the network is still off).
+# Top: the exact solution, the solver's and the PINN's (Adam only, before L-BFGS). Bottom: the
+# error against the exact solution of the network before training (where Adam started), of
+# the solver and of the PINN. Note the colour scales: the three errors differ by orders of
+# magnitude and have different shapes: the solver's is smooth, the discretisation error; the
+# PINN's follows where the network is still off.
 
 # %%
 fig = Figure(figsize=(11, 6.5), dpi=80)

@@ -3,6 +3,7 @@ resumed run."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -35,7 +36,20 @@ def test_distributed_notebook_runs(runs_dir):
     sample = re.search(r"Shall I(.*)", text, re.S).group(1)[:120]
     assert sum(c.isalpha() for c in sample) >= 40, sample
     assert "failed - rank 1" in text
-    assert "done - resumed run ended at step 100" in text
+    assert "done - resumed run ended at step 60" in text
+    # the text says the resumed run ends at the first job's loss, to the last digit (round
+    # 44: quick mode ran 100 steps against the first job's 60, so nothing showed it); the
+    # oracle: the two jobs' result.json in their run folders
+    finals = {}
+    for run in runs_dir.iterdir():
+        command = json.loads((run / "config.json").read_text()).get("command", "")
+        if command.endswith(("-o job", "-o resumed")):
+            finals["first" if command.endswith("-o job") else "resumed"] = json.loads(
+                (run / "result.json").read_text())["final_loss"]
+    assert set(finals) == {"first", "resumed"}, finals
+    assert finals["resumed"] == finals["first"], finals
+    assert (f"final loss {finals['resumed']:.4f}\nthe same run without the kill ended at "
+            f"loss {finals['first']:.4f}: the same") in text
     # where it went on from: a step the killed run wrote (the oracle: the folder). Not
     # always the last folder listed: a rank killed while writing leaves that step's folder
     # incomplete, and the resume takes the newest complete one (CI saw step 2 of [2, 4])

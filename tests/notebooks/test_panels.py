@@ -91,6 +91,9 @@ def test_panels_notebook(runs_dir):
     # the planner's table
     (plan,) = _with_class(states, "skiff-plan")
     assert "dp" in plan["value"] and "⚠" not in plan["value"]
+    # the plan above the form is the form's own model's (round 44: the saved form held mlp
+    # on 1 rank under the plan of gpt-mini on 2, made before the fields changed)
+    assert "Plan for MLP" in plan["value"] and "Plan for gpt-mini" not in plan["value"]
     # the monitor lists the three jobs, all done
     (heading,) = _with_class(states, "skiff-monitor-heading")
     assert "<b>3</b> jobs (0 running)" in heading["value"]
