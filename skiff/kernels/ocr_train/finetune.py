@@ -340,8 +340,9 @@ def _decode(probs: np.ndarray, alphabet: list[str]) -> list[str]:
 
 
 def evaluate(onnx_path, crops: list[np.ndarray], texts: list[str], alphabet: list[str], *,
-             max_width: int = 320, batch: int = 16) -> float:
-    """Mean character accuracy of a recognizer file (onnxruntime) on crops."""
+             max_width: int = 320, batch: int = 16, check=None) -> float:
+    """Mean character accuracy of a recognizer file (onnxruntime) on crops; ``check`` (a
+    job's stop: it raises) is called before each batch."""
     from skiff.kernels.ocr.engine import OnnxEngine
 
     if not crops:
@@ -350,6 +351,8 @@ def evaluate(onnx_path, crops: list[np.ndarray], texts: list[str], alphabet: lis
     order = sorted(range(len(crops)), key=lambda i: crops[i].shape[1] / crops[i].shape[0])
     scores = [0.0] * len(crops)
     for k in range(0, len(order), batch):
+        if check is not None:
+            check()
         idx = order[k: k + batch]
         probs = eng(make_batch([crops[i] for i in idx], max_width=max_width))
         for i, text in zip(idx, _decode(probs, alphabet)):
@@ -587,6 +590,10 @@ class RecTrainer:
                         (step + 1) % cfg.checkpoint_every == 0 and step + 1 < total:
                     self._save(checkpoint, step + 1, total, opt, sched, batches, last,
                                len(crops))
+            if checkpoint is not None and done > start:
+                # the trained weights, kept until the model is exported and measured: a stop
+                # in that minute (Ctrl-C at 100%) lost them, the checkpoint deleted (round 44)
+                self._save(checkpoint, done, total, opt, sched, batches, last, len(crops))
         except BaseException:  # stopped (a job's stop, Ctrl-C, an error): keep what it learnt
             saved = False
             if checkpoint is not None and before is not None and done > start:
@@ -929,33 +936,70 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
     # job sat at 100% saying nothing, "no progress for 47 s", as if hung (round 39)
     ran = (f"steps {result.resumed_from + 1}-{result.steps}" if result.resumed_from
            else f"{result.steps} steps")
-    reporter.log(f"trained {ran} ({result.train_cpu_seconds:.0f} CPU s); "
-                 + _after_plan(len(vcrops), len(general[0]) if general else 0,
-                               cfg.upright is None and len(vcrops) >= 2
-                               and MODEL_SETS[_set_base(cfg.base)].cls is not None))
+    plan = _after_plan(len(vcrops), len(general[0]) if general else 0,
+                       cfg.upright is None and len(vcrops) >= 2
+                       and MODEL_SETS[_set_base(cfg.base)].cls is not None)
+    if result.resumed_from == result.steps:  # stopped after its last step, while finishing
+        reporter.log(f"the {result.steps} steps were trained before the stop; {plan}")
+    else:
+        reporter.log(f"trained {ran} ({result.train_cpu_seconds:.0f} CPU s); {plan}")
+    try:
+        _finish(cfg, result, module, dictionary, start, vcrops, vtexts, general, checkpoint,
+                reporter)
+    except BaseException:  # a stop while exporting and measuring (a minute on PP-OCRv6, at
+        # 100%): it was read between steps only, so the CLI gave up on the job after 15 s and
+        # the thread died with its process, the checkpoint already deleted (round 44)
+        if checkpoint.is_file():
+            how = going_on(cfg, getattr(reporter, "run_dir", None))
+            reporter.log(f"stopped after the last step ({result.steps}), while exporting and "
+                         f"measuring: {checkpoint} keeps the trained weights ({how}"
+                         f"{',' if ', or ' in how else ''} exports and measures them without "
+                         "training again)")
+        raise
+    result.seconds = round(time.perf_counter() - t0, 2)
+    kept = reporter.artifact("rec.onnx", result.onnx, kind="model")
+    if cfg.name:
+        from skiff.kernels.ocr.models import register_model_set
+
+        # the exported dictionary goes with it: a set built on ch-tiny kept tiny's own file,
+        # which lacks the characters a fine-tune added (they read as nothing)
+        register_model_set(cfg.name, rec=kept, base=_set_base(cfg.base),
+                           dict=reporter.artifact("rec_dict.txt", result.dict, kind="model"))
+        result.model_set = cfg.name
+        reporter.log(f"registered OCR model set {cfg.name!r}: %ocr ... --lang {cfg.name}")
+    checkpoint.unlink(missing_ok=True)  # the run is done: its model exported and measured
+    _measures_file(checkpoint).unlink(missing_ok=True)
+    return result
+
+
+def _finish(cfg: FineTuneConfig, result: FineTuneResult, module, dictionary, start, vcrops,
+            vtexts, general, checkpoint: Path, reporter) -> None:
+    """After the last step: the export, its readings of the held-out and general sets, the
+    pull back where it forgot, the upright measure; a job's stop is read between batches
+    (``reporter.check``)."""
+    check = reporter.check
     out = Path(cfg.out).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     onnx_path = export_onnx(module, out / "rec.onnx", metadata={"character": dictionary.text()})
     dict_path = out / "rec_dict.txt"
     dict_path.write_text(dictionary.text() + "\n", encoding="utf-8")
-    checkpoint.unlink(missing_ok=True)  # the run is done: its model is exported
-    _measures_file(checkpoint).unlink(missing_ok=True)
     result.onnx, result.dict = str(onnx_path), str(dict_path)
     if vcrops:
         result.val_after = evaluate(onnx_path, vcrops, vtexts, dictionary.alphabet,
-                                    max_width=EVAL_MAX_WIDTH)
+                                    max_width=EVAL_MAX_WIDTH, check=check)
     if general:
         result.general_after = evaluate(onnx_path, *general, dictionary.alphabet,
-                                        max_width=EVAL_MAX_WIDTH)
+                                        max_width=EVAL_MAX_WIDTH, check=check)
     _pull(cfg, result, module, start, lambda: export_onnx(
         module, out / "rec.onnx", metadata={"character": dictionary.text()}),
         lambda path: (evaluate(path, vcrops, vtexts, dictionary.alphabet,
-                               max_width=EVAL_MAX_WIDTH) if vcrops else None,
-                      evaluate(path, *general, dictionary.alphabet, max_width=EVAL_MAX_WIDTH)
-                      if general else None), reporter)
+                               max_width=EVAL_MAX_WIDTH, check=check) if vcrops else None,
+                      evaluate(path, *general, dictionary.alphabet, max_width=EVAL_MAX_WIDTH,
+                               check=check) if general else None), reporter)
     if vcrops:  # (the pulled weights' reading, where they were pulled)
         reporter.metric("val_char_acc", result.val_after, step=result.steps)
-    result.upright, result.upright_measure = _upright(cfg, onnx_path, vcrops, vtexts)
+    check()
+    result.upright, result.upright_measure = _upright(cfg, onnx_path, vcrops, vtexts, check)
     if result.upright_measure and not result.upright:
         reporter.log("the direction model stays before this recognizer ("
                      + result.upright_measure + ")")
@@ -964,18 +1008,6 @@ def fine_tune(cfg: FineTuneConfig, reporter=None) -> FineTuneResult:
         reporter.log("the crops come upright (" + result.upright_measure + "): the pipeline "
                      "reads with this recognizer without the direction model "
                      "(use_cls='always' runs it)")
-    result.seconds = round(time.perf_counter() - t0, 2)
-    kept = reporter.artifact("rec.onnx", onnx_path, kind="model")
-    if cfg.name:
-        from skiff.kernels.ocr.models import register_model_set
-
-        # the exported dictionary goes with it: a set built on ch-tiny kept tiny's own file,
-        # which lacks the characters a fine-tune added (they read as nothing)
-        register_model_set(cfg.name, rec=kept, base=_set_base(cfg.base),
-                           dict=reporter.artifact("rec_dict.txt", dict_path, kind="model"))
-        result.model_set = cfg.name
-        reporter.log(f"registered OCR model set {cfg.name!r}: %ocr ... --lang {cfg.name}")
-    return result
 
 
 def _pull(cfg: FineTuneConfig, result: FineTuneResult, module, start: dict, export, measure,
@@ -1043,7 +1075,7 @@ def upright_reading(onnx_path, base_set: str, crops: list[np.ndarray], texts: li
     return float(np.mean([char_accuracy(a, b) for a, b in zip(read, texts, strict=True)]))
 
 
-def _upright(cfg: FineTuneConfig, onnx_path, crops, texts) -> tuple[bool, str]:
+def _upright(cfg: FineTuneConfig, onnx_path, crops, texts, check=None) -> tuple[bool, str]:
     """Whether the export should say its crops come upright, and the measure why: the
     user's ``upright``, else whether the held-out crops read worse through the pipeline
     with the direction model than without it (it turned crops that read right as they
@@ -1057,6 +1089,8 @@ def _upright(cfg: FineTuneConfig, onnx_path, crops, texts) -> tuple[bool, str]:
     if MODEL_SETS[base].cls is None:
         return False, ""
     on = upright_reading(onnx_path, base, crops, texts, "always")
+    if check is not None:
+        check()
     off = upright_reading(onnx_path, base, crops, texts, False)
     return off > on, (f"{len(crops)} held-out crops read {on:.4f} with the direction "
                       f"model, {off:.4f} without")

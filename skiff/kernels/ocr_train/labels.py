@@ -215,6 +215,8 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
     spaced: list[int] = []  # lines of ICDAR's 'image, "text"'
     listings: dict = {}  # folders listed to find a name written in another case
     moved: list[int] = []  # lines whose absolute path (another machine's) was found here
+    read_as: dict[tuple[str, str], list[int]] = {}  # (typed, read) -> lines: _read_as
+    scored: list[int] = []  # lines with a reading's score after the text (_score)
     for k, raw in enumerate(lines, 1):
         raw = raw.lstrip(_BOM)  # files joined with `cat` keep each one's byte-order mark
         if not raw.strip() or raw.lstrip().startswith("#"):
@@ -230,6 +232,9 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
             name, text = split
             spaced.append(k)
         text, extra = _columns(text.strip("\r\n"))
+        if extra and _score(extra):  # PaddleOCR's infer_rec.py: 'path<TAB>text<TAB>score'
+            scored.append(k)
+            extra = ""
         if extra:
             out.errors.append(f"{where} line {k}: a third column after a second tab "
                               f"({extra[:40]!r}): a row is 'image<TAB>text'; a tab inside "
@@ -243,7 +248,7 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
             out.warnings.append(f"{where} line {k}: column names ({name!r}, {text.strip()!r}), "
                                 "not a row: skipped (PaddleOCR's files have no header)")
             continue
-        text = _clean_text(text, dictionary)
+        text = _clean_text(text, dictionary, read_as, k)
         if not text.strip():
             out.errors.append(f"{where} line {k}: empty text for image {name!r}")
             continue
@@ -292,6 +297,22 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
             f"{where}: {len(moved)} row(s) name an absolute path that is not on this machine "
             "(line " + ", ".join(map(str, moved[:5])) + (", ..." if len(moved) > 5 else "")
             + f"): read as the file of the same last folders under {str(root)!r}")
+    if scored:
+        out.warnings.append(
+            f"{where}: {len(scored)} row(s) have a score after the text (line "
+            + ", ".join(map(str, scored[:5])) + (", ..." if len(scored) > 5 else "")
+            + "), as PaddleOCR's infer_rec.py and PPOCRLabel's auto-recognition write a "
+            "model's readings: the text trains, the score is left out (as PaddleOCR reads "
+            "them); a reading not checked by hand teaches the model its own mistakes")
+    mixed = _width_mix(out.rows)
+    if mixed:
+        out.warnings.append(f"{where}: {mixed}")
+    for (typed, got), lines_ in read_as.items():
+        out.warnings.append(
+            f"{where}: {typed!r} (U+{ord(typed):04X}) is not in the model's dictionary: "
+            f"read as {got!r} (U+{ord(got):04X}), the character it reads that glyph as, in "
+            f"{len(lines_)} row(s) (line " + ", ".join(map(str, lines_[:5]))
+            + (", ..." if len(lines_) > 5 else "") + ")")
     if padded:
         # the pipeline reads a line without them (ctc_decode strips its ends): learnt, they
         # taught a space no reading keeps, and a held-out row with them never read as right
@@ -313,6 +334,32 @@ _INVISIBLE = {"\u200b": "", _BOM: ""}
 # --add-chars, a new class for a glyph the model already reads). NFC leaves them apart.
 _TWINS = {"\u00b5": "\u03bc", "\u03bc": "\u00b5"}
 _HEADER_WORD = re.compile(r"[A-Za-z][A-Za-z_ ]{0,30}")
+
+
+def _width_mix(rows: list[LabelRow]) -> str:
+    """A warning where some rows write letters or digits full-width (``Ｃ７``, a Chinese or
+    Japanese IME left in full-width mode) and others write the same ones half-width: the
+    model learns them as other characters and reads a held-out line either way. Measured on
+    licence plates (round 44), a third of 400 rows typed full-width: the tuned model read 47
+    of 100 held-out plates with full-width characters, 48 exact (99 with one width)."""
+    full: dict[str, list[int]] = {}
+    half: dict[str, int] = {}
+    for r in rows:
+        for c in set(r.text):
+            if c.isalnum() and "\uff10" <= c <= "\uff5a":
+                full.setdefault(chr(ord(c) - 0xFEE0), []).append(r.line)
+            elif c.isascii() and c.isalnum():
+                half[c] = half.get(c, 0) + 1
+    both = sorted(c for c in full if c in half)
+    if not both:
+        return ""
+    lines = sorted({k for c in both for k in full[c]})
+    wide = "".join(chr(ord(c) + 0xFEE0) for c in both[:8])
+    return (f"{len(lines)} row(s) write {wide!r} full-width (line "
+            + ", ".join(map(str, lines[:5])) + (", ..." if len(lines) > 5 else "")
+            + f") where other rows write {''.join(both[:8])!r} half-width: an input method in "
+            "full-width mode? The model learns them as other characters and reads a line "
+            "either way; write them one way")
 
 
 def _header(name: str, text: str, root: Path, listings: dict) -> bool:
@@ -367,6 +414,19 @@ def _columns(text: str) -> tuple[str, str]:
     return text, extra.strip() if tab else ""
 
 
+def _score(column: str) -> bool:
+    """Whether a third column is a reading's confidence (``0.99873``, as PaddleOCR's
+    ``tools/infer_rec.py`` writes ``file<TAB>text<TAB>score``): a decimal number from 0 to 1.
+    Such a file (pre-labelled crops) was one "third column" error a row, where PaddleOCR's
+    SimpleDataSet trains the second column (round 44)."""
+    if "." not in column or not re.fullmatch(r"[0-9.eE+-]+", column):
+        return False
+    try:
+        return 0.0 <= float(column) <= 1.0
+    except ValueError:
+        return False
+
+
 def _icdar(line: str, root: Path, listings: dict) -> tuple[str, str] | None:
     """(image, text) of an ICDAR word-recognition row, ``word_1.png, "Tiredness"`` (the
     quotes dropped, an escaped ``\\"`` inside read as ``"``), when its image exists; else
@@ -407,11 +467,14 @@ def _unquote(name: str) -> str:
     return name
 
 
-def _clean_text(text: str, dictionary: Dictionary) -> str:
+def _clean_text(text: str, dictionary: Dictionary, read_as: dict | None = None,
+                line: int = 0) -> str:
     """``text`` with the look-alikes a dictionary lacks made what it has: a no-break space
     a space, a zero-width space or stray byte-order mark nothing, a decomposed accent
     (``e`` + U+0301, as macOS writes it) composed (NFC) when that spells it with fewer
-    missing characters. Characters the dictionary has are never changed."""
+    missing characters, a glyph's other code point (:func:`_read_as`) for one it lacks (each
+    such ``(typed, read)`` pair's lines into ``read_as``). Characters the dictionary has
+    are never changed."""
     if not dictionary.missing(text):
         return text
     out = "".join(_SPACES.get(c, _INVISIBLE.get(c, c)) if c not in dictionary._index else c
@@ -423,7 +486,36 @@ def _clean_text(text: str, dictionary: Dictionary) -> str:
     nfc = unicodedata.normalize("NFC", out)
     if nfc != out and len(dictionary.missing(nfc)) < len(dictionary.missing(out)):
         out = nfc
-    return out
+    read = "".join(_read_as(c, dictionary) or c for c in out)
+    if read != out and read_as is not None:
+        for c, r in zip(out, read):
+            if c != r:
+                read_as.setdefault((c, r), []).append(line)
+    return read
+
+
+# the same glyph under other code points, the first the dictionary has is read for one it
+# lacks: the middle dot of a Chinese plate or name typed with a Japanese IME (U+30FB, or its
+# half-width U+FF65) or a maths operator, and the wave dash (a Mac's U+301C, Windows' U+FF5E)
+_LOOKALIKES = ("·・･‧∙⋅", "～〜~")
+
+
+def _read_as(c: str, dictionary: Dictionary) -> str | None:
+    """The character the dictionary has for the glyph ``c`` it lacks, else None: one of its
+    look-alikes (:data:`_LOOKALIKES`), or its compatibility form when that is one character
+    (a full-width ``Ｊ`` typed with a Chinese IME in full-width mode is ``J``, ``Ⅰ`` is
+    ``I``, ``＄`` is ``$``). PP-OCRv4's dictionary has ``Ａ`` but not ``Ｊ Ｑ Ｘ``, nor ``・``:
+    such a row was an error asking for ``--add-chars``, which then trained a new class from
+    a few crops for a glyph the model already reads as ``J`` or ``·`` (round 44)."""
+    if c in dictionary._index:
+        return None
+    for group in _LOOKALIKES:
+        if c in group:
+            return next((o for o in group if o in dictionary._index), None)
+    import unicodedata
+
+    k = unicodedata.normalize("NFKC", c)
+    return k if len(k) == 1 and k != c and k in dictionary._index else None
 
 
 def _label_lines(path: Path) -> tuple[list[str], str]:
@@ -622,11 +714,22 @@ def _boxes(text: str):
 
 
 def _quad(pts: list[tuple[float, float]]) -> tuple:
-    """Four corners for a box: four points as given (PaddleOCR's order starts at the
-    text's own top-left, so a line printed upside down is cut the right way up), a polygon
-    as its smallest enclosing rectangle in image order (tl, tr, br, bl)."""
+    """Four corners for a box: four points clockwise as given (PaddleOCR's order starts at
+    the text's own top-left, so a line printed upside down is cut the right way up), four
+    counter-clockwise from the same first point, a polygon or four crossed corners as the
+    smallest enclosing rectangle in image order (tl, tr, br, bl)."""
     if len(pts) == 4:
-        return tuple(pts)
+        turns = [_cross(pts[i - 1], pts[i], pts[(i + 1) % 4]) for i in range(4)]
+        if all(t > 0 for t in turns):  # clockwise on the image (y down): PaddleOCR's order
+            return tuple(pts)
+        if all(t < 0 for t in turns):
+            # counter-clockwise (tl, bl, br, tr: a LabelMe polygon drawn the other way, a
+            # converter's order): cut as given it was the line's mirror image, learnt as its
+            # text. PPOCRLabel's get_rotate_crop_image swaps the 2nd and 4th points so too,
+            # which keeps the first as the text's top-left (round 44)
+            return (pts[0], pts[3], pts[2], pts[1])
+        # crossed (tl, tr, bl, br: corners listed row by row) or a degenerate box: by its
+        # corners' places on the image, as a polygon is
     import cv2
     import numpy as np
 
@@ -634,3 +737,9 @@ def _quad(pts: list[tuple[float, float]]) -> tuple:
 
     a = cv2.boxPoints(cv2.minAreaRect(np.asarray(pts, np.float32)))
     return tuple(tuple(float(v) for v in p) for p in order_points(a))
+
+
+def _cross(a, b, c) -> float:
+    """The turn at ``b`` from ``a`` to ``c``: positive where it is clockwise on an image
+    (its y axis down)."""
+    return (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0])
