@@ -1582,11 +1582,13 @@ def _matrix_file(name: str) -> bool:
 
 def _check_ilu_grid(config: dict) -> None:
     """``--precond ilu`` factors a matrix's entries: a built-in grid (a stencil) has none."""
-    if config.get("precond") == "ilu":
-        raise ValueError(f"--precond ilu factors a matrix's entries (ILU(0)), and "
+    name = config.get("precond")
+    if name in ("ilu", "ilut"):
+        what = "ILU(0)" if name == "ilu" else "ILUT, a threshold ILU with fill"
+        raise ValueError(f"--precond {name} factors a matrix's entries ({what}), and "
                          f"{config.get('problem')!r} is a grid problem (a stencil): use "
                          f"--precond mg or amg, or solve a matrix (a notebook matrix, "
-                         f"A.mtx / A.npz) with --precond ilu")
+                         f"A.mtx / A.npz) with --precond {name}")
 
 
 def check_row_split_options(values: dict, what: str) -> None:

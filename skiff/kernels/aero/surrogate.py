@@ -150,8 +150,10 @@ class Surrogate:
             raise ValueError(f"a {100 * share:g}% bound needs at least {need} calibration "
                              f"solves, got {n_cal}")
         if n - n_cal < 12:
-            raise ValueError(f"{n} samples leave {n - n_cal} to fit after {n_cal} for "
-                             f"calibration: give at least {n_cal + 12}")
+            # round 44: 6 samples read "6 samples leave -13 to fit after 19 for calibration"
+            raise ValueError(f"{n} samples are too few: the quadratic fit needs 12 and the "
+                             f"{100 * share:g}% bound keeps {n_cal} apart to calibrate it: "
+                             f"give at least {n_cal + 12} (a sweep of {n_cal + 12} shapes)")
         t0 = time.perf_counter()
         rng = np.random.default_rng(seed)
         order = rng.permutation(n)

@@ -232,9 +232,10 @@ def _check_resolution(points, adapt: str, resolution) -> None:
 
     i = int(numpy.argmin(points[:, 2]))
     shape = NoseShape(*points[i])
-    size = (graded_size(shape, resolution) if adapt == "graded" else
-            uniform_size(shape, resolution))
-    need = needed_resolution(shape, resolution, size)
+    def make(r):
+        return graded_size(shape, r) if adapt == "graded" else uniform_size(shape, r)
+
+    need = needed_resolution(shape, resolution, make(resolution), make)
     if need is not None:
         import warnings
 

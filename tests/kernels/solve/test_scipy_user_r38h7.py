@@ -51,7 +51,7 @@ def test_lobpcg_with_skiffs_amg_preconditioner():
     assert np.allclose(np.sort(w), ref, rtol=1e-8, atol=0)
 
 
-@pytest.mark.parametrize("name", ["spilu", "ilut"])   # ilu, ILU0, ichol run (r40h10)
+@pytest.mark.parametrize("name", ["spilu"])   # ilu, ILU0, ichol run (r40h10); ilut (r44h13)
 def test_an_incomplete_lu_by_name_points_to_spilu_which_works(name):
     m, peclet = 24, 8.0
     T = sp.diags([-1 - peclet / 2, 2.0, -1 + peclet / 2], [-1, 0, 1], shape=(m, m))

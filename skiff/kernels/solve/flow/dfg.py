@@ -198,6 +198,12 @@ def _check(case, re, resolution, dt, t_end):
         raise ValueError(f"unknown case {case!r}: choose from {', '.join(CASES)}")
     if re is not None and not (np.isfinite(re) and re > 0):
         raise ValueError(f"Reynolds number must be > 0, got {re!r}")
+    if resolution is not None and (isinstance(resolution, bool) or not isinstance(
+            resolution, (int, float, np.integer, np.floating)) or not np.isfinite(resolution)
+            or float(resolution) != int(resolution)):
+        # round 44: 20.7 was cut to 20 without a word (and 2.5 refused as "resolution 2")
+        raise ValueError(f"resolution is the number of edges around the cylinder, a whole "
+                         f"number (at least 16), got {resolution!r}")
     for name, v in (("dt", dt), ("t_end", t_end)):
         if v is not None and not (np.isfinite(v) and v > 0):
             raise ValueError(f"{name} must be > 0, got {v!r}")
@@ -269,6 +275,15 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
                                f"near Re {STEADY_RE_LIMIT:g}); run the unsteady case: "
                                f"--case 2d-2 --re {re_here:g}") from None
         values = coefficients(prob, st, u_mean)
+        if re_here > STEADY_RE_LIMIT:
+            # round 44: Re 60 converged to the steady solution and said nothing, while the
+            # flow seen there sheds vortices (the steady wake is unstable past Re ~46)
+            details["note"] = (f"at Re {re_here:g} the steady wake behind a cylinder is "
+                               f"unstable (past Re {STEADY_RE_LIMIT:g} it sheds vortices): "
+                               f"these are the values of the steady solution, not of the "
+                               f"flow seen; run the unsteady case: --case 2d-2 --re "
+                               f"{re_here:g}")
+            reporter.log(details["note"], level="warning")
         steps, linear = st.iterations, st.linear_time
         method = ("Newton, sparse direct saddle-point solves (SuperLU), the LU kept as "
                   "GMRES's preconditioner on the next steps")
