@@ -7,10 +7,12 @@ first sample's size (an endless stream of images filled gigabytes before the sam
 refused it).
 
 Its items are samples, as a torch ``DataLoader`` over an ``IterableDataset`` takes them
-(``(x, y)`` tuples, dicts, or single arrays), batched by the Trainer at its ``batch_size``;
-all epochs of the call see the samples read once. A stream longer than :data:`STREAM_LIMIT`
-samples (an endless generator) is refused in one line naming the fix
-(``itertools.islice(stream, n)``, or a dataset with ``__len__``/``__getitem__``), except
+(``(x, y)`` tuples, dicts, or single arrays), batched by the Trainer at its ``batch_size``.
+An ``IterableDataset`` is read again at each epoch of ``train`` (:class:`EpochReads`, round
+44 h11: torch's DataLoader calls its ``__iter__`` each epoch); a generator, used up by one
+pass, and a stream cut by ``val_split`` are read once and replayed (said). A stream longer
+than :data:`STREAM_LIMIT` samples (an endless generator) is refused in one line naming the
+fix (``itertools.islice(stream, n)``, or a dataset with ``__len__``/``__getitem__``), except
 under ``train(..., steps=N)``, which reads only the samples its steps use (transformers'
 ``max_steps`` over an ``IterableDataset``; round 38).
 """
@@ -20,10 +22,11 @@ from __future__ import annotations
 import itertools
 import sys
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 
-__all__ = ["is_stream", "read_stream", "STREAM_LIMIT"]
+__all__ = ["is_stream", "read_stream", "STREAM_LIMIT", "EpochReads", "reread_each_epoch"]
 
 STREAM_LIMIT = 1 << 22  # samples read from a stream at most (4,194,304)
 
@@ -80,6 +83,55 @@ def read_stream(data, *, what: str = "dataset", limit: int = STREAM_LIMIT,
                       "for batches pass the arrays, train((np.concatenate(xs), "
                       "np.concatenate(ys)))", stacklevel=4)
     return items
+
+
+def reread_each_epoch(data) -> bool:
+    """Whether the stream ``data`` starts again at each ``iter()``: an ``IterableDataset``
+    (torch's, skiff's, a class with ``__iter__``) does; a generator or another iterator is
+    used up by one pass (round 44 h11)."""
+    return is_stream(data) and not isinstance(data, Iterator)
+
+
+class EpochReads:
+    """A stream's samples, read again at the start of each epoch (round 44 h11).
+
+    torch's ``DataLoader`` over an ``IterableDataset`` calls its ``__iter__`` at every epoch:
+    a dataset that draws random augmentations, seeds a generator by the pass or reshuffles
+    its shards gives each epoch others. The Trainer read one pass and replayed it. Now
+    :meth:`to` reads the pass of ``epoch`` into ``items`` (the list the Trainer's loader
+    indexes, filled in place), calling ``set_epoch(epoch)`` first where the dataset has one
+    (Hugging Face datasets' ``IterableDataset``; transformers' Trainer calls it each epoch).
+    A resumed run reads its epoch's pass again and goes on after the batches the checkpoint
+    had taken, as transformers skips them. Every pass must yield as many samples as the
+    first: the run's steps were planned from it."""
+
+    def __init__(self, source, items: list, epoch: int = 0):
+        self.source, self.items, self.epoch = source, items, int(epoch)
+
+    def to(self, epoch: int) -> None:
+        """``items`` holds epoch ``epoch``'s pass (read now unless it does already)."""
+        if int(epoch) == self.epoch:
+            return
+        set_epoch(self.source, epoch)
+        n = len(self.items)
+        fresh = list(itertools.islice(iter(self.source), n + 1))
+        if len(fresh) != n:
+            name = type(self.source).__name__
+            more = f"more than {n}" if len(fresh) > n else f"{len(fresh)}"
+            raise ValueError(f"the dataset ({name}) yielded {more} samples in epoch "
+                             f"{int(epoch) + 1}, where its first pass had {n}: the Trainer "
+                             "plans the run's steps from the first pass (its __iter__ is "
+                             "called again each epoch, as torch's DataLoader calls it); make "
+                             "each pass yield as many samples, or pass train(..., steps=N)")
+        self.items[:] = fresh
+        self.epoch = int(epoch)
+
+
+def set_epoch(source, epoch: int) -> None:
+    """``source.set_epoch(epoch)`` where it has one (Hugging Face's ``IterableDataset``)."""
+    method = getattr(source, "set_epoch", None)
+    if callable(method):
+        method(int(epoch))
 
 
 def _nbytes(item) -> int:

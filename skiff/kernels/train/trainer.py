@@ -35,7 +35,7 @@ from skiff.kernels.backend.report import NullReporter
 from .checkpoint import checkpoint_name
 from .core import random as train_random
 from .data import as_dataset, batch_size_of, loader_batch_size, split_off, token_count
-from .data_stream import is_stream
+from .data_stream import EpochReads, is_stream, reread_each_epoch, set_epoch
 from .divergence import OVERFLOW_ERRORS
 from .inference import Inference
 from .losses import loss_function
@@ -167,7 +167,8 @@ class Trainer(Inference, TrainerState):
         ``torch.optim.SGD``'s and ``Adam``'s ``weight_decay``. ``decay_bias_norm=False``
         leaves the parameters of one axis (biases, LayerNorm/BatchNorm scales and shifts)
         out, as transformers' Trainer and nanoGPT do: two AdamW groups, the second of
-        weight decay 0 (the command line's ``--no-bias-norm-decay``).
+        weight decay 0 (the command line's ``--no-bias-norm-decay``); under ZeRO, whose
+        slice is one group, the same parameters' elements decay by a mask.
     checkpoint_dir, checkpoint_every, keep_checkpoints
         Where, how often (optimizer steps, or ``"epoch"``: at each epoch's end, transformers'
         ``save_strategy="epoch"``), and how many of the newest checkpoints to keep. A
@@ -191,6 +192,12 @@ class Trainer(Inference, TrainerState):
     seed : int
         Seeds the data order and dropout: the Trainer owns its generator (``trainer.rng``,
         saved in its checkpoints), so runs on other threads never change its numbers.
+    shuffle, drop_last
+        A new order each epoch (default: yes, except for a stream, a generator or an
+        ``IterableDataset``, read in its own order as torch's DataLoader reads one;
+        ``shuffle=True`` given shuffles each of its passes), and a last, smaller batch left
+        out. An ``IterableDataset``'s ``__iter__`` is called again at each epoch (and its
+        ``set_epoch(epoch)`` where it has one); a generator, one pass, is replayed.
     reporter : Reporter or None
         Where loss, learning rate, throughput and memory go (default: nowhere).
     log_every : int
@@ -277,7 +284,7 @@ class Trainer(Inference, TrainerState):
                  checkpoint_every: int | str | None = None, keep_checkpoints: int = 3,
                  keep_best: bool = False,
                  resume: bool = False, seed: int = 0, reporter=None, log_every: int = 1,
-                 shuffle: bool = True, drop_last: bool = False, verbose: bool = False,
+                 shuffle: bool | None = None, drop_last: bool = False, verbose: bool = False,
                  stop_on_divergence: bool = False, precision: str = "32",
                  evaluator=None, eval_every: int | None = None,
                  recompute: bool | None = None, cuda_graph: bool | None = None,
@@ -397,7 +404,10 @@ class Trainer(Inference, TrainerState):
         self.resume = resume
         self.seed = int(seed)
         self.log_every = int(log_every)
-        self.shuffle = shuffle
+        # None: shuffled, except a stream (read in its order, as torch's DataLoader reads an
+        # IterableDataset and transformers' and Keras' fit read one; round 44 h11)
+        self.shuffle = True if shuffle is None else shuffle
+        self._shuffle_given = shuffle is not None
         self.drop_last = drop_last
         self.verbose = bool(verbose)
         self.stop_on_divergence = bool(stop_on_divergence)
@@ -539,19 +549,32 @@ class Trainer(Inference, TrainerState):
                     setattr(self, key, value)
                     self.reporter.log(f"{key}={value}: the DataLoader's (the Trainer's "
                                       f"{key} is {own_order[key]})")
+            if self._streamed and order is None and self.shuffle and \
+                    not self.__dict__.get("_shuffle_given", True):
+                # a stream was shuffled pass by pass, where torch's DataLoader refuses
+                # shuffle=True over an IterableDataset and transformers and Keras read it in
+                # its order: a ported loop's losses left torch's at step 1 (round 44 h11)
+                self.shuffle = False
+                self.reporter.log("the stream is read in its own order, as torch's "
+                                  "DataLoader reads an IterableDataset (Trainer(shuffle="
+                                  "True) shuffles each pass)", level="info")
             strategy = self._choose_strategy(dataset)
             self.rng = train_random.new_generator(self.seed)  # this run's own: dropout draws
             with train_random.using(self.rng):
                 if getattr(alarm, "comm", None) is not None:  # several ranks: one dataset
                     from .parallel.same_data import check_same_data
 
-                    check_same_data(alarm.comm, dataset)
+                    said = check_same_data(alarm.comm, dataset, stream=self._streamed)
+                    if said:  # a stream's passes differ over the ranks (round 44 h11)
+                        self._say_once(said)
                 run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
+                run.loader.stream = self._epoch_reads  # next_batch reads each epoch's pass
                 run.val_batch = val_batch
                 self._live_strategy = strategy  # evaluate/predict in the run: _refuse_stale
                 alarm.where = lambda: f"after step {run.step}"
                 if self.resume:
                     self._resume_from_checkpoint(run)
+                    self._say_stream_resumed(run)
                 # an early stopping no validation before the last step can trigger (round 41)
                 said = [warn_no_early_validation(self, run), warn_unscored(self, run)]
                 self._run_steps(run)
@@ -580,6 +603,26 @@ class Trainer(Inference, TrainerState):
                              f"stages before it validates) or call {what}() after train() "
                              "returns")
 
+    def _say_stream_resumed(self, run: Run) -> None:
+        """A resume on an ``IterableDataset`` (round 44 h11): what is read, said once."""
+        loader = run.loader
+        if self._epoch_reads is None or not (loader.epoch or loader.position):
+            return
+        ahead = min(loader.position * loader.batch_size, len(loader.dataset))
+        self.reporter.log(
+            f"resumed on a stream: epoch {loader.epoch + 1}'s pass is read again from its "
+            f"start (__iter__, and set_epoch({loader.epoch}) where the dataset has one) and "
+            f"its first {ahead} samples ({loader.position} batches) skipped, as "
+            "transformers skips them; a stream whose passes draw from its own state (a "
+            "generator kept across passes) reads other samples than the uninterrupted run",
+            level="info")
+
+    def _say_once(self, note: str) -> None:
+        """A warning in the job's log, and in a script (rank 0) a ``UserWarning``."""
+        self.reporter.log(note, level="warning")
+        if type(self.reporter) is NullReporter and getattr(self.reporter, "rank", 0) == 0:
+            warnings.warn(note, UserWarning, stacklevel=5)
+
     # -- the stages of train(), in order -----------------------------------------------------
     def _check_data(self, dataset, epochs, steps, val_dataset, val_split, batch_size):
         """The training and validation data sets, checked (``val_split`` applied). A stream
@@ -594,16 +637,32 @@ class Trainer(Inference, TrainerState):
             positive_int("steps", steps)
         _frame_alone(dataset, self.model)
         take = None
-        streamed = is_stream(getattr(dataset, "dataset", dataset))
+        source = getattr(dataset, "dataset", dataset)
+        streamed = self._streamed = is_stream(source)
         if steps is not None and streamed:
             take = int(steps) * self.grad_accum * batch_size
             if isinstance(val_split, (int, float)) and 0 < val_split < 1:  # held out of it
                 take = math.ceil(take / (1.0 - float(val_split)))
+        # an IterableDataset is read again each epoch, as torch's DataLoader calls its
+        # __iter__ each epoch (round 44 h11: one pass was replayed, fresh augmentations and
+        # reshuffled shards drawn once); a generator (one pass) or a held-out cut replays
+        again = take is None and val_split is None and reread_each_epoch(source)
+        self._epoch_reads = None
+        if again:
+            set_epoch(source, 0)  # transformers' set_epoch(epoch) before each epoch's pass
         dataset = as_dataset(dataset, take=take)
+        if again:
+            items = getattr(dataset, "dataset", dataset)
+            if isinstance(items, list):
+                self._epoch_reads = EpochReads(source, items)
         if take is not None:
             self.reporter.log(f"the stream's first {len(dataset)} samples read: {steps} steps "
                               f"x {self.grad_accum} x batch {batch_size}"
                               + (f", and the val_split {val_split}" if val_split else ""))
+        elif self._epoch_reads is not None and (epochs or 1) > 1:
+            self.reporter.log(f"the dataset is a stream without a length: {len(dataset)} "
+                              "samples a pass, its __iter__ called again at each epoch's "
+                              "start (as torch's DataLoader calls it)", level="info")
         elif streamed and (epochs or 1) > 1:
             # transformers refuses a stream without max_steps; skiff reads it once and
             # replays it: said, since a generator drawing fresh augmentations each pass
@@ -1403,15 +1462,26 @@ class Trainer(Inference, TrainerState):
             given = self.weight_decay
             adamw = spec in (None, "adamw")
             decay = float(given) if given is not None else 0.01 if adamw else 0.0
+            flat = None
             if decay and not getattr(self, "decay_bias_norm", True):
-                from .trainer_optimizer import bias_norm_groups
+                from .trainer_optimizer import bias_norm_groups, flat_decay, zero_slice
 
-                params = bias_norm_groups(list(params), self.strategy)
+                params = list(params)
+                if zero_slice(params, self.strategy) is not None:  # ZeRO: one flat group,
+                    flat, decay = decay, 0.0  # decayed by a mask (round 44 h11: refused)
+                else:
+                    params = bias_norm_groups(params, self.strategy)
             if spec == "sgd":
-                return SGD(params, lr=self.lr, momentum=0.9, weight_decay=decay)
-            if not adamw and decay:  # torch.optim.Adam(weight_decay=...): L2
-                return Adam(params, lr=self.lr, weight_decay=decay)
-            return AdamW(params, lr=self.lr, weight_decay=decay)  # "adam": AdamW of 0
+                made = SGD(params, lr=self.lr, momentum=0.9, weight_decay=decay)
+            elif not adamw and (decay or flat):  # torch.optim.Adam(weight_decay=...): L2
+                made = Adam(params, lr=self.lr, weight_decay=decay)
+            else:
+                made = AdamW(params, lr=self.lr, weight_decay=decay)  # "adam": AdamW of 0
+            if flat:
+                made = flat_decay(made, self.strategy,
+                                  lambda q: flat if len(q.shape) >= 2 else 0.0,
+                                  decoupled=adamw)
+            return made
         if isinstance(spec, str):
             raise ValueError(f"unknown optimizer {spec!r}: choose from adamw, adam, sgd, or pass "
                              "one")
@@ -1426,10 +1496,14 @@ class Trainer(Inference, TrainerState):
                     and all(a is b for a, b in zip(stepped, params)):
                 return before  # train() again on the same tensors: its moments go on
             mixed = self.mixed if self.mixed is not None and not self.mixed.owned else None
+            from .trainer_optimizer import zero_slice
+
             return optimizer_on(spec, params, None if mixed is None else mixed.params,
                                 getattr(self.strategy, "name", str(self.strategy_spec)),
                                 names=getattr(self.strategy, "names", None),
-                                spec_names=getattr(self, "_spec_names", None))
+                                spec_names=getattr(self, "_spec_names", None),
+                                flat=self.strategy if zero_slice(params, self.strategy)
+                                is not None else None)
         if callable(spec):
             try:
                 return spec(params)

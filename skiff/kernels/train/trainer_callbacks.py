@@ -16,7 +16,7 @@ a stateful callback's, where every rank holds the whole model (one process, dp, 
 
 from __future__ import annotations
 
-__all__ = ["Callbacks", "OTHER_HOOKS"]
+__all__ = ["Callbacks", "OTHER_HOOKS", "BUILT_INS"]
 
 _HOOKS = ("on_step_end", "on_validation_end", "on_train_end")
 
@@ -50,12 +50,95 @@ def _other_hooks(cb) -> str:
                      for h in found)
 
 
+def _setting(cb, *names, default=None):
+    """The first of ``names`` ``cb`` has (Keras', Lightning's and transformers' spellings)."""
+    for name in names:
+        value = getattr(cb, name, None)
+        if value is not None:
+            return value
+    return default
+
+
+def _early_stopping(cb) -> str:
+    patience = _setting(cb, "patience", "early_stopping_patience", default=1)
+    monitor = _setting(cb, "monitor", default="val_loss")
+    if not isinstance(monitor, str):
+        monitor = "val_loss"
+    mode = _setting(cb, "mode", default="auto")
+    mode = mode if mode in ("min", "max", "auto") else "auto"
+    return (f"Trainer(model, early_stopping={int(patience)}, monitor={monitor!r}, "
+            f"mode={mode!r}) with val_dataset= or val_split= (validations without "
+            "improvement before it stops)")
+
+
+def _model_checkpoint(cb) -> str:
+    top = _setting(cb, "save_top_k", default=1)
+    best = "True" if top in (1, None) else str(int(top)) if int(top) > 0 else "False"
+    folder = _setting(cb, "dirpath", "filepath", default="DIR")
+    folder = str(folder) if folder != "DIR" else folder
+    where = repr(folder) if folder != "DIR" else "DIR"
+    return (f"Trainer(model, checkpoint_dir={where}, checkpoint_every='epoch', "
+            f"keep_best={best}) (the best validations' checkpoints; monitor= and mode= "
+            "choose the metric)")
+
+
+# other libraries' built-in callbacks and skiff's setting for each (round 44 h11: refused
+# as "a callback is a function cb(metrics) or an object with on_step_end, ...", naming
+# nothing of what does the same)
+BUILT_INS = {
+    "EarlyStopping": _early_stopping,
+    "EarlyStoppingCallback": _early_stopping,
+    "ModelCheckpoint": _model_checkpoint,
+    "ReduceLROnPlateau": lambda cb: (
+        "Trainer(model, schedule=torch.optim.lr_scheduler.ReduceLROnPlateau(opt, ...)) "
+        "with the optimizer instance opt as optimizer= (stepped after each validation on "
+        "monitor=)"),
+    "LearningRateScheduler": lambda cb: (
+        "Trainer(model, schedule=...) (a name, 'cosine', 'linear', 'constant', or a "
+        "torch scheduler instance on the optimizer given as optimizer=)"),
+    "LearningRateMonitor": lambda cb: "none needed: each row of result.history has its lr",
+    "CSVLogger": lambda cb: (
+        "none needed: result.history holds each logged step's row "
+        "(pandas.DataFrame(result.history).to_csv(path))"),
+    "TerminateOnNaN": lambda cb: "Trainer(model, stop_on_divergence=True)",
+    "GradientAccumulationScheduler": lambda cb: "Trainer(model, grad_accum=K) (one K for "
+                                                "the run)",
+}
+
+
+_LIBRARIES = {"pytorch_lightning": "Lightning's", "lightning": "Lightning's",
+              "keras": "Keras'", "tf_keras": "Keras'", "tensorflow": "Keras'",
+              "transformers": "transformers'"}
+
+
+def _built_in(cb) -> str | None:
+    """Skiff's setting for another library's built-in callback ``cb`` (None: not one)."""
+    name = type(cb).__name__
+    known = BUILT_INS.get(name)
+    lib = _LIBRARIES.get(type(cb).__module__.split(".")[0])
+    if known is None or (lib is None and (callable(cb) or any(hasattr(cb, h)
+                                                              for h in _HOOKS))):
+        return None  # a user's own class of that name, with skiff's hooks: called
+    lib = lib or "another library's"
+    return (f"{name} is {lib} built-in callback, which skiff does not call; skiff's: "
+            f"{known(cb)}")
+
+
 def _check(cb) -> None:
     """Refuse a callback skiff cannot call as written: transformers' ``TrainerCallback``
     (its ``on_step_end(args, state, control)`` failed at the first step with "missing 1
     required positional argument: 'control'"), an object with none of skiff's hooks; warn of
     other libraries' hooks beside skiff's (never called)."""
     name = type(cb).__name__
+    built_in = _built_in(cb)
+    if built_in is not None:
+        raise TypeError(built_in)
+    if any(c.__module__.split(".")[0] in ("lightning", "pytorch_lightning")
+           for c in type(cb).__mro__):  # its hooks are called (trainer, pl_module)
+        raise TypeError(f"{name} is a Lightning Callback, called as "
+                        f"on_validation_end(trainer, pl_module); skiff calls "
+                        f"on_step_end(trainer, metrics), on_validation_end(trainer, metrics) "
+                        f"and on_train_end(trainer, result): write them on a plain object")
     if any(c.__module__.split(".")[0] == "transformers" for c in type(cb).__mro__):
         raise TypeError(f"{name} is a transformers TrainerCallback, called as "
                         f"on_step_end(args, state, control); skiff calls "

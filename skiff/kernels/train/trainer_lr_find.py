@@ -101,7 +101,8 @@ def _lr_find(trainer, data, *, min_lr: float, max_lr: float, steps: int) -> dict
         weight_decay=trainer.weight_decay if spec is None or isinstance(spec, str) else None,
         decay_bias_norm=getattr(trainer, "decay_bias_norm", True)
         if spec is None or isinstance(spec, str) else True, seed=trainer.seed,
-        shuffle=trainer.shuffle,
+        # left as the user left it: a stream in its order (round 44 h11)
+        shuffle=trainer.shuffle if trainer.__dict__.get("_shuffle_given", True) else None,
         drop_last=trainer.drop_last, precision=trainer.precision, callbacks=[watch],
         class_weight=trainer.class_weight, cuda_graph=False)
     try:

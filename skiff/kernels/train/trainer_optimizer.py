@@ -10,14 +10,19 @@ the run trained nothing, without a word (a ``bf16-mixed`` run's loss, and a ``ze
 is built on the tensors stepped, with each parameter group's settings (``lr``, ``betas``,
 ``weight_decay``, a scheduler's ``initial_lr``, ...): group by group where each stepped
 tensor stands for one parameter (mixed precision's masters), one group where they are a
-flat slice (ZeRO; groups of other settings are refused there, naming what works). A
+flat slice (ZeRO; groups that differ in ``weight_decay`` alone decay each element by its
+group's, :func:`flat_decay`, round 44 h11; groups of other settings are refused there,
+naming what works). A
 scheduler instance made on the given optimizer is moved onto the one built
 (:func:`rebind_scheduler`), as a factory's scheduler is made on it.
 """
 
 from __future__ import annotations
 
-__all__ = ["optimizer_on", "rebind_scheduler", "group_names", "bias_norm_groups"]
+import numpy as np
+
+__all__ = ["optimizer_on", "rebind_scheduler", "group_names", "bias_norm_groups",
+           "zero_slice", "flat_decay"]
 
 
 def group_names(spec, model) -> list[list[str]]:
@@ -29,18 +34,19 @@ def group_names(spec, model) -> list[list[str]]:
 
 
 def optimizer_on(spec, params: list, source: list | None, strategy: str, *,
-                 names: list | None = None, spec_names: list | None = None):
+                 names: list | None = None, spec_names: list | None = None, flat=None):
     """``spec`` itself when it steps ``params``; else an optimizer of its class on
     ``params``. ``source``: the model's parameters that ``params`` stand for, position by
     position (mixed precision's masters), or None (a flat slice: ZeRO). ``names``: the
     model's names of ``params`` position by position, and ``spec_names`` those of
     ``spec``'s groups (:func:`group_names`): a split model's slices (tp) find their group
-    by name, as its masters do in mixed precision."""
+    by name, as its masters do in mixed precision. ``flat``: ZeRO's strategy when
+    ``params`` is its flat slice (groups of other weight decays alone: :func:`flat_decay`)."""
     own = {id(p) for g in spec.param_groups for p in g["params"]}
     if all(id(p) in own for p in params):  # its own tensors (the trainable ones, say)
         return spec
     settings = [{k: v for k, v in g.items() if k != "params"} for g in spec.param_groups]
-    stepped_names = None
+    stepped_names = decay_of = None
     if names is not None and spec_names is not None and len(names) == len(params):
         group_of = {n: i for i, group in enumerate(spec_names) for n in group}
         members = [[(p, n) for p, n in zip(params, names) if group_of.get(n) == i]
@@ -57,6 +63,17 @@ def optimizer_on(spec, params: list, source: list | None, strategy: str, *,
         if any(s != settings[0] for s in settings[1:]):
             differ = sorted({k for s in settings[1:] for k in {**s, **settings[0]}
                              if s.get(k) != settings[0].get(k)})
+            kind = _decay_kind(spec, settings) if flat is not None else None
+            of = {id(p): float(g.get("weight_decay") or 0.0) for g in spec.param_groups
+                  for p in g["params"]}
+            if differ == ["weight_decay"] and kind is not None and all(
+                    id(q) in of for q in getattr(flat, "params", ())):
+                # groups of other weight decays alone (the usual no-decay group of biases
+                # and norms): one group of decay 0, each element decayed by its own
+                # parameter's group's (round 44 h11: refused)
+                decay_of = (lambda q: of[id(q)]), kind
+                settings = [{**settings[0], "weight_decay": 0.0}]
+        if decay_of is None and any(s != settings[0] for s in settings[1:]):
             raise ValueError(
                 f"optimizer=... has {len(settings)} parameter groups of other settings "
                 f"({', '.join(differ)}); strategy {strategy!r} steps one flat slice of all "
@@ -75,6 +92,8 @@ def optimizer_on(spec, params: list, source: list | None, strategy: str, *,
                         f"failed ({exc}): pass a factory, optimizer=lambda params: "
                         f"{type(spec).__name__}(params, ...)") from None
     made._rebuilt_from = spec
+    if decay_of is not None:
+        made = flat_decay(made, flat, decay_of[0], decoupled=decay_of[1])
     if stepped_names is not None:  # the name at each optimizer index (parallel.sliced_state)
         made._stepped_names = stepped_names
     return made
@@ -94,12 +113,58 @@ def bias_norm_groups(params: list, strategy=None) -> list[dict]:
     two or more axes (weight matrices, convolution kernels, embeddings) decay; those of one
     axis or none (biases, LayerNorm/BatchNorm/RMSNorm scales and shifts) take weight decay 0,
     as transformers' Trainer and nanoGPT leave them out. ZeRO steps one flat slice of all
-    the parameters, one group (as it refuses a user's optimizer of two groups): refused."""
-    if getattr(strategy, "shard", None) is not None:
-        raise ValueError("decay_bias_norm=False needs two AdamW groups, and ZeRO steps one "
-                         "flat slice of all the parameters on each rank, one group: use "
-                         "strategy='dp' (it steps the groups), or decay every parameter")
+    the parameters, one group: :func:`flat_decay` there (round 44 h11)."""
     decay = [p for p in params if len(p.shape) >= 2]
     rest = [p for p in params if len(p.shape) < 2]
     groups = [{"params": decay}] if decay else []
     return groups + ([{"params": rest, "weight_decay": 0.0}] if rest else [])
+
+
+def zero_slice(params: list, strategy):
+    """ZeRO's flat slice when ``params`` is it (the one parameter its optimizer steps), else
+    None."""
+    shard = getattr(strategy, "shard", None)
+    return shard if shard is not None and len(params) == 1 and params[0] is shard else None
+
+
+def flat_decay(optimizer, strategy, decay_of, *, decoupled: bool):
+    """Weight decays by parameter on ZeRO's flat slice, one group (round 44 h11; refused
+    before): ``decay_bias_norm=False`` (``decay_of(q)``: the decay for parameters of two or
+    more axes, 0 for biases and norm scales and shifts) and a user's optimizer of groups that
+    differ in ``weight_decay`` alone (``decay_of(q)``: q's group's). ``optimizer`` was built
+    with weight decay 0; each step first decays each element of the slice by its
+    parameter's decay, as the groups of one process do: ``x *= 1 - lr * decay`` before the
+    step where the decay is decoupled (AdamW's, torch's order: before its update),
+    ``g += decay * x`` for SGD's and Adam's L2."""
+    shard = strategy.shard
+    xp = shard.xp
+    decays = np.zeros(shard._data.shape[0], dtype=np.float64)
+    for q, a, i, j in strategy._pieces(strategy.lo, strategy.hi):
+        decays[a - strategy.lo:a - strategy.lo + j - i] = float(decay_of(q))
+    decays = xp.asarray(decays.astype(shard._data.dtype))
+    inner = optimizer.step
+
+    def step(closure=None):
+        if shard._grad is not None:
+            if decoupled:
+                lr = float(optimizer.param_groups[0]["lr"])
+                shard._data *= 1 - lr * decays
+            else:
+                shard._grad = shard._grad + decays * shard._data
+        return inner(closure)
+
+    optimizer.step = step
+    return optimizer
+
+
+def _decay_kind(spec, settings: list) -> bool | None:
+    """Whether ``spec``'s weight decay is decoupled (True: AdamW's), L2 (False: SGD's,
+    Adam's), or None: another optimizer, or ``maximize`` (its L2 is added after the
+    gradient's sign is turned), which :func:`flat_decay` does not stand in for."""
+    from .core.optim import SGD, Adam, AdamW
+
+    if type(spec) not in (SGD, Adam, AdamW) or any(st.get("maximize") for st in settings):
+        return None
+    if type(spec) is SGD:
+        return False
+    return type(spec) is AdamW or bool(settings[0].get("decoupled_weight_decay"))

@@ -107,6 +107,9 @@ def next_batch(loader):
     if loader.position >= len(loader):
         loader.epoch += 1
         loader.position = 0
+    stream = getattr(loader, "stream", None)
+    if stream is not None:  # an IterableDataset: this epoch's own pass (round 44 h11)
+        stream.to(loader.epoch)
     index = loader.batch_indices(loader.epoch, loader.position)
     loader.row_weight, index = row_weight(loader, loader.epoch, loader.position, index)
     loader.global_rows = None if loader.row_weight is None else \

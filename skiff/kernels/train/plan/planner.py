@@ -806,6 +806,15 @@ def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, de
         try:
             return plan(spec, dims=dims, **search)
         except ValueError as e:
+            if not wider and "does not fit" in str(e) and not isinstance(
+                    model_or_spec, (str, ModelSpec)) and not ({"tp", "pp"} & set(dims)):
+                # a user's own model: why no tp or pp layout was searched (round 44 h11:
+                # "does not fit" named only the leanest dp layout)
+                name = type(model_or_spec).__name__
+                raise ValueError(f"{e}; tp and pp, which would cut it over the ranks, split "
+                                 "skiff's GPT (skiff.kernels.train.models.gpt) and ERNIE-4.5 "
+                                 f"models only, and {name} is neither: more devices (or "
+                                 "more memory each), bf16-mixed, or a smaller batch") from None
             if not wider or "does not fit" not in str(e):
                 raise
             found = plan(spec, dims=dims + wider, **search)

@@ -91,5 +91,8 @@ def test_auto_splits_skiff_gpt_when_no_data_parallel_layout_fits():
             assert c.tp > 1 or c.pp > 1, (mem, c)
             split_only.append(mem)
     assert split_only, "no memory at which only tp or pp fits: the case is not tested"
-    with pytest.raises(ValueError, match="does not fit"):  # a user's model: no split offered
+    # a user's model: no split offered, and said why (round 44 h11: the line named the
+    # leanest dp layout alone, a user asking next why not tp or pp)
+    with pytest.raises(ValueError, match=r"does not fit.*; tp and pp, which would cut it over "
+                                         r"the ranks, split skiff's GPT.*Net is neither"):
         resolve("auto", Net(d=256), world_size=2, global_batch=8, device_memory=300_000)

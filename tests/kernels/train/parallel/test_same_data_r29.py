@@ -22,17 +22,21 @@ import pytest
 from .mpi_util import HERE, run_mpi
 
 sys.path.insert(0, str(HERE / "scripts"))
-from same_data_r29_check import arrays  # noqa: E402
+from same_data_r29_check import Stream, arrays  # noqa: E402
 
 
-def _one_process():
+def _one_process(data=None, epochs=1, shuffle=True, trained=False, **kw):
     import skiff
     from skiff.nn import Linear, ReLU, Sequential
 
     skiff.seed(0)
     tr = skiff.Trainer(Sequential(Linear(3, 16), ReLU(), Linear(16, 1)), lr=0.01,
-                       batch_size=8, seed=0)
-    return [h["loss"] for h in tr.train(arrays(64), epochs=1).history]
+                       batch_size=8, seed=0, shuffle=shuffle, **kw)
+    history = tr.train(arrays(64) if data is None else data, epochs=epochs).history
+    if trained:
+        return history, {k: np.asarray(v, np.float64).ravel()
+                         for k, v in tr.model.state_dict().items()}
+    return [h["loss"] for h in history]
 
 
 @pytest.mark.mpi
@@ -51,3 +55,33 @@ def test_ranks_with_different_data_are_refused_on_every_rank():
     for r in results:
         for case in ("samples", "clean"):
             np.testing.assert_allclose(r[case]["losses"], want, rtol=1e-5, err_msg=case)
+    # round 44 h11: an IterableDataset under dp, each rank reading every pass (2 epochs, a
+    # pass each, fresh noise each) and taking its share: one process's losses
+    ds = Stream()
+    want = _one_process(ds, epochs=2, shuffle=False)
+    assert ds.passes == 2 and [r["stream"]["passes"] for r in results] == [2, 2], results
+    for r in results:
+        np.testing.assert_allclose(r["stream"]["losses"], want, rtol=1e-5)
+        assert r["stream"]["said"] == [], r
+    # a stream that splits itself by rank: said on rank 0 (it trains on a quarter)
+    split = results[0]["split"]["said"]
+    assert len(split) == 1 and "streams yielded different samples (20 each; rank 0 | " \
+        "rank 1)" in split[0] and "1/2 of each rank's part" in split[0], results
+    assert results[1]["split"]["said"] == []
+    # ZeRO-1/2 with decay_bias_norm=False (refused before: one flat group): the weights
+    # of one process's two AdamW groups (h5: equal torch's to 1e-12); the clip's
+    # global norms (the ranks' shares summed) are one process's and the clip acts (> 2)
+    history, weights = _one_process(trained=True, decay_bias_norm=False, weight_decay=0.5,
+                                    clip=2.0)
+    norms = [h["grad_norm"] for h in history]
+    assert max(norms) > 2.0
+    for r in results:
+        for z in ("zero1", "zero2"):
+            got = r[f"nodecay_{z}"]
+            assert got.get("strategy") == z, (z, got)
+            np.testing.assert_allclose(got["norms"], norms, rtol=1e-5, err_msg=z)
+            np.testing.assert_allclose(got["losses"], [h["loss"] for h in history],
+                                       rtol=1e-5, err_msg=z)
+            for k, w in weights.items():
+                np.testing.assert_allclose(got["weights"][k], w, rtol=0, atol=2e-6,
+                                           err_msg=f"{z} {k}")

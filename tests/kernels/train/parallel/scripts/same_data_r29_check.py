@@ -6,6 +6,7 @@ next case runs: a refusal must come on every rank at once (no rank left waiting,
 """
 
 import json
+import warnings
 
 import numpy as np
 
@@ -20,15 +21,40 @@ def arrays(n, seed=0):
     return x, (x @ np.array([1.0, -2.0, 0.5], np.float32))[:, None]
 
 
-def run(data, val=None):
+class Stream:
+    """An IterableDataset (round 44 h11): 20 samples a pass, fresh noise each pass from its
+    own generator; ``split``: rank r yields samples r, r + 2, ... (a stream that splits
+    itself by rank, as torch users split one by the rank or the worker)."""
+
+    def __init__(self, split=None):
+        self.rng, self.split, self.passes = np.random.default_rng(5), split, 0
+
+    def __iter__(self):
+        self.passes += 1
+        x, y = arrays(40)
+        for i in range(40)[slice(self.split, None, 2) if self.split is not None else
+                            slice(0, 20)]:
+            yield x[i] + np.float32(0.3) * self.rng.standard_normal(3, np.float32), y[i]
+
+
+def run(data, val=None, epochs=1, shuffle=True, weights=False, **kw):
     skiff.seed(0)
     tr = skiff.Trainer(Sequential(Linear(3, 16), ReLU(), Linear(16, 1)), lr=0.01,
-                       batch_size=8, seed=0)
+                       batch_size=8, seed=0, shuffle=shuffle, **kw)
     try:
-        result = tr.train(data, epochs=1, val_dataset=val)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            result = tr.train(data, epochs=epochs, val_dataset=val)
     except ValueError as exc:
         return {"error": str(exc)}
-    return {"losses": [h["loss"] for h in result.history]}
+    out = {"losses": [h["loss"] for h in result.history], "passes": getattr(data, "passes", 0),
+           "said": [str(w.message) for w in said if "streams" in str(w.message)],
+           "norms": [h.get("grad_norm") for h in result.history],
+           "strategy": tr.strategy.name}
+    if weights:
+        out["weights"] = {k: np.asarray(v, np.float64).ravel().tolist()
+                          for k, v in tr.model.state_dict().items()}
+    return out
 
 
 def main():
@@ -43,7 +69,16 @@ def main():
            "val": run(same, val=arrays(16 if rank == 0 else 12)),
            # the same data as a list of samples (no row hash: lengths only) and as arrays
            "samples": run([(a, b) for a, b in zip(*same)]),
-           "clean": run(same)}
+           "clean": run(same),
+           # round 44 h11: an IterableDataset on each rank, read again each epoch, and one
+           # that splits itself by rank (trained on a quarter: said)
+           "stream": run(Stream(), epochs=2, shuffle=False),
+           "split": run(Stream(split=rank), epochs=1, shuffle=False),
+           # ZeRO with biases left out of weight decay (refused before), gradients clipped
+           # to a global norm the steps reach
+           **{f"nodecay_{z}": run(same, weights=True, strategy=z, decay_bias_norm=False,
+                                  weight_decay=0.5, clip=2.0)
+              for z in ("zero1", "zero2")}}
     print("RESULT " + json.dumps(out), flush=True)
 
 
