@@ -1412,6 +1412,15 @@ class TrainKind(Kind):
                                  f"its model further: train ocr-rec --data LABELS --from "
                                  f"{model}")
             config["resume"] = True
+            # to_config reads a command line's values: --register, --upright and
+            # --general-fonts are stored as name, a bool and a list (round 44: dropped, dropped,
+            # AttributeError)
+            if config.get("name"):
+                config["register"] = config.pop("name")
+            if isinstance(config.get("upright"), bool):
+                config["upright"] = "yes" if config["upright"] else "no"
+            if isinstance(config.get("general_fonts"), list):
+                config["general_fonts"] = ",".join(config["general_fonts"])
             return to_config(config)
         where = config.get("checkpoint_dir") or str(job.run_dir / "checkpoints")
         result = job.result or {}
