@@ -1,8 +1,9 @@
 """Kinds ``chat`` and ``generate``: answers from a checkpoint, streamed while they are written.
 
 ``%chat DIR "prompt" [--system TEXT] [--max-new-tokens N] [--temperature X] [--top-k K]
-[--top-p P] [--repetition-penalty R] [--no-repeat-ngram-size N] [--history FILE|VAR]
-[--stop TEXT ...] [--seed N] [--no-thinking] [--device DEV] [--wait] [-o NAME]``;
+[--top-p P] [--repetition-penalty R] [--no-repeat-ngram-size N] [--num-beams N]
+[--history FILE|VAR] [--stop TEXT ...] [--seed N] [--no-thinking] [--device DEV] [--wait]
+[-o NAME]``;
 ``%%chat DIR [options]`` takes the cell as the user's message. DIR is a checkpoint folder
 in the Hugging Face layout, or (in a notebook) a variable holding a loaded model. ``chat``
 renders the prompt with the checkpoint's chat template; ``generate`` continues the text as
@@ -10,6 +11,10 @@ it is (``--chat`` to use the template).
 ``python -m skiff generate DIR --prompt TEXT --json`` prints the result: ``text``,
 ``thinking``, ``tokens``, ``tokens_per_s`` (and ``raw``, ``prompt_tokens``, ``stop``,
 ``messages``: the conversation with the answer, what the next turn's ``--history`` reads).
+``--prompts FILE`` answers a batch (a prompt a line, or a JSONL of strings or ``{"prompt"}``
+rows), one after another: the result's ``replies`` (one per prompt, as above).
+``--num-beams N`` (transformers' beam search, ``num_beams``): the answer comes whole at the
+end, not streamed (transformers refuses a streamer with beams).
 
 The job view shows the answer while it is written, the thinking collapsed above it
 (:func:`skiff.kernels.train.models.chat_reply.reply_html`).
@@ -48,6 +53,10 @@ def _arguments(p):
                    help="the text to answer (%%%%chat: the cell)")
     p.add_argument("--prompt", dest="prompt_opt", default=None, metavar="TEXT",
                    help="the same as PROMPT")
+    p.add_argument("--prompts", default=None, metavar="FILE",
+                   help="a batch: a text file of prompts, one a line, or a .jsonl of "
+                        "strings or {\"prompt\": ...} rows; each answered in turn (--json: "
+                        "the result's replies, one per prompt)")
     p.add_argument("--system", default=None, metavar="TEXT", help="a system message first")
     p.add_argument("--max-new-tokens", type=positive_int, default=None, metavar="N",
                    help="stop after N new tokens (default 256; a gpt-* job past its "
@@ -66,6 +75,10 @@ def _arguments(p):
     p.add_argument("--no-repeat-ngram-size", type=positive_int, default=None, metavar="N",
                    help="never repeat an N-token sequence of the text (transformers' "
                         "no_repeat_ngram_size)")
+    p.add_argument("--num-beams", type=positive_int, default=None, metavar="N",
+                   help="beam search over N beams (transformers' num_beams; with "
+                        "--temperature > 0 beam sampling): the answer comes whole at the "
+                        "end, not streamed")
     p.add_argument("--history", default=None, metavar="FILE|VAR",
                    help="the earlier turns: a JSON file of {role, content} messages, or "
                         "a chat --json output (its messages: the conversation with its "
@@ -200,6 +213,15 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
     prompt = values.get("prompt_opt") or values.get("prompt")
     if values.get("prompt_opt") and values.get("prompt"):
         raise ValueError("give the prompt once: as PROMPT or as --prompt")
+    prompts = None
+    if values.get("prompts") is not None:
+        if prompt:
+            raise ValueError("give PROMPT (or --prompt) or --prompts FILE, not both")
+        if values.get("history") is not None:
+            raise ValueError("--history carries one conversation on: give one PROMPT with "
+                             "it, not --prompts")
+        prompts = read_prompts(values["prompts"])
+        prompt = prompts[0]
     model = values.get("model")
     kind = "chat" if chat_default else "generate"
     if not prompt or not str(prompt).strip():
@@ -252,9 +274,13 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
                 if given:  # (the words for a checkpoint, "add --chat", do not hold here)
                     raise ValueError(f"{flag} goes into a chat template, which {built} "
                                      f"has not: drop {flag}")
+            if prompts:
+                raise ValueError(f"--prompts answers a checkpoint's batch; a {built} job "
+                                 "continues one PROMPT: give it one at a time")
             for flag, key in (("--top-p", "top_p"), ("--repetition-penalty",
                                                      "repetition_penalty"),
-                              ("--no-repeat-ngram-size", "no_repeat_ngram_size")):
+                              ("--no-repeat-ngram-size", "no_repeat_ngram_size"),
+                              ("--num-beams", "num_beams")):
                 if values.get(key) is not None:  # before: taken, and used nowhere
                     raise ValueError(f"{flag} is not taken by a {built} job's sampling "
                                      "(--temperature, --top-k, --seed, --stop): drop it")
@@ -305,6 +331,7 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
     return {
         "model": str(model),
         "prompt": str(prompt),
+        **({"prompts": prompts} if prompts else {}),
         "chat": chat,
         "system": values.get("system"),
         "history": history,
@@ -315,10 +342,43 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
         "top_p": top_p,
         "repetition_penalty": values.get("repetition_penalty"),
         "no_repeat_ngram_size": values.get("no_repeat_ngram_size"),
+        "num_beams": values.get("num_beams"),
         "stop": list(values.get("stop") or []),
         "seed": values.get("seed"),
         "device": values.get("device") or DEFAULT_DEVICE,
     }
+
+
+def read_prompts(path) -> list[str]:
+    """The prompts of ``--prompts FILE``: a JSONL file's (``.jsonl``: each row a string or
+    ``{"prompt": text}``), else one a line (blank lines left out); one clear error naming
+    the line for a bad row, and for a file with none."""
+    import json
+
+    name = os.path.expanduser(str(path))
+    if not os.path.isfile(name):
+        raise ValueError(f"--prompts {path!r}: no such file (a text file of prompts, one a "
+                         "line, or a .jsonl of strings or {\"prompt\": ...} rows)")
+    out = []
+    with open(name, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            if not name.endswith(".jsonl"):
+                out.append(line.rstrip("\r\n"))
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"--prompts {path!r} line {n} is not JSON ({exc})") from None
+            text = row.get("prompt") if isinstance(row, dict) else row
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"--prompts {path!r} line {n}: a string or "
+                                 f"{{\"prompt\": text}} row, got {line.strip()[:60]!r}")
+            out.append(text)
+    if not out:
+        raise ValueError(f"--prompts {path!r} holds no prompt")
+    return out
 
 
 def _history(value, system=None) -> list[dict] | None:
@@ -416,9 +476,18 @@ class ChatKind(Kind):
         return reply_html(str(info.get("thinking") or ""), info["text"], writing=True)
 
     def result_html(self, job) -> str | None:
+        import html
+
         from skiff.kernels.train.models.chat_reply import reply_html
 
         r = job.result or {}
+        if isinstance(r.get("replies"), list):  # a --prompts batch: each answer in turn
+            parts = []
+            for i, one in enumerate(r["replies"]):
+                asked = html.escape(str(one.get("prompt", "")))
+                parts.append(f"<div style='color:#888'>{i + 1}. {asked}</div>" + reply_html(
+                    str(one.get("thinking") or ""), str(one.get("text", ""))))
+            return "".join(parts)
         if not isinstance(r.get("text"), str):
             return None
         return reply_html(str(r.get("thinking") or ""), r["text"], footer=(
@@ -426,6 +495,12 @@ class ChatKind(Kind):
             f"{r.get('stop', '')}"))
 
     def summary(self, result: dict) -> list[str]:
+        if isinstance(result.get("replies"), list):  # a --prompts batch
+            lines = []
+            for i, one in enumerate(result["replies"]):
+                lines.append(f"[{i + 1}] {one.get('prompt', '')}")
+                lines.extend("  " + t for t in ChatKind.summary(self, one))
+            return lines
         lines = []
         if result.get("thinking"):  # a line each (a literal backslash-n in the terminal before)
             lines.extend(f"thinking: {result['thinking']}".split("\n"))

@@ -118,13 +118,16 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
           top_p: float | None = None, repetition_penalty: float | None = None,
           stop_strings=None, seed: int | None = None,
           on_text=None, should_stop=None, tokenizer=None, history=None,
-          no_repeat_ngram_size: int | None = None) -> ChatReply:
+          no_repeat_ngram_size: int | None = None, num_beams: int | None = None) -> ChatReply:
     """Generate an answer to ``prompt`` (module docstring); greedy unless ``do_sample``.
     ``on_text(thinking, answer, tokens)`` is called after each token; ``should_stop()``
     ending true stops generation early (raising what it raises). ``history``: the earlier
     turns (a list of ``{"role", "content"}`` messages, or a previous reply: its
     ``messages``); the reply's ``messages`` carry the conversation on.
-    ``no_repeat_ngram_size``: transformers' option of that name."""
+    ``no_repeat_ngram_size``: transformers' option of that name. ``num_beams`` > 1:
+    transformers' beam search (beam sampling with ``do_sample``), which streams nothing
+    (transformers refuses a streamer with beams): ``on_text`` sees the answer once, whole,
+    and ``should_stop`` is asked between the beams' steps."""
     tok = tokenizer or getattr(model, "tokenizer", None)
     history = conversation(history, system) if chat else history
     rendered = prompt_text(model, prompt, chat=chat, thinking=thinking, tokenizer=tok,
@@ -148,15 +151,29 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
                                            inside=inside)
             on_text(_visible(tok, think), _visible(tok, answer), len(new))
 
+    more = {} if no_repeat_ngram_size is None else {
+        "no_repeat_ngram_size": int(no_repeat_ngram_size)}
+    beams = int(num_beams or 1) > 1
+    if beams:  # no streamer (transformers' refusal); a cancel is asked at each step
+        more["num_beams"] = int(num_beams)
+        if should_stop is not None:
+            def asked(input_ids, scores=None):
+                should_stop()
+                return False
+
+            more["stopping_criteria"] = [asked]
     start = time.perf_counter()
     out = model.generate(ids[None], max_new_tokens, do_sample=do_sample,
                          temperature=temperature, top_k=top_k, top_p=top_p,
                          repetition_penalty=repetition_penalty, seed=seed,
-                         stop_strings=stop_strings, tokenizer=tok, streamer=streamer,
-                         **({} if no_repeat_ngram_size is None
-                            else {"no_repeat_ngram_size": int(no_repeat_ngram_size)}))
+                         stop_strings=stop_strings, tokenizer=tok,
+                         streamer=None if beams else streamer, **more)
     seconds = time.perf_counter() - start
-    gen = out[0, len(ids):].tolist()
+    gen = [int(t) for t in np.asarray(out)[0, len(ids):]]
+    if beams and on_text is not None:  # the one best beam (no padding after it), whole
+        think, answer = split_thinking(_decode(tok, gen, eos, stop_strings, ids),
+                                       inside=inside)
+        on_text(_visible(tok, think), _visible(tok, answer), len(gen))
     raw = _decode(tok, gen, eos, None)
     text = _decode(tok, gen, eos, stop_strings, ids)
     if gen and gen[-1] in eos:
@@ -288,10 +305,13 @@ def load_cached(folder: str, device: str = "cpu", dtype=None):
         return model
 
 
-def run(config: dict, reporter, model=None) -> ChatReply:
-    """Job entry: config ``model`` (a checkpoint folder), ``prompt``, ``chat``, ``system``,
+def run(config: dict, reporter, model=None):
+    """Job entry: config ``model`` (a checkpoint folder), ``prompt`` (or ``prompts``: a
+    batch, answered in turn; the result ``{"replies": [{"prompt", ...reply}], "tokens",
+    "seconds", "tokens_per_s", "model"}``), ``chat``, ``system``,
     ``thinking``, ``max_new_tokens``, ``temperature`` (0: greedy), ``top_k``, ``top_p``,
-    ``repetition_penalty``, ``no_repeat_ngram_size``, ``stop`` (strings), ``seed``,
+    ``repetition_penalty``, ``no_repeat_ngram_size``, ``num_beams`` (> 1: beam search, the
+    answer whole at the end), ``stop`` (strings), ``seed``,
     ``history`` (earlier messages), ``device``; ``model`` a loaded
     model instead of the folder (a notebook's)."""
     from skiff.kernels.backend.report import JobCancelled
@@ -299,6 +319,9 @@ def run(config: dict, reporter, model=None) -> ChatReply:
     if model is None:
         reporter.log(f"loading {config['model']}")
         model = load_cached(config["model"], config.get("device") or "cpu")
+    if int(config.get("num_beams") or 1) > 1:
+        reporter.log(f"beam search over {int(config['num_beams'])} beams: the answer comes "
+                     "whole at the end (beams are not streamed)")
     total = int(config.get("max_new_tokens", 256))
     temperature = float(config.get("temperature") or 0.0)
     last = [0.0]
@@ -318,17 +341,37 @@ def run(config: dict, reporter, model=None) -> ChatReply:
             exc.partial = {**done, "stop": "cancelled", "model": str(config.get("model"))}
             raise exc
 
-    result = reply(model, config["prompt"], max_new_tokens=total,
-                   chat=bool(config.get("chat", True)), system=config.get("system"),
-                   thinking=config.get("thinking"), do_sample=temperature > 0,
-                   temperature=temperature if temperature > 0 else None,
-                   top_k=config.get("top_k"), top_p=config.get("top_p"),
-                   repetition_penalty=config.get("repetition_penalty"),  # None: the
-                   # checkpoint's generation_config.json, else 1 (top_k, top_p alike)
-                   stop_strings=config.get("stop") or None, seed=config.get("seed"),
-                   on_text=on_text, should_stop=should_stop,
-                   history=config.get("history"),
-                   no_repeat_ngram_size=config.get("no_repeat_ngram_size"))
+    prompts = config.get("prompts") or [config["prompt"]]
+
+    def answer(prompt):
+        return reply(model, prompt, max_new_tokens=total,
+                     chat=bool(config.get("chat", True)), system=config.get("system"),
+                     thinking=config.get("thinking"), do_sample=temperature > 0,
+                     temperature=temperature if temperature > 0 else None,
+                     top_k=config.get("top_k"), top_p=config.get("top_p"),
+                     repetition_penalty=config.get("repetition_penalty"),  # None: the
+                     # checkpoint's generation_config.json, else 1 (top_k, top_p alike)
+                     stop_strings=config.get("stop") or None, seed=config.get("seed"),
+                     on_text=on_text, should_stop=should_stop,
+                     history=config.get("history"),
+                     no_repeat_ngram_size=config.get("no_repeat_ngram_size"),
+                     num_beams=config.get("num_beams"))
+
+    if config.get("prompts"):  # a batch (--prompts FILE): each prompt answered in turn
+        replies = []
+        for i, prompt in enumerate(prompts):
+            reporter.log(f"prompt {i + 1} of {len(prompts)}")
+            one = answer(prompt)
+            replies.append({"prompt": prompt, **one.to_json()})
+        tokens = sum(r["tokens"] for r in replies)
+        seconds = sum(r["seconds"] for r in replies)
+        speed = round(tokens / seconds, 2) if seconds > 0 else 0.0
+        reporter.metric("tokens_per_s", speed)
+        reporter.log(f"{len(replies)} prompts, {tokens} tokens in {seconds:.2f} s "
+                     f"({speed:.1f} tokens/s)")
+        return {"replies": replies, "tokens": tokens, "seconds": round(seconds, 4),
+                "tokens_per_s": speed, "model": str(config.get("model"))}
+    result = answer(prompts[0])
     reporter.info(thinking=result.thinking, text=result.text, tokens=result.tokens)
     reporter.progress(result.tokens, result.tokens, unit="token")
     reporter.metric("tokens_per_s", result.tokens_per_s)

@@ -286,14 +286,33 @@ def adapter_base(folder: str | os.PathLike) -> Path:
     return where
 
 
+def _merged_dtype(model, state: dict):
+    """The dtype a LoRA model's merged weights are written in: its checkpoint's stored one
+    when that is 16-bit and the weights are held in float32 (skiff computes in float32),
+    as peft's ``merge_and_unload()`` of the base transformers loads (``dtype="auto"``: the
+    stored one) is saved. Round 44 h14: a fine-tune of a bfloat16 checkpoint was written
+    back in float32, twice the size, ``config.json`` saying float32 (transformers loaded it
+    as a float32 model). None: as held."""
+    source = getattr(model, "source_folder", None)
+    if not source or not any(getattr(a, "dtype", None) == np.float32 for a in state.values()):
+        return None
+    try:
+        stored = _resolve_dtype("auto", st.open_folder(source))
+    except (OSError, ValueError):  # the base folder moved or went: as held
+        return None
+    return stored if stored.itemsize == 2 else None
+
+
 def save_pretrained(model: ErnieForCausalLM, path: str | os.PathLike, *, dtype=None,
                     max_shard_bytes: int | None = 5 * 2**30, state: dict | None = None
                     ) -> list[str]:
     """Write ``model`` as a Hugging Face checkpoint folder that transformers loads:
     ``config.json``, safetensors weights (sharded above ``max_shard_bytes``),
     ``generation_config.json`` and the tokenizer files of the folder it came from.
-    ``dtype``: None (as the model holds them) or ``"bfloat16"`` / ``"float32"``.
-    ``state``: the weights to write, when not the model's own (gathered from ranks)."""
+    ``dtype``: None (as the model holds them; a LoRA model, written merged: in the dtype
+    its checkpoint was stored in, see :func:`_merged_dtype`) or ``"bfloat16"`` /
+    ``"float32"``. ``state``: the weights to write, when not the model's own (gathered
+    from ranks)."""
     if not isinstance(model, ErnieForCausalLM):
         raise TypeError(f"save_pretrained writes ERNIE-4.5 models, got {type(model).__name__}")
     folder = Path(path).expanduser()
@@ -301,6 +320,8 @@ def save_pretrained(model: ErnieForCausalLM, path: str | os.PathLike, *, dtype=N
     cfg = model.config
     if has_lora(model):  # a LoRA fine-tune is written merged (the adapter: save_adapter)
         state = merged_state_dict(model)
+        if dtype is None:
+            dtype = _merged_dtype(model, state)
     state = dict(model.state_dict() if state is None else state)
     if cfg.tie_word_embeddings:
         state.pop("lm_head.weight", None)

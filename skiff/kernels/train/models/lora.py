@@ -466,18 +466,26 @@ def _peft_alias(name, value, default, peft_name, peft_value):
     return peft_value
 
 
-def apply_job_lora(model, lora: dict):
+def apply_job_lora(model, lora: dict, seed: int = 0):
     """:func:`apply_lora` from a job config's ``lora`` entry (``--lora-r``, ``--lora-alpha``,
     ``--lora-targets``, ``--lora-dora``, ``--lora-rslora``, ``--lora-modules-to-save``).
     On an MoE ERNIE-4.5 the names ``gate_proj`` / ``up_proj`` / ``down_proj`` are read as
-    peft reads them (the routed experts, gate+up fused at rank 2r: :mod:`.lora_moe_peft`)."""
+    peft reads them (the routed experts, gate+up fused at rank 2r: :mod:`.lora_moe_peft`).
+
+    The adapters' random ``lora_A`` come from a generator of the job's own, seeded by
+    ``seed`` (round 44 h14: they came from the process-wide one, so a notebook's second
+    ``%train ... --lora-r`` job, or one after a job of another kind, trained from another
+    start than the first and than the command line's, and took the session's draws)."""
+    from ..core import random as train_random
     from .lora_moe_peft import peft_job_targets
 
     targets, rank, alpha = peft_job_targets(model, lora["targets"], lora["r"], lora["alpha"])
-    return apply_lora(model, r=lora["r"], alpha=lora["alpha"], target_modules=targets,
-                      use_dora=bool(lora.get("dora")), use_rslora=bool(lora.get("rslora")),
-                      modules_to_save=lora.get("modules_to_save"), rank_pattern=rank,
-                      alpha_pattern=alpha)
+    with train_random.using(train_random.new_generator(int(seed))):
+        return apply_lora(model, r=lora["r"], alpha=lora["alpha"], target_modules=targets,
+                          use_dora=bool(lora.get("dora")),
+                          use_rslora=bool(lora.get("rslora")),
+                          modules_to_save=lora.get("modules_to_save"), rank_pattern=rank,
+                          alpha_pattern=alpha)
 
 
 def apply_lora_config(model, config: dict):

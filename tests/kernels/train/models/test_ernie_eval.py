@@ -234,31 +234,90 @@ def test_train_form_takes_the_same_words(files, tmp_path):
     assert f"--eval {files / 'heldout.jsonl'} --eval-every 2" in form.magic
 
 
+@pytest.fixture(scope="module")
+def moe_files(files):
+    """A ``moe-shared`` ERNIE-4.5 MoE of the same SentencePiece vocabulary and template,
+    training its balancing loss (``output_router_logits``, coefficient 0.5)."""
+    from .ernie_reference import SHAPES, torch, transformers, write_sentencepiece
+
+    folder = files / "moe-ckpt"
+    write_sentencepiece(folder, chat_template=PLAIN)
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
+    cfg = transformers.Ernie4_5_MoeConfig(**dict(
+        SHAPES["moe-shared"][1], vocab_size=len(tok), output_router_logits=True,
+        router_aux_loss_coef=0.5))
+    ref = transformers.Ernie4_5_MoeForCausalLM(cfg)
+    gen = torch.Generator().manual_seed(5)
+    with torch.no_grad():
+        for name, p in ref.named_parameters():
+            p.copy_(torch.rand(p.shape, generator=gen) * 0.2 - 0.1
+                    if "e_score_correction_bias" in name else
+                    torch.rand(p.shape, generator=gen) + 0.5 if p.ndim == 1
+                    else torch.randn(p.shape, generator=gen) * 0.3)
+    ref.eval().save_pretrained(folder)
+    return folder
+
+
+def _adapter(run_dir) -> dict:
+    from safetensors.numpy import load_file
+
+    return load_file(str(run_dir / "hf-adapter" / "adapter_model.safetensors"))
+
+
 @pytest.mark.mpi
 @pytest.mark.parametrize("strategy", ["dp", "tp"])
-def test_eval_on_two_ranks(files, strategy, base_metrics):
+def test_eval_on_two_ranks(files, strategy, base_metrics, request):
     """``--np 2 --strategy dp``: rank 0 evaluates (the model is whole on every rank); ``tp``:
     the ranks gather a whole copy for it (a model split over ranks evaluated on one alone
     would hang or read half the heads). The rows come at the same steps, step 0 is the base
-    model's, and the last equals evaluate.py on the final weights the job wrote."""
+    model's, and the last equals evaluate.py on the final weights the job wrote.
+
+    ``tp`` runs an MoE that trains its balancing loss, with ``--lora-targets all-linear``
+    (peft's reading: the attention, the experts' fused weights and the router's LoRA) and
+    ``--val-split``: its adapter and its validation rows (``val_loss`` and the NLL alone,
+    ``val_nll``) equal a one-process run's (round 44 h14: both were run by hand only)."""
     from skiff.jobs import submit
 
-    line = (f"ernie --data {files / 'chat.jsonl'} --from {files / 'ckpt'} --eval "
+    ckpt, extra = files / "ckpt", ""
+    if strategy == "tp":
+        ckpt = request.getfixturevalue("moe_files")
+        extra = " --lora-r 2 --lora-targets all-linear --val-split 0.25"
+    line = (f"ernie --data {files / 'chat.jsonl'} --from {ckpt} --eval "
             f"{files / 'heldout.jsonl'} --eval-every 2 --steps 4 --batch-size 2 --lr 2e-2 "
-            f"--block-size {BLOCK} --np 2 --strategy {strategy}")
-    job, _ = submit("train", line)
+            f"--block-size {BLOCK}{extra}")
+    job, _ = submit("train", f"{line} --np 2 --strategy {strategy}")
     assert job.wait(300) and job.status == "done", job.error
     rows = job.result["evaluation"]
     assert [r["step"] for r in rows] == [0, 2, 4]
-    base = from_pretrained(files / "ckpt")
-    want0 = base_metrics
-    model = from_pretrained(files / "ckpt")
-    with np.load(job.run_dir / "model.npz") as z:
-        model.load_state_dict({k: z[k] for k in z.files})
+    base = from_pretrained(ckpt)
+    want0 = base_metrics if strategy == "dp" else _independent(base, base.tokenizer)
+    if strategy == "dp":
+        model = from_pretrained(files / "ckpt")
+        with np.load(job.run_dir / "model.npz") as z:
+            model.load_state_dict({k: z[k] for k in z.files})
+    else:  # the LoRA run's weights written back merged (Hugging Face layout)
+        model = from_pretrained(job.run_dir / "hf-model")
     want4 = _independent(model, base.tokenizer)
+    loss = "eval_loss" if strategy == "dp" else "eval_nll"  # an MoE's held-out NLL
     for name in ("eval_loss", "eval_exact_match", "eval_choice_accuracy"):
-        assert rows[0][name] == pytest.approx(want0[name], rel=1e-6, abs=1e-12), name
-        assert rows[-1][name] == pytest.approx(want4[name], rel=1e-6, abs=1e-12), name
+        got = loss if name == "eval_loss" else name
+        assert rows[0][got] == pytest.approx(want0[name], rel=1e-6, abs=1e-12), name
+        assert rows[-1][got] == pytest.approx(want4[name], rel=1e-6, abs=1e-12), name
+    if strategy == "tp":
+        one, _ = submit("train", line)  # the same run in one process
+        assert one.wait(300) and one.status == "done", one.error
+        vals, want = job.result["val_history"], one.result["val_history"]
+        assert [v["step"] for v in vals] == [v["step"] for v in want] and len(vals) >= 2
+        for got, ref in zip(vals, want):
+            assert 0.05 < got["val_loss"] - got["val_nll"]  # the balancing term apart
+            for name in ("val_loss", "val_nll"):
+                assert got[name] == pytest.approx(ref[name], rel=2e-5), (got, ref)
+        mine, theirs = _adapter(job.run_dir), _adapter(one.run_dir)
+        assert mine.keys() == theirs.keys()
+        router = [k for k in mine if ".mlp.gate.lora_B" in k]
+        assert router and all(np.abs(mine[k]).max() > 1e-4 for k in router)  # trained
+        for k in mine:
+            assert np.abs(mine[k] - theirs[k]).max() <= 1e-4 * np.abs(theirs[k]).max(), k
 
 
 def test_which_strategies_can_give_an_evaluation_model():
