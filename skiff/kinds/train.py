@@ -1779,7 +1779,7 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
         if cfg.get("lora"):
             from skiff.kernels.train.models.lora import apply_job_lora
 
-            apply_job_lora(model, cfg["lora"])
+            apply_job_lora(model, cfg["lora"], seed=seed)
         dataset, table = data_obj, None
         if dataset is None and is_table(data_name):  # a CSV/TSV/NPZ: its rows, not its bytes
             import numpy as np

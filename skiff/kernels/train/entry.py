@@ -85,7 +85,7 @@ def build_from_config(config: dict, namespace: dict | None = None, reporter=None
     if config.get("lora"):  # adapters only: the base weights frozen
         from skiff.kernels.train.models.lora import apply_job_lora
 
-        apply_job_lora(model, config["lora"])
+        apply_job_lora(model, config["lora"], seed=seed)
     cfg = getattr(model, "config", None)
     block = config.get("block_size") or getattr(cfg, "block_size", 128)
     data = config.get("data") or models.DEFAULT_DATA[name]

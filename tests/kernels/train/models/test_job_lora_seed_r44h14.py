@@ -46,3 +46,22 @@ def test_job_adapters_come_from_the_jobs_seed(tmp_path):
         np.testing.assert_array_equal(first[k], again[k])
         np.testing.assert_array_equal(other[k], want[k])
         assert not np.array_equal(first[k], other[k])
+
+
+def test_the_jobs_seed_picks_the_adapters_start():
+    """``--seed N`` reaches the adapters: the job's build passes its seed to
+    ``apply_job_lora`` (before, every LoRA job started from seed 0's draws)."""
+    from skiff.kernels.train.entry import build_from_config
+
+    lora = {"r": 2, "alpha": 4.0, "targets": ["c_attn"]}
+    built = {s: _lora_a(build_from_config({"model": "gpt-mini", "lora": lora, "seed": s})["model"])
+             for s in (0, 3)}
+    with train_random.using(train_random.new_generator(3)):
+        from skiff.kernels.train import models
+
+        base = models.get("gpt-mini")
+    want = _lora_a(apply_job_lora(base, lora, seed=3))
+    assert built[3].keys() == want.keys() and built[3]
+    for k in want:
+        np.testing.assert_array_equal(built[3][k], want[k])
+        assert not np.array_equal(built[0][k], built[3][k])
