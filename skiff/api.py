@@ -210,6 +210,8 @@ _TORCH_NAMES = (
     "sparse_bsr", "sparse_bsc",
     # round 44 (h7, tensor_storage_r44.__all__)
     "frombuffer",
+    # round 44 (h12, tensor_storage_r44.__all__, histogramdd_r44.__all__)
+    "UntypedStorage", "histogramdd",
 )
 
 # the names skiff/__init__.py finds past NAMES and __all__ (the core's ops_stats.__all__, a

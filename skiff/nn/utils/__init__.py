@@ -32,9 +32,9 @@ from skiff.kernels.train.core.nn.weight_norm import (  # noqa: F401
     weight_norm,
 )
 
-from . import parametrizations, parametrize, prune, rnn  # noqa: E402,F401  (skiff.nn.utils.rnn.pad_sequence)
+from . import fusion, parametrizations, parametrize, prune, rnn  # noqa: E402,F401  (skiff.nn.utils.rnn.pad_sequence)
 
 __all__ = [*_real.__all__, "weight_norm", "remove_weight_norm", "parametrizations",
            "spectral_norm", "remove_spectral_norm", "parametrize", "prune", "fuse_conv_bn_eval",
            "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights",
-           "clip_grad_norm", "skip_init", "stateless"]
+           "clip_grad_norm", "skip_init", "stateless", "fusion"]

@@ -190,9 +190,28 @@ def conj(t):
     if t.dtype.kind != "c":
         return t
     out = Conj.apply(t)
-    if not getattr(t, "_conj_bit", False):
-        out._conj_bit = True
+    if not is_conj(t):
+        _mark_conj(out)
     return out
+
+
+# round 44 (h12): the arrays marked by ``conj()``, by the id of the array owning the memory,
+# so that views of a marked result (slices, ``detach()``, reshapes: the same memory) read as
+# marked too, as torch's views share its conjugate bit; a copy owns new memory (unmarked)
+_MARKED: dict = {}
+
+
+def _mark_conj(t) -> None:
+    import weakref
+
+    from .tensor_storage_r44 import _root
+
+    t._conj_bit = True
+    a = t._data
+    if hasattr(a, "strides"):
+        root = _root(a)
+        key = id(root)
+        _MARKED[key] = weakref.ref(root, lambda _ref, key=key: _MARKED.pop(key, None))
 
 
 def view_as_real(t):
@@ -225,7 +244,7 @@ def is_complex(t) -> bool:
 def resolve_conj(t):
     """torch's ``resolve_conj``: ``t`` itself, or for a ``conj()`` result the same values
     unmarked (skiff's ``conj`` is never lazy: nothing to compute)."""
-    if not getattr(t, "_conj_bit", False):
+    if not is_conj(t):
         return t
     return _Resolved.apply(t)
 
@@ -243,8 +262,19 @@ def conj_physical(t):
 
 def is_conj(t) -> bool:
     """torch's ``is_conj``: whether ``t`` came from ``conj()`` of a complex tensor (torch's
-    lazy conjugate bit; skiff computed it: the mark is all that differs)."""
-    return bool(getattr(t, "_conj_bit", False))
+    lazy conjugate bit; skiff computed it: the mark is all that differs). A view of such a
+    result (its memory) is marked too (round 44), as torch's."""
+    bit = getattr(t, "_conj_bit", None)
+    if bit is not None or t.dtype.kind != "c" or not _MARKED:
+        return bool(bit)
+    a = t._data
+    if not hasattr(a, "strides"):
+        return False
+    from .tensor_storage_r44 import _root
+
+    root = _root(a)
+    ref = _MARKED.get(id(root))
+    return ref is not None and ref() is root
 
 
 def is_neg(t) -> bool:

@@ -207,7 +207,14 @@ class Categorical(Distribution):
 
     @property
     def mean(self):
-        raise NotImplementedError("Categorical has no mean (its values are labels)")
+        """nan (its values are labels), torch's (round 44: raised NotImplementedError, so a
+        loop over distributions reading ``mean`` stopped at a Categorical)."""
+        return _const(self.probs, self.probs.xp.full(self.batch_shape, np.nan,
+                                                    dtype=self.probs.dtype))
+
+    @property
+    def variance(self):
+        return self.mean
 
     @property
     def mode(self):

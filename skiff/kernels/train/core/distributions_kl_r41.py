@@ -13,9 +13,16 @@ import math
 from .distributions import Bernoulli, Normal, Uniform, kl_divergence
 from .distributions import register_kl as _register
 from .distributions_r29 import Beta, Exponential, Gamma, Laplace, MultivariateNormal, _kl_mvn
-from .distributions_r32 import Binomial, Cauchy, Geometric, OneHotCategorical, Poisson
+from .distributions_r32 import (
+    Binomial,
+    Cauchy,
+    Geometric,
+    LogNormal,
+    OneHotCategorical,
+    Poisson,
+)
 from .distributions_r35 import LowRankMultivariateNormal, TransformedDistribution
-from .distributions_r37 import ContinuousBernoulli, Gumbel, Pareto
+from .distributions_r37 import ContinuousBernoulli, Gumbel, HalfCauchy, Pareto
 from .tensor import where
 
 __all__: list = []
@@ -102,8 +109,46 @@ def _kl_cauchy(p, q):
 
 @register_kl((TransformedDistribution, TransformedDistribution))
 def _kl_transformed(p, q):
-    if p.transforms != q.transforms or p.event_shape != q.event_shape:
-        raise NotImplementedError
+    """torch's: the bases' KL when both push them through equal transforms, summed over the
+    event axes the transforms add (round 44: ``LogisticNormal`` pairs were refused, their
+    stick-breaking transforms compared by identity, and nothing was summed)."""
+    if len(p.transforms) != len(q.transforms) or p.event_shape != q.event_shape or \
+            not all(_same_transform(a, b) for a, b in zip(p.transforms, q.transforms)):
+        raise NotImplementedError(f"kl_divergence({type(p).__name__}, {type(q).__name__}): "
+                                  "the transforms differ")
+    kl = kl_divergence(p.base_dist, q.base_dist)
+    extra = len(p.event_shape) - len(p.base_dist.event_shape)
+    return kl.sum(tuple(range(-extra, 0))) if extra > 0 else kl
+
+
+def _same_transform(a, b):
+    """torch's ``Transform.__eq__``: the same kind with the same parameters."""
+    from .tensor import Tensor
+
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    va, vb = vars(a), vars(b)
+    if va.keys() != vb.keys():
+        return False
+    for k, x in va.items():
+        y = vb[k]
+        if isinstance(x, Tensor) or isinstance(y, Tensor):
+            if not (isinstance(x, Tensor) and isinstance(y, Tensor)) or \
+                    tuple(x.shape) != tuple(y.shape) or not bool((x == y).all()):
+                return False
+        elif callable(x) or k.startswith("_"):
+            continue  # caches and bound helpers
+        elif x != y:
+            return False
+    return True
+
+
+# round 44 (h12): torch's LogNormal and HalfCauchy are transformed distributions, their KL
+# the bases' (here they are their own classes: refused before)
+@register_kl((LogNormal, LogNormal), (HalfCauchy, HalfCauchy))
+def _kl_by_base(p, q):
     return kl_divergence(p.base_dist, q.base_dist)
 
 

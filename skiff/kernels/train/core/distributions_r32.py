@@ -248,6 +248,18 @@ class Binomial(Distribution):
         normalize = n * by_zero + n * (-lg.abs()).exp().log1p() - (n + 1).lgamma()
         return v * lg - normalize - (v + 1).lgamma() - (n - v + 1).lgamma()
 
+    def entropy(self):
+        """torch's: summed over the support 0..n (round 44: missing); one ``total_count``
+        for the whole batch, as torch's."""
+        counts = _host(self.total_count)
+        n = int(counts.max()) if counts.size else 0
+        if counts.size and int(counts.min()) != n:
+            raise NotImplementedError("Inhomogeneous total count not supported by `entropy`.")
+        k = np.arange(n + 1, dtype=self.logits.dtype).reshape((-1,) + (1,) * len(
+            self.batch_shape))
+        lp = self.log_prob(Tensor(self.logits.xp.asarray(k), dtype=self.logits.dtype))
+        return -(lp.exp() * lp).sum(0)
+
 
 class Geometric(Distribution):
     """The number of failures before the first success (torch's support 0, 1, ...)."""

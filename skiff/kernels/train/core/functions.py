@@ -411,3 +411,9 @@ from . import tensor_storage_r44 as _r44h7  # noqa: E402
 globals().update({_n: getattr(_r44h7, _n) for _n in _r44h7.__all__})
 __all__ += list(_r44h7.__all__)
 _r44h7.install(Tensor)
+
+# round 44 (h12): torch.histogramdd
+from . import histogramdd_r44 as _r44h12  # noqa: E402
+
+globals().update({_n: getattr(_r44h12, _n) for _n in _r44h12.__all__})
+__all__ += list(_r44h12.__all__)

@@ -779,6 +779,17 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     return _Pinv.apply(A, atol=atol, rtol=rtol)
 
 
+class _CountNonzero(Function):
+    """The count of nonzeros along the last axis (``cdist``'s p = 0), gradient 0."""
+
+    def forward(self, d):
+        self.shape = d.shape
+        return (d != 0).sum(-1).astype(d.dtype)
+
+    def backward(self, g):
+        return xp_of(g).zeros(self.shape, dtype=g.dtype)
+
+
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """torch's ``cdist``: ``(..., P, M)`` and ``(..., R, M)`` -> ``(..., P, R)`` p-norm
     distances; the gradient at a zero distance is 0, as torch's (a plain ``norm`` of the
@@ -791,8 +802,9 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == math.inf:
         return diff.abs().amax(-1)
-    if p == 0.0:
-        return _const((diff._data != 0).sum(-1).astype(x1.dtype))
+    if p == 0.0:  # round 44 (h12): in the graph with a zero gradient, as torch's (was a
+        # constant: ``cdist(a, b, 0).sum().backward()`` raised)
+        return _CountNonzero.apply(diff)
     if p == 1.0:
         return diff.abs().sum(-1)
     return _root((diff * diff).sum(-1) if p == 2.0 else (diff.abs() ** p).sum(-1), p)
@@ -821,6 +833,10 @@ def lstsq(A, B, rcond=None, *, driver=None):
     Cholesky factor; ``residuals`` and ``singular_values`` are empty and ``rank`` is given, as
     torch's default CPU driver (gelsy) returns them. A rank-deficient ``A`` is refused (use
     ``linalg.pinv(A) @ B`` for its values)."""
+    drv = "gelsy" if driver is None else driver
+    if drv not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, "
+                           "gelsy, gelsd, gelss)")
     A, B = _float(_as_tensor(A)), _float(_as_tensor(B))
     if A.ndim < 2 or B.ndim < 1:
         raise ValueError(f"linalg.lstsq needs A (..., m, n) and B (..., m, k), got "
@@ -842,7 +858,20 @@ def lstsq(A, B, rcond=None, *, driver=None):
         C = cholesky(A @ At)
         y = solve_triangular(C, Bm, upper=False)
         X = At @ solve_triangular(C.mH if cx else C.swapaxes(-1, -2), y, upper=True)
+    # round 44 (h12): what each of torch's drivers returns (all four gave gelsy's): the
+    # squared residuals (gels, gelsd, gelss; tall A), singular values (gelsd, gelss), the
+    # rank (not gels: empty)
+    xp = xp_of(A._data)
+    real = xp.zeros((), dtype=A.dtype).real.dtype
+    empty = _const(xp.zeros((0,), dtype=real))
+    res = sv = empty
+    if drv != "gelsy" and m > n:
+        r = A @ X - Bm
+        res = ((r.abs() ** 2) if cx else r * r).sum(-2)  # (..., k): k = 1 for a vector B
+    if drv in ("gelsd", "gelss"):
+        sv = svdvals(A.detach())
+    if drv == "gels":
+        rank = _const(xp.zeros((0,), dtype=np.int64))
     if vec:
         X = X.squeeze(-1)
-    empty = _const(xp_of(A._data).zeros((0,), dtype=A.dtype))
-    return _Lstsq(X, empty, rank, empty)
+    return _Lstsq(X, res, rank, sv)

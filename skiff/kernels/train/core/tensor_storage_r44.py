@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["frombuffer"]
+__all__ = ["frombuffer", "UntypedStorage"]
 
 
 def _address(a) -> int:
@@ -69,7 +69,60 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     return Tensor._make(arr, bool(requires_grad), None, 0)
 
 
+class UntypedStorage:
+    """Round 44 (h12): torch's ``x.untyped_storage()`` (was an AttributeError): the bytes of
+    the array this tensor's memory belongs to (every view of it gives the same ``data_ptr``,
+    the idiom that tests whether two tensors share memory), ``nbytes()``/``size()``/``len``,
+    bytes read and written by index, ``tolist()``, ``element_size()`` 1, ``device``."""
+
+    def __init__(self, root, device="cpu"):
+        self._root, self.device = root, device
+
+    def _bytes(self):
+        return self._root.reshape(-1).view(np.uint8)
+
+    def nbytes(self) -> int:
+        return int(self._root.nbytes)
+
+    size = nbytes
+    __len__ = nbytes
+
+    def element_size(self) -> int:
+        return 1
+
+    def data_ptr(self) -> int:
+        return _address(self._root)
+
+    def __getitem__(self, i):
+        v = self._bytes()[i]
+        return int(v) if np.ndim(v) == 0 else UntypedStorage(v.copy(), self.device)
+
+    def __setitem__(self, i, value):
+        self._bytes()[i] = value
+
+    def tolist(self) -> list:
+        return [int(b) for b in self._bytes().tolist()]
+
+    def cpu(self):
+        return self
+
+    def __repr__(self):
+        body = "\n".join(f" {b}" for b in self.tolist()[:16])
+        more = "\n ..." if self.nbytes() > 16 else ""
+        return (f"{body}{more}\n[torch.storage.UntypedStorage(device={self.device}) of size "
+                f"{self.nbytes()}]")
+
+
+def untyped_storage(t) -> UntypedStorage:
+    """torch's: the storage under this tensor (its whole base array, not just the view)."""
+    a = t._data
+    if not hasattr(a, "strides"):
+        raise RuntimeError("untyped_storage: a meta tensor has no storage")
+    return UntypedStorage(_root(a), str(t.device))
+
+
 def install(tensor_class) -> None:
+    tensor_class.untyped_storage = untyped_storage
     tensor_class.storage_offset = storage_offset
     tensor_class.data_ptr = data_ptr
     tensor_class.dim_order = dim_order

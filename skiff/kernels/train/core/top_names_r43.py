@@ -195,6 +195,23 @@ class _Clone(Function):
         return g
 
 
+def _dense_order(a):
+    """The axes of ``a`` from the outermost stride in, when ``a`` is dense (its elements fill
+    one block with no gaps or overlaps) but not row-major; else None (torch's
+    ``preserve_format`` keeps such strides; a row-major or gapped array is copied row-major)."""
+    flags = getattr(a, "flags", None)
+    if flags is None or flags.c_contiguous or a.ndim < 2 or not a.size:
+        return None
+    perm = sorted(range(a.ndim), key=lambda d: -a.strides[d])
+    expected = a.itemsize
+    for d in reversed(perm):
+        if a.shape[d] != 1:
+            if a.strides[d] != expected:
+                return None
+            expected *= a.shape[d]
+    return perm
+
+
 def _to_format(t, fmt, copy: bool):
     """``t`` laid out as ``fmt`` asks (a differentiable copy where it is not already;
     ``copy``: always one, as ``clone``)."""
@@ -229,7 +246,12 @@ def install(tensor_class) -> None:
         def clone(self, memory_format=None, *, _fn=tensor_class.clone):
             _check_format(memory_format)
             if memory_format is None or memory_format._name == "preserve_format":
-                return _fn(self)
+                perm = None if getattr(self, "_batched", False) else _dense_order(self._data)
+                if perm is None:
+                    return _fn(self)
+                # round 44 (h12): torch keeps a dense tensor's strides (a channels-last
+                # clone stays channels-last, a transposed one transposed): copied in that order
+                return _fn(self.permute(*perm)).permute(*np.argsort(perm).tolist())
             return _to_format(self, memory_format, copy=True)
 
         to = tensor_class.to

@@ -123,7 +123,11 @@ class MultiheadAttention(Module):
 
             k = cat([k] + [e[0] for e in extra], axis=2)
             v = cat([v] + [e[1] for e in extra], axis=2)
-            if mask is not None:  # the appended keys are never masked
+            if mask is not None and mask.requires_grad:  # round 44 (h12): a learned mask
+                # lost its gradient here (padded as an array): zeros joined as a tensor
+                zeros = mask.xp.zeros(tuple(mask.shape[:-1]) + (len(extra),), dtype=mask.dtype)
+                mask = cat([mask, Tensor(zeros, dtype=mask.dtype)], axis=-1)
+            elif mask is not None:  # the appended keys are never masked
                 pad = [(0, 0)] * (mask.ndim - 1) + [(0, len(extra))]
                 mask = Tensor(mask.xp.pad(mask._data, pad), dtype=mask.dtype)
         drop = self.dropout if self.training else 0.0

@@ -250,20 +250,29 @@ class GridSample2dFn(Function):
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros",  # noqa: A002
                 align_corners=None):
     """torch's ``F.grid_sample`` on (N, C, H, W) input and an (N, Ho, Wo, 2) grid in [-1, 1]
-    (x, y); ``align_corners=None`` is False with no warning."""
+    (x, y), or (round 44) (N, C, D, H, W) and (N, Do, Ho, Wo, 3) (x, y, z);
+    ``align_corners=None`` is False with no warning."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"grid_sample: mode must be 'bilinear', 'nearest' or 'bicubic', got "
                          f"{mode!r}")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"grid_sample: padding_mode must be 'zeros', 'border' or "
                          f"'reflection', got {padding_mode!r}")
-    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or \
+    volume = input.ndim == 5 and grid.ndim == 5 and grid.shape[-1] == 3
+    if not volume and (input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2) or \
             grid.shape[0] != input.shape[0]:
-        raise ValueError(f"grid_sample: input (N, C, H, W) and grid (N, Ho, Wo, 2) (5-D "
-                         f"volumes are not supported); got {tuple(input.shape)} and "
-                         f"{tuple(grid.shape)}")
+        raise ValueError(f"grid_sample: input (N, C, H, W) and grid (N, Ho, Wo, 2), or "
+                         f"(N, C, D, H, W) and (N, Do, Ho, Wo, 3); got {tuple(input.shape)} "
+                         f"and {tuple(grid.shape)}")
+    if volume and mode == "bicubic":
+        raise ValueError("grid_sample: bicubic interpolation only supports 4D input (torch's)")
     if grid.dtype != input.dtype:
         raise TypeError(f"grid_sample: grid dtype {grid.dtype} differs from the input's "
                         f"{input.dtype}: cast one (torch's rule)")
+    if volume:  # round 44 (h12)
+        from .grid_sample3d_r44 import GridSample3dFn
+
+        return GridSample3dFn.apply(input, grid, mode=mode, padding=padding_mode,
+                                    align=bool(align_corners), source=_source)
     return GridSample2dFn.apply(input, grid, mode=mode, padding=padding_mode,
                                 align=bool(align_corners))

@@ -28,16 +28,17 @@ def _triple(v):
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
     """torch's ``adaptive_max_pool3d`` on (N, C, D, H, W) or (C, D, H, W) with torch's bins
-    (values; ``return_indices`` not supported)."""
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool3d(return_indices=True) is not supported: "
-                                  "use return_indices=False (the values)")
+    (with ``return_indices``, round 44: ``(values, indices)`` as torch's)."""
     if input.ndim not in (4, 5):
         raise ValueError(f"adaptive_max_pool3d needs (N, C, D, H, W) or (C, D, H, W), got "
                          f"{tuple(input.shape)}")
     sizes = tuple(input.shape[-3:])
     out = [n if o is None else _positive("output_size", o)
            for n, o in zip(sizes, _triple(output_size))]
+    if return_indices:
+        from .adaptive_indices_r44 import adaptive_max_with_indices
+
+        return adaptive_max_with_indices(input, tuple(out))
     if all(n % o == 0 for n, o in zip(sizes, out)):  # equal windows: one reduction
         (d, h, w), (od, oh, ow) = sizes, out
         y = input.reshape(*input.shape[:-3], od, d // od, oh, h // oh, ow, w // ow)
@@ -56,13 +57,10 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
 class AdaptiveMaxPool3d(Module):
     def __init__(self, output_size, return_indices=False):
         super().__init__()
-        if return_indices:
-            raise NotImplementedError("AdaptiveMaxPool3d(return_indices=True) is not "
-                                      "supported: use return_indices=False")
-        self.output_size = output_size
+        self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, x):
-        return adaptive_max_pool3d(x, self.output_size)
+        return adaptive_max_pool3d(x, self.output_size, self.return_indices)
 
     def extra_repr(self):
         return f"output_size={self.output_size}"

@@ -72,10 +72,8 @@ def _bins(n, out):
 
 
 def adaptive_max_pool2d(x, output_size, return_indices=False):
-    """torch's ``adaptive_max_pool2d`` on ``(N, C, H, W)`` or ``(C, H, W)`` (values only)."""
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d(return_indices=True) is not supported: "
-                                  "use return_indices=False (the values)")
+    """torch's ``adaptive_max_pool2d`` on ``(N, C, H, W)`` or ``(C, H, W)`` (with
+    ``return_indices``, round 44: ``(values, indices)`` as torch's)."""
     if x.ndim not in (3, 4):
         raise ValueError(f"adaptive_max_pool2d needs (N, C, H, W) or (C, H, W), got "
                          f"{tuple(x.shape)}")
@@ -84,6 +82,10 @@ def adaptive_max_pool2d(x, output_size, return_indices=False):
     h, w = x.shape[-2:]
     oh = h if oh is None else _positive("output_size", oh)
     ow = w if ow is None else _positive("output_size", ow)
+    if return_indices:
+        from .adaptive_indices_r44 import adaptive_max_with_indices
+
+        return adaptive_max_with_indices(x, (oh, ow))
     if h % oh == 0 and w % ow == 0:  # equal windows: one reshape and one reduction
         y = x.reshape(*x.shape[:-2], oh, h // oh, ow, w // ow)
         return y.amax((-3, -1))
@@ -100,13 +102,10 @@ class AdaptiveMaxPool2d(Module):
 
     def __init__(self, output_size, return_indices=False):
         super().__init__()
-        if return_indices:
-            raise NotImplementedError("AdaptiveMaxPool2d(return_indices=True) is not "
-                                      "supported: use return_indices=False")
-        self.output_size = output_size
+        self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, x):
-        return adaptive_max_pool2d(x, self.output_size)
+        return adaptive_max_pool2d(x, self.output_size, self.return_indices)
 
     def extra_repr(self):
         return f"output_size={self.output_size}"

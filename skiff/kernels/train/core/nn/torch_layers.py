@@ -174,6 +174,49 @@ class ParameterDict(Module):
     def values(self):
         return self._parameters.values()
 
+    # round 44 (h12): the rest of torch's dict methods (``update`` was an AttributeError)
+    def update(self, parameters):
+        """torch's: from a mapping, a ``ParameterDict`` or an iterable of (key, value)."""
+        pairs = parameters.items() if hasattr(parameters, "items") else parameters
+        for j, pair in enumerate(pairs):
+            if len(pair) != 2:
+                raise ValueError(f"ParameterDict update sequence element #{j} has length "
+                                 f"{len(pair)}; 2 is required")
+            self[pair[0]] = pair[1]
+
+    def __delitem__(self, key):
+        del self._parameters[key]
+
+    def pop(self, key):
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self):
+        key = next(reversed(self._parameters))
+        return key, self.pop(key)
+
+    def get(self, key, default=None):
+        return self._parameters[key] if key in self._parameters else default
+
+    def setdefault(self, key, default=None):
+        if key not in self._parameters:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        self._parameters.clear()
+
+    def copy(self):
+        return ParameterDict(dict(self._parameters))
+
+    @classmethod
+    def fromkeys(cls, keys, default=None):
+        return cls({k: default for k in keys})
+
+    def __reversed__(self):
+        return reversed(list(self._parameters))
+
 
 class Hardtanh(Module):
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):

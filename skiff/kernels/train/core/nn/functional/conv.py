@@ -275,8 +275,17 @@ def conv2d(x: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1
     """2-D convolution (cross-correlation) on NCHW input with an (out, in / groups, kh, kw)
     weight; ``dilation``, ``groups`` and ``padding="same"``/``"valid"`` as torch's
     (:mod:`.conv_general`). An unbatched (C, H, W) input gives (C_out, H', W'), as torch's;
-    a raw array ``x`` takes the weight's dtype (:func:`.dense.layer_input`)."""
+    a raw array ``x`` takes the weight's dtype (:func:`.dense.layer_input`).
+    A channels-last input gives a channels-last output, as torch's (round 44)."""
     x = layer_input(x, weight)
+    flags = None if getattr(x, "_batched", False) else getattr(getattr(x, "_data", None),
+                                                               "flags", None)
+    if x.ndim == 4 and flags is not None and not flags.c_contiguous and x.shape[1] > 1:
+        from ...top_names_r43 import channels_last
+
+        if x.is_contiguous(memory_format=channels_last):
+            y = conv2d(x.contiguous(), weight, bias, stride, padding, dilation, groups)
+            return y.contiguous(memory_format=channels_last)
     if x.ndim == 3:
         return conv2d(x.unsqueeze(0), weight, bias, stride, padding, dilation, groups)[0]
     if x.ndim != 4:
