@@ -529,10 +529,35 @@ def _checkbox_text(text: str, crop: np.ndarray) -> str:
         return text
     found = frame_state(bw, (LOWEST * crop.shape[0], 1.2 * crop.shape[0]), strict, first=True,
                         parts=parts)
-    if found is None:
+    if found is None or _letter_bowl(text, bw, found):
         return text
     m = _EMPTY_READ.match(text) or _TICK_READ.match(text) or _ONE_READ.match(text)
     return found[0] + (text[m.end():] if m else " " + text)
+
+
+# letters drawn as a closed bowl: blurred or small, their ink is a hollow square frame
+# ("Dr. Jonas Berger" as a phone photo, "Order now" in Liberation Sans Bold at 18 px)
+_BOWLS = "DOQ0o"
+# a box's label stands apart from it: a space leaves at least 0.4 of the frame's height
+# blank after a box glyph (0.41-1.8 in the forms rendered here), the next letter of a word
+# at most 0.17 (0 where blur joins them); a box set tight to its label ("☐Yes": 0.05-0.3)
+# is read as a box unless its reading begins with a bowl letter
+TIGHT = 0.35
+
+
+def _letter_bowl(text: str, bw: np.ndarray, found: tuple) -> bool:
+    """Whether a frame that is a line's first ink, empty or crossed (``found``:
+    :func:`frame_state`'s), is the first letter of the reading: the reading begins with a
+    letter drawn as a bowl (:data:`_BOWLS`) and the next ink follows the frame within
+    :data:`TIGHT` of its height
+    (round 44: a business card's "Dr. Jonas Berger" as a phone photo read "☐ Dr. Jonas
+    Berger", its blurred "D" a frame touching the "r"; a bold "O" as a phone photo, its
+    round inside left at the frame's corners, read "☒ OK")."""
+    state, (x0, y0, x1, y1) = found
+    if state == TICKED or text[0] not in _BOWLS:
+        return False
+    after = np.flatnonzero(bw[:, x1:].any(0))
+    return len(after) > 0 and after[0] < TIGHT * (y1 - y0)
 
 
 # a box inside a line (a form's options side by side: "Sex: ☐ Male ☑ Female") stands apart:

@@ -416,6 +416,10 @@ def bullet_mark(text: str, crop: np.ndarray) -> str:
 # px: "¹" 0.15-0.53 against "1", round 36; an "l" too turned "install?" and "Travel" into
 # "instal¹?" and "Trave¹": a "?" or a tick raised beside it took the pairing)
 _FOOTNOTE = re.compile(r"(?<=[^\W\d_]{2})1(?=[\s.,;:!?)]|$)")
+# a unit's power read as a digit after its number ("+7 m2" for "+7 m²": a table's cell of
+# 13-px serif print as a scan, round 44): square and cubic metres, centimetres, feet...
+_UNIT_POWER = re.compile(r"(?<=\d)(\s?)(?:[kcdm]?m|ft|in)([23])(?=[\s.,;:)/]|$)")
+_POWER = {"1": "\u00b9", "2": "\u00b2", "3": "\u00b3"}
 # characters read whose ink stands raised above the baseline as parts taller than wide, and
 # how many parts each: quotes, superscript digits
 _RAISED = {"'": 1, "\u2018": 1, "\u2019": 1, '"': 2, "\u201c": 2, "\u201d": 2, "\u00b9": 1,
@@ -433,13 +437,16 @@ def footnote_marks(text: str, crop: np.ndarray) -> str:
     with the parts of the characters read that stand raised (quotes, superscript digits)
     and of these, and such a "1" is paired with a part within three letter heights
     of where its place in the text puts it ("notes1 below" for "notes¹ below" in
-    Liberation Serif; "all", "Room A1" keep theirs)."""
-    found = list(_FOOTNOTE.finditer(text))
+    Liberation Serif; "all", "Room A1" keep theirs). A unit's power read as a digit after
+    its number (:data:`_UNIT_POWER`: "42 m2", "3 cm3") is written "²", "³" alike."""
+    found = sorted([m.start() for m in _FOOTNOTE.finditer(text)] +
+                   [m.start(2) for m in _UNIT_POWER.finditer(text)])
     if not found or crop.ndim < 2 or min(crop.shape[:2]) < 8:
         return text
     import cv2
 
-    n, _, stats, _ = cv2.connectedComponentsWithStats(ink_mask(crop), connectivity=8)
+    bw = ink_mask(crop)
+    n, _, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
     if n < 4:
         return text
     x, y = stats[1:, cv2.CC_STAT_LEFT], stats[1:, cv2.CC_STAT_TOP]
@@ -452,17 +459,49 @@ def footnote_marks(text: str, crop: np.ndarray) -> str:
         (h <= RAISED_TALL * tall) & (h > w)
     parts = np.sort(x[raised] + w[raised] / 2)
     want = sorted([(k, j) for k, c in enumerate(text) for j in range(_RAISED.get(c, 0))] +
-                  [(m.start(), 0) for m in found])
+                  [(k, 0) for k in found])
     if len(parts) != len(want):
-        return text
+        return _power_at_end(text, found, bw, base, height)
     left, right = float(x.min()), float((x + w).max())
     at = {k: p for (k, _), p in zip(want, parts, strict=True)}
     chars = list(text)
-    for m in found:
-        guess = left + (m.start() + 0.5) / len(text) * (right - left)
-        if abs(at[m.start()] - guess) <= 3 * height:
-            chars[m.start()] = "\u00b9"
+    for k in found:
+        guess = left + (k + 0.5) / len(text) * (right - left)
+        if abs(at[k] - guess) <= 3 * height:
+            chars[k] = _POWER[text[k]]
     return "".join(chars)
+
+
+def _power_at_end(text: str, found: list[int], bw: np.ndarray, base: float,
+                  height: float) -> str:
+    """``text`` with a unit's power that ends it written raised where the crop's last
+    columns hold raised ink only: a run from the right edge of the ink whose every column's
+    lowest ink stands :data:`RAISED_BY` of the letters' height above their baseline, 0.25-0.8
+    of that height wide and at least 0.3 of it tall. A scan's blur joins the "²" to its "m"
+    (a table cell "+7 m²" at 13 px read "+7 m2", round 44): no part of its own to pair."""
+    k = len(text) - 1
+    if not found or found[-1] != k or text[k] not in "23" or \
+            not _UNIT_POWER.search(text[max(0, k - 4):]):
+        return text
+    cols = np.flatnonzero(bw.any(0))
+    if not len(cols):
+        return text
+    low = bw.shape[0] - 1 - np.argmax(bw[::-1], axis=0)  # each column's lowest ink row
+    top = np.argmax(bw, axis=0)
+    run = []
+    for c in range(int(cols[-1]), int(cols[0]) - 1, -1):
+        if not bw[:, c].any():
+            if run:
+                break
+            continue
+        if low[c] + 1 > base - RAISED_BY * height:
+            break
+        run.append(c)
+    if not run or not 0.25 * height <= len(run) <= 0.8 * height:
+        return text
+    if float(low[run].max() + 1 - top[run].min()) < 0.3 * height:
+        return text
+    return text[:k] + _POWER[text[k]]
 
 
 # an en dash read "-": its ink, less its own thickness, spans at least EN_DASH of the line's

@@ -274,8 +274,10 @@ def _leader_between(image: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
 # no lone point stands between the name's last letter and the run ("Croissant. 2.80" on a
 # phone photo; a word's own point, "incl. ........ 4.50", stands a space before the run)
 LEADER_STEP = 0.2
-_NAME_POINT = re.compile(r"(?<=[^\W\d_])\.(?=$| [$\u20ac\u00a3\u00a5]?\s?\d[\d.,]*$)")
-_PRICE = re.compile(r"^[$\u20ac\u00a3\u00a5]?\s?\d[\d.,]*$")
+# a price, a discount's negative one too ("Discount. -0.50", round 44)
+_AMOUNT = r"[-\u2212]?[$\u20ac\u00a3\u00a5]?\s?[-\u2212]?\d[\d.,]*"
+_NAME_POINT = re.compile(rf"(?<=[^\W\d_])\.(?=$| {_AMOUNT}$)")
+_PRICE = re.compile(rf"^{_AMOUNT}$")
 
 
 def leader_stubs(rows: list[list[int]], boxes: list[np.ndarray], texts: list[str],
@@ -334,6 +336,10 @@ def leader_stubs(rows: list[list[int]], boxes: list[np.ndarray], texts: list[str
                 continue
             steps = np.diff(xs[lo:hi])
             step = float(np.median(steps[1:]))
+            # the run ends where its even steps do: a negative price's "-" boxed with the
+            # line stands on the run's end ("Voucher ...... -2.00", round 44)
+            while len(steps) > LEADER_DOTS and abs(steps[-1] - step) > LEADER_STEP * step:
+                steps = steps[:-1]
             # the run's first step even with the rest, its first mark inside the name's own
             # box (read): a leader's dot; a point merged into its letter under blur leaves
             # the run to begin past the box ("Soup approx." on a photo)

@@ -489,6 +489,12 @@ _AMOUNT = re.compile(rf"\s?{_AMOUNT_END}")
 # word's point: "syrup. 7.20", "incl. 4.50"); not before a percentage ("Loading... 50%")
 _STUCK_LEADER = re.compile(rf"(?<=\w){_MARKS}{{2,}}\s+"
                            rf"(?=[-+(]?[$\u20ac\u00a3\u00a5]?\s?\d[\d.,:]*\)?\s?[$\u20ac\u00a3\u00a5]?$)")
+# a leader read stuck to both its word and the amount closing the line, no space either
+# side ("Discount………………………-0.50": a scanned receipt at 14 px, round 44): four points or
+# more, or two ellipses or more (one "…" or "..." is an ellipsis); not before a percentage
+_TIGHT_LEADER = re.compile(rf"(?<=[^\W\d_])(?:[.\u00b7\u30fb\uff0e]{{4,}}|"
+                           rf"{_MARKS}*[\u2026\u2025]{_MARKS}*[\u2026\u2025]{_MARKS}*)"
+                           rf"(?=[-+(\u2212]?[$\u20ac\u00a3\u00a5]?\s?\d[\d.,:]*\)?\s?[$\u20ac\u00a3\u00a5]?$)")
 # marks stuck to the currency sign of the amount closing the line ("day …€ 5,40", "day .€
 # 5,40"): no text puts a point before a currency sign
 _SIGN_LEADER = re.compile(rf"(?<=\S)\s+{_MARKS}+(?=[$\u20ac\u00a3\u00a5]\s?\d[\d.,:]*$)")
@@ -508,11 +514,12 @@ def strip_leader(text: str) -> str:
     ends the line ("Croissant .... 2.80" -> "Croissant 2.80": the leaders are no text a
     reader keeps); a number's or an abbreviation's own point ("incl. 4.50") and an ellipsis
     that ends a line or is followed by words stay. A leader read stuck to its word
-    ("toast... 8.90") or to the amount's currency sign ("day …€ 5,40") goes too."""
+    ("toast... 8.90"), to the amount's currency sign ("day …€ 5,40") or to both the word
+    and the amount ("Discount………-0.50") goes too."""
     text = _TRAILING_LEADER.sub("", text)
     if not _AMOUNT.search(text):
         return text
-    text = _SIGN_LEADER.sub(" ", _STUCK_LEADER.sub(" ", text))
+    text = _SIGN_LEADER.sub(" ", _STUCK_LEADER.sub(" ", _TIGHT_LEADER.sub(" ", text)))
     return _INNER_LEADER.sub(" ", text)
 
 
