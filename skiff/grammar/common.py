@@ -319,8 +319,16 @@ class Command:
         return text.rstrip(".:;")
 
     def defaults(self) -> dict:
+        """The values of a line that gives no option, as the parser makes them: where two
+        options share a value (chat's ``--chat`` and ``--raw``) the first one's default, as
+        argparse takes it (the last one's made the Chat tab's line say ``--chat`` each time,
+        round 44)."""
         p = self.parser()
-        return {a.dest: a.default for a in p._actions if a.dest != "help"}
+        out: dict = {}
+        for a in p._actions:
+            if a.dest != "help":
+                out.setdefault(a.dest, a.default)
+        return out
 
     def given(self, line: str | list[str], *, cli: bool = False) -> set[str]:
         """The options the words name themselves (their ``dest``), told apart from those left
@@ -335,7 +343,8 @@ class Command:
         return {a.dest for a in options if a.dest in seen}
 
     def render(self, values: dict, *, style: str = "magic") -> str:
-        """The magic line (``style="magic"``) or CLI command (``"cli"``) for ``values``.
+        """The magic line (``style="magic"``) or CLI command (``"cli"``) for ``values``
+        (``"words"``: the magic line as the magic reads it, before IPython's formatting).
 
         Only values that differ from the defaults are written; the CLI command leaves out
         the notebook-only options.
@@ -374,7 +383,38 @@ class Command:
         body = " ".join(words + options)
         if style == "cli":
             return f"python -m skiff {self.name} {body}".rstrip()
-        return f"%{self.name} {body}".rstrip()
+        if style == "words":  # the words the magic reads (IPython's formatting done)
+            return f"%{self.name} {body}".rstrip()
+        # IPython expands {expr} and $name in a magic's line before the magic reads it (a
+        # form's --name 'run {x}' became 'run 7' when its line was pasted; round 44)
+        return f"%{self.name} {magic_braces(body)}".rstrip()
+
+
+# IPython's DollarFormatter: ``$name`` is a variable where the rest of the text has an even
+# number of single quotes (outside a quoted word, as it counts); ``$$name`` is ``$name``
+_DOLLAR = re.compile(r"(.*?)\$(\$?[\w\.]+)(?=([^']*'[^']*')*[^']*$)")
+
+
+def magic_braces(text: str) -> str:
+    """``text`` as a magic's line must say it for IPython to give the magic ``text``
+    (IPython formats a line magic's line with the user's variables: ``{x}`` and ``$x`` are
+    x's value). Its ``{`` and ``}`` doubled (``{{`` is a brace); a ``$`` that IPython would
+    read as a variable doubled: ``shlex.quote`` puts every ``$`` in single quotes, which
+    IPython leaves, but a value with a quote (``"$5, isn't it"``, quoted
+    ``'$5, isn'"'"'t it'``) upset its count of them, and the magic got "5, isn't it"."""
+    import string
+
+    out = []
+    # IPython looks for $name in each text between two braces, the doubled ones undone
+    for literal, _field, _spec, _conv in string.Formatter().parse(
+            text.replace("{", "{{").replace("}", "}}")):
+        end, chunk = 0, []
+        for m in _DOLLAR.finditer(literal):
+            chunk.append(f"{m.group(1)}$${m.group(2)}")
+            end = m.end()
+        chunk.append(literal[end:])
+        out.append("".join(chunk).replace("{", "{{").replace("}", "}}"))
+    return "".join(out)
 
 
 def _glue_dashed_values(p: argparse.ArgumentParser, words: list[str]) -> list[str]:

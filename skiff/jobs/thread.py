@@ -23,6 +23,14 @@ __all__ = ["ThreadRunner", "EXIT_WAIT"]
 # kernel that has not ended SIGTERM half-way, 2.5 s after its shutdown request, which ended a
 # training writing its loss curve with no final status (round 38: 3 s here)
 EXIT_WAIT = 1.5
+# a thread job whose run folder is removed while it runs (``rm -rf`` of the runs folder):
+# looked for every FOLDER_LOOK_S; then the job is cancelled (a kind that asks
+# ``should_stop`` stops at its next look) and, still running FOLDER_GRACE_S later (a model
+# loading, a direct solve, a step of minutes), stopped where it stands (JobCancelled raised
+# in its thread at its next Python line). Before, it worked on until its next write failed,
+# for nothing: nothing more of it can be recorded (round 44)
+FOLDER_LOOK_S = 1.0
+FOLDER_GRACE_S = 2.0
 EXIT_MESSAGE = ("this process is exiting (a kernel shut down or restarted, or the end of a "
                 "script): the job runs on one of its threads and ends with it; --runner "
                 "process runs a job that outlives its kernel")
@@ -36,6 +44,7 @@ class ThreadRunner:
         self._cancel: dict[str, threading.Event] = {}
         self._jobs: dict[str, Job] = {}
         self._reporters: dict[str, RunReporter] = {}
+        self._in_kind: dict[str, threading.Lock] = {}  # held while a stop may be raised
         self._at_exit = False
         self._exiting = False  # stop_all cancelled the jobs: their status says why
 
@@ -52,7 +61,30 @@ class ThreadRunner:
             self._at_exit = True
         job.attach(self)
         thread.start()
+        threading.Thread(target=self._watch_folder, args=(job, thread, cancel),
+                         name=f"skiff-folder-{job.id}", daemon=True).start()
         return job
+
+    def _watch_folder(self, job: Job, thread: threading.Thread,
+                      cancel: threading.Event) -> None:
+        """Stop the job when its run folder is removed while it runs (see FOLDER_LOOK_S)."""
+        import ctypes
+
+        while thread.is_alive():
+            thread.join(FOLDER_LOOK_S)
+            if not thread.is_alive() or (job.run_dir / "config.json").is_file():
+                continue
+            cancel.set()
+            thread.join(FOLDER_GRACE_S)
+            gate = self._in_kind.get(job.id)
+            if gate is None or not thread.is_alive():
+                return
+            with gate:  # only while the kind's code runs (not in the runner's own end)
+                if self._in_kind.get(job.id) is gate and thread.ident is not None:
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                        ctypes.c_ulong(thread.ident), ctypes.py_object(FolderRemoved))
+                    self._in_kind.pop(job.id, None)
+            return
 
     def stop_all(self, wait_s: float = EXIT_WAIT) -> list[str]:
         """The process exits: cancel every job still running on its threads and give them
@@ -93,11 +125,17 @@ class ThreadRunner:
         try:
             try:
                 reporter.emit("status", status="running")
-                with kept_output(job.run_dir):  # what it prints, in its run folder too
-                    value = fn(config, reporter)
+                gate = self._in_kind[job.id] = threading.Lock()
+                try:
+                    with kept_output(job.run_dir):  # what it prints, in its run folder too
+                        value = fn(config, reporter)
+                finally:  # from here (however the kind ended) a removed folder's stop is
+                    with gate:  # not raised: only into the kind's own code
+                        self._in_kind.pop(job.id, None)
                 seen = reporter.stop_seen  # told to stop before it returned
             except JobCancelled as exc:
-                outcome = "it was cancelled"
+                outcome = job.lost_note("it was stopped in its step") \
+                    if isinstance(exc, FolderRemoved) else "it was cancelled"
                 reporter.flush()
                 # what the kind attached (a solve's last iterate: partial.npz, its summary
                 # as result.json), kept as a process job's worker keeps it (round 34)
@@ -154,6 +192,7 @@ class ThreadRunner:
             self._threads.pop(job.id, None)
             self._cancel.pop(job.id, None)
             self._reporters.pop(job.id, None)
+            self._in_kind.pop(job.id, None)
 
     def cancel(self, job: Job, *, grace: float = 5.0) -> None:
         event = self._cancel.get(job.id)
@@ -164,6 +203,13 @@ class ThreadRunner:
         thread = self._threads.get(job.id)
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
+
+
+class FolderRemoved(JobCancelled):
+    """Raised in a thread job's code when its run folder was removed while it ran."""
+
+    def __init__(self, *args):
+        super().__init__(*args or ("its run folder was removed while it ran",))
 
 
 def write_result(job: Job, value) -> None:

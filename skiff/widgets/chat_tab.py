@@ -24,11 +24,16 @@ import ipywidgets as W
 
 from skiff.kernels.train.models.chat_reply import reply_html
 
-from .form import _copyable, _warning
+from .form import SKIPPED, Field, FieldLooks, _copyable, _warning
 
 __all__ = ["ChatTab", "ChatTurn"]
 
 _WIDE = {"description_width": "9em"}
+# the grammar's options the tab's own widgets hold; every other one of %chat is a field
+# under "more options" (round 44: --seed, --stop, --num-beams, --repetition-penalty,
+# --history, --device, --name ... could not be given from the tab)
+_OWN = ("model", "prompt", "prompt_opt", "system", "temperature", "top_k", "top_p",
+        "max_new_tokens", "no_thinking", "output")
 
 
 class ChatTurn(W.VBox):
@@ -127,15 +132,59 @@ class ChatTab(W.VBox):
         self._closed = threading.Event()
         sampling = W.HBox([W.VBox([self.temperature, self.top_k]),
                            W.VBox([self.top_p, self.max_new_tokens])])
-        super().__init__([self.model, self.prompt, sampling,
+        looks = FieldLooks()
+        actions = {a.dest: a for a in self.kind.command.parser()._actions
+                   if a.dest not in SKIPPED and a.dest not in _OWN}
+        self.fields: dict[str, Field] = {}
+        unset = self.kind.command.defaults()
+        for dest, action in actions.items():
+            self.fields[dest] = field = Field(action, looks=looks, lazy=True)
+            field.unset = unset.get(dest, action.default)
+            field.on_build = self._build_more
+        self.more = W.Accordion([W.VBox([])], titles=("more options",), selected_index=None)
+        self.more.add_class("skiff-more-options")
+        self.more.observe(lambda change: change["new"] is not None and self._build_more(),
+                          names="selected_index")
+        self._more_built = False
+        super().__init__([self.model, self.prompt, sampling, self.more,
                           W.HBox([self.send_button, self.stop_button, self.thinking_off]),
                           self.status, self.magic_line, self.turns])
         self.add_class("skiff-chat")
 
+    def _build_more(self) -> None:
+        """Build the fields under "more options" (once): each checks its text as typed."""
+        if self._more_built:
+            return
+        self._more_built = True
+        for field in self.fields.values():
+            field.widget.observe(lambda _c, f=field: self._check(f), names="value")
+        self.more.children[0].children = [f.box for f in self.fields.values()]
+
+    def _check(self, field: Field) -> bool:
+        try:
+            field.parse()
+        except ValueError as exc:
+            field.show(str(exc))
+            return False
+        field.show(None)
+        return True
+
+    @property
+    def errors(self) -> dict[str, str]:
+        """dest -> message of every "more options" field whose text is bad."""
+        return {d: f.error for d, f in self.fields.items()
+                if not self._check(f) and f.error}
+
     # what Send submits ----------------------------------------------------------------------
     def values(self) -> dict:
-        """The ``chat`` grammar's values for the fields (defaults for the rest)."""
+        """The ``chat`` grammar's values for the fields (defaults for the rest); a field of
+        "more options" whose text is bad is left at its default (:attr:`errors` says why)."""
         values = dict(self.kind.command.defaults())
+        for dest, field in self.fields.items():
+            try:
+                values[dest] = field.parse()
+            except ValueError:
+                pass
         values.update(model=self.model.value.strip(), prompt=self.prompt.value,
                       max_new_tokens=int(self.max_new_tokens.value),
                       temperature=float(self.temperature.value),
@@ -184,6 +233,12 @@ class ChatTab(W.VBox):
         if not self.model.value.strip():
             self.status.value = _warning("give a model: a checkpoint folder (config.json) or "
                                          "a notebook variable holding a loaded model")
+            return None
+        errors = self.errors
+        if errors:  # said by the field, before anything is submitted
+            self.more.selected_index = 0
+            dest, message = next(iter(errors.items()))
+            self.status.value = _warning(f"{self.fields[dest].widget.description}: {message}")
             return None
         values = self.values()
         try:

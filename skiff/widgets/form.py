@@ -123,7 +123,9 @@ class Field:
         not set), a text box's default as text."""
         a = self.action
         if isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
-            return bool(a.default)
+            # checked: the flag given (chat's "raw" box was checked while the template was
+            # used: a store_false's default is True; round 44)
+            return a.default == a.const
         if a.dest == "device":
             return DEFAULT_DEVICE
         if a.choices:
@@ -153,19 +155,34 @@ class Field:
     def raw(self):
         return self._widget.value if self._box is not None else self._initial()
 
+    # the value of a flag's field left unchecked: its default, or (set by the form) the
+    # parser's for a value two flags share (chat's --chat: None, not --raw's True)
+    unset = argparse.SUPPRESS
+
     def set(self, value) -> None:
+        if isinstance(self.action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            self.widget.value = value == self.action.const  # the value, as the flag gives it
+            return
         if isinstance(self.widget, W.Text) and not isinstance(value, str):
-            value = " ".join(map(str, value)) if isinstance(value, (list, tuple)) else _fmt(value)
+            join = shlex.join if isinstance(self.action, argparse._AppendAction) else " ".join
+            value = join(map(str, value)) if isinstance(value, (list, tuple)) else _fmt(value)
         self.widget.value = value
 
     def parse(self):
         """The option's value from the widget; raises ValueError with a message for the user."""
         a = self.action
         value = self.raw()
+        if isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            return a.const if value else a.default if self.unset is argparse.SUPPRESS \
+                else self.unset
         if not isinstance(value, str):
             return value
         text = value.strip()
-        many = a.nargs in ("+", "*")
+        # --stop A --stop B (an option given again): its words, a list as the parser makes
+        # it (the text was one string, which the chat kind read as a list of characters:
+        # the form's --stop END stopped at any E, N or D; round 44)
+        append = isinstance(a, argparse._AppendAction)
+        many = a.nargs in ("+", "*") or append
         if not text:
             if a.required or a.nargs == "+":  # "required" alone did not say what to give
                 what = a.help.replace("%%", "%") if isinstance(a.help, str) else ""
@@ -175,7 +192,7 @@ class Field:
             words = shlex.split(text) if many else [text]
         except ValueError as exc:
             raise ValueError(f"cannot split {text!r}: {exc}") from None
-        if many and len(words) > 1 and _one_path(text, words):
+        if many and not append and len(words) > 1 and _one_path(text, words):
             words = [text]  # a path with spaces pasted as it is: 'scan 1.png' was 'scan', '1.png'
         out = []
         for word in words:
@@ -221,13 +238,20 @@ class CommandForm(W.VBox):
         ``on_launch(job)`` after a launch (e.g. to show results once the job ends).
     skip : tuple of str
         More options not to show.
+    held : callable, optional
+        ``held(values) -> [names]``: the notebook variables the values name (a model, a data
+        set, a matrix held in the notebook). A terminal cannot read them: the form's
+        terminal line says so instead of a ``python -m skiff`` command that would read
+        the name as a file or a built-in (:attr:`cli` is None then).
     """
 
     def __init__(self, command: Command, to_config: Callable | None = None, *,
                  pickers: dict | None = None, check: Callable | None = None,
                  launcher: Callable | None = None, on_launch: Callable | None = None,
-                 skip: tuple[str, ...] = (), order: tuple[str, ...] = ()):
+                 skip: tuple[str, ...] = (), order: tuple[str, ...] = (),
+                 held: Callable | None = None):
         self.command = command
+        self.held = held
         self.to_config = to_config
         self.check = check
         self.launcher = launcher or launch_with_magic
@@ -239,6 +263,7 @@ class CommandForm(W.VBox):
         rank = {name: i for i, name in enumerate(order)}
         actions.sort(key=lambda a: rank.get(a.dest, len(rank)))
         looks = FieldLooks()
+        unset = command.defaults()
         # the options named in ``order`` come first; the others wait under "more options",
         # built when the section is opened or a field of it is asked for (round 38: a Train
         # form's 53 fields under it were ~5 widget models each, saved with the notebook)
@@ -247,6 +272,7 @@ class CommandForm(W.VBox):
             widget = pickers[a.dest](a) if a.dest in pickers else None
             self.fields[a.dest] = field = Field(a, widget, looks=looks,
                                                 lazy=a.dest in self._rest)
+            field.unset = unset.get(a.dest, a.default)
             if not field.built:
                 field.on_build = self._build_more
         main = [f.box for d, f in self.fields.items() if d not in self._rest]
@@ -326,7 +352,7 @@ class CommandForm(W.VBox):
                 checked = self.check(dict(values)) if self.check else dict(values)
                 kernel_values, _launch = split_launch(argparse.Namespace(**checked))
                 # the Command's own parser has the last word on the line it renders
-                line = self.command.render(values, style="magic")
+                line = self.command.render(values, style="words")  # as the magic reads it
                 self.command.parse(line.split(" ", 1)[1] if " " in line else "")
                 if self.to_config is not None:
                     config = self.to_config(kernel_values)
@@ -348,9 +374,7 @@ class CommandForm(W.VBox):
         self.values = values if ok else None
         self.config = config if ok else None
         if all(f.error is None for f in self.fields.values()):
-            self._lines = (self.command.render(values, style="magic"),
-                           self.command.render({k: v for k, v in values.items()
-                                                if k != "output"}, style="cli"))
+            self._lines = (self.command.render(values, style="magic"), self._cli_line(values))
         # while a value is bad the last good lines stay, greyed out
         self.magic_line.value = _copyable("magic", self._lines[0], stale=not ok)
         self.cli_line.value = _copyable("terminal", self._lines[1], stale=not ok)
@@ -363,10 +387,29 @@ class CommandForm(W.VBox):
 
     @property
     def cli(self) -> str | None:
-        """The ``python -m skiff`` command equivalent to the form (None while a value is bad)."""
-        if self.values is None:
+        """The ``python -m skiff`` command equivalent to the form (None while a value is bad,
+        or while a value names a notebook variable, which no terminal can read)."""
+        if self.values is None or self._held(self.values):
             return None
-        return self.command.render({k: v for k, v in self.values.items() if k != "output"},
+        return self._cli_line(self.values)
+
+    def _held(self, values: dict) -> list[str]:
+        if self.held is None:
+            return []
+        try:
+            return list(self.held(values))
+        except Exception:  # noqa: BLE001 - a strange variable: the line as it was
+            return []
+
+    def _cli_line(self, values: dict) -> str:
+        """The terminal's command; for values naming notebook variables, why there is none
+        (round 44: the Train form with the notebook's ``data`` showed ``python -m skiff
+        train mlp data``, which a terminal reads as a file named data)."""
+        held = self._held(values)
+        if held:
+            what = "is a notebook variable" if len(held) == 1 else "are notebook variables"
+            return f"(none: {', '.join(held)} {what}; a terminal takes files and built-in names)"
+        return self.command.render({k: v for k, v in values.items() if k != "output"},
                                    style="cli")
 
     @property

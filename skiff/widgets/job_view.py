@@ -481,7 +481,7 @@ class JobView(W.VBox):
         _set(self.error_view, value=f"<div style='color:{color}'><b>its run folder "
                                     f"{html.escape(str(self.job.run_dir))} was removed: "
                                     "nothing more of this job can be recorded or read (it "
-                                    "stops at its next write)</b></div>")
+                                    "is stopped)</b></div>")
         _set(self.error_view.layout, display=None)
 
     _gone_said = False

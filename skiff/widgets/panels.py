@@ -54,9 +54,36 @@ def _user_ns() -> dict:
     return ip.user_ns if ip is not None else {}
 
 
+def _hidden() -> set:
+    """The names IPython put in the notebook itself (``In``, ``Out``, ``exit``, ...): the
+    Train form's data picker offered ``In``, the cells' history, as a data set."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return set()
+    ip = get_ipython()
+    return set(getattr(ip, "user_ns_hidden", None) or ()) if ip is not None else set()
+
+
 def _notebook_vars(test) -> list[str]:
+    hidden = _hidden()
     return sorted(k for k, v in _user_ns().items()
-                  if not k.startswith("_") and not isinstance(v, type) and _safe(test, v))
+                  if not k.startswith("_") and k not in hidden and not isinstance(v, type)
+                  and _safe(test, v))
+
+
+def _held(*dests: str):
+    """``held(values)`` of a form: the notebook variables its ``dests`` name."""
+    def held(values: dict) -> list[str]:
+        ns, hidden, out = _user_ns(), _hidden(), []
+        for dest in dests:
+            value = values.get(dest)
+            for item in value if isinstance(value, (list, tuple)) else [value]:
+                if isinstance(item, str) and item in ns and item not in hidden \
+                        and not item.startswith("_") and item not in out:
+                    out.append(item)
+        return out
+    return held
 
 
 def _safe(test, value) -> bool:
@@ -113,7 +140,7 @@ def train_form() -> CommandForm:
             KINDS["train"].prepare(dict(values), user_ns={})
         return config
 
-    form = CommandForm(g.COMMAND, to_config, check=check,
+    form = CommandForm(g.COMMAND, to_config, check=check, held=_held("model", "data"),
                        pickers={"model": model_picker, "data": data_picker,
                                 "strategy": strategy_picker},
                        order=("model", "data", "epochs", "steps", "lr", "batch_size",
@@ -188,7 +215,33 @@ def solve_form() -> CommandForm:
             values["problem"] = problems[0]  # a stand-in: the magic solves the variable
         return values
 
-    form = CommandForm(g.COMMAND, g.to_config, on_launch=on_launch, check=check,
+    def to_config(values: dict) -> dict:
+        """The kind's config; a matrix file (``A.mtx``, as the magic and the terminal take it)
+        checked as they check it before reading it: the form refused every matrix file
+        ("'A.mtx' is not a matrix file skiff reads (Matrix Market .mtx, ...)", round 44)."""
+        name = values.get("problem")
+        if not isinstance(name, str) or name in problems or name in _user_ns():
+            return g.to_config(values)
+        if g._missing_matrix_file(name):
+            raise g.missing_file(name, "matrix file", ": ")
+        if not g._matrix_file(name):
+            return g.to_config(values)
+        bname = values.get("b")
+        if bname is not None and not os.path.isfile(os.path.expanduser(bname)):
+            raise g.missing_file(bname, "B file", ": ")
+        # the checks the kind makes before it reads the matrix (the rest, which need its
+        # entries, are made at Launch: the form does not read a large file at each key)
+        g.check_options_apply(name, values, system="matrix")
+        g.check_amg_kind(name, values, "matrix")
+        g.check_restart(values, values.get("method"))
+        config = g.to_config({**values, "problem": "poisson", "b": None,
+                              **g._matrix_smoother(values)})
+        return {**config, "problem": os.path.abspath(os.path.expanduser(name)),
+                "b": None if bname is None else os.path.abspath(os.path.expanduser(bname)),
+                "method": values.get("method") or "auto"}
+
+    form = CommandForm(g.COMMAND, to_config, on_launch=on_launch, check=check,
+                       held=_held("problem", "b", "precond", "near_nullspace"),
                        pickers={"problem": problem_picker} if problems else {},
                        order=("problem", "grid", "contrast", "coefficient", "method",
                               "precond", "preconditioner", "rtol", "tol", "atol", "maxiter",
@@ -296,7 +349,7 @@ def ocr_form() -> CommandForm:
         return W.Dropdown(options=names, value=action.default if action.default in names
                           else names[0])
 
-    form = CommandForm(g.COMMAND, g.to_config,
+    form = CommandForm(g.COMMAND, g.to_config, held=_held("inputs"),
                        pickers={"lang": lang_picker},
                        order=("inputs", "lang", "device", "min_score", "batch_size"))
     upload = W.FileUpload(accept="image/*", multiple=True, description="Upload")

@@ -15,7 +15,13 @@ from skiff.jobs import launch
 from skiff.widgets.job_view import JobView
 
 
-def test_the_view_says_the_folder_is_gone_while_the_job_still_runs(runs_dir, tmp_path):
+def test_the_view_says_the_folder_is_gone_while_the_job_still_runs(runs_dir, tmp_path,
+                                                                   monkeypatch):
+    # the runner stops such a job itself (round 44 h15, FOLDER_LOOK_S): not while this
+    # test looks at the view of the job still held in its step
+    from skiff.jobs import thread as thread_runner
+
+    monkeypatch.setattr(thread_runner, "FOLDER_LOOK_S", 3600.0)
     gate = tmp_path / "gate"
     job = launch("demo", {"steps": 3, "sleep": 0.0, "hold_at": 1, "hold_until": str(gate)})
     view = JobView(job)
