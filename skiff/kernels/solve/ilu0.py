@@ -81,9 +81,11 @@ def _kernels():
 
 class ILU0:
     """ILU(0) of a square sparse matrix (real): :meth:`solve` applies ``(L U)^-1``. A zero
-    pivot (a zero on the diagonal, or one made by the elimination) is refused in one line."""
+    pivot (a zero on the diagonal, or one made by the elimination) is refused in one line.
+    ``names``: the user's index of each row when A is a reordering ``P A P^T`` (``names[i]``
+    the row the message names; round 44 h17), else the rows' own."""
 
-    def __init__(self, A, what="ILU(0)"):
+    def __init__(self, A, what="ILU(0)", names=None):
         A = sp.csr_matrix(A, dtype=np.float64, copy=True)
         A.sum_duplicates()
         A.sort_indices()
@@ -92,6 +94,7 @@ class ILU0:
         on = np.flatnonzero(A.indices == rows)
         if on.size != n:
             missing = np.setdiff1d(np.arange(n), rows[on])[0]
+            missing = missing if names is None else int(names[missing])
             raise ValueError(f"{what}: row {missing} has no diagonal entry (ILU(0) divides "
                              f"by it): give precond='jacobi' or 'none', or 'amg'")
         self.indptr = A.indptr.astype(np.int64)
@@ -101,6 +104,7 @@ class ILU0:
         factor, self._solve = _kernels()
         bad = int(factor(self.indptr, self.indices, self.data, self.diag))
         if bad >= 0:
+            bad = bad if names is None else int(names[bad])
             raise ValueError(f"{what}: a zero pivot at row {bad} (ILU(0) divides by it): "
                              f"give precond='jacobi', 'amg' or 'none'")
         self.n = n
