@@ -167,6 +167,15 @@ def train_form() -> CommandForm:
 
     button.on_click(on_plan)
     form.plan = on_plan
+
+    def plan_stale(_change=None):
+        # a plan is of the model and ranks it was asked for: changing either clears it
+        # (round 44: a form holding mlp on 1 rank showed gpt-mini's plan on 2)
+        plan_out.value = ""
+
+    for name in ("model", "np"):
+        if name in form.fields:
+            form.fields[name].widget.observe(plan_stale, names="value")
     form.extra_buttons.children = [button]
     form.children = [*form.children[:-1], plan_out, form.children[-1]]
     return form
