@@ -581,6 +581,26 @@ def check_from(model, path) -> str | None:
     return folder
 
 
+def _check_moe_pp(from_dir, strategy, ranks) -> None:
+    """``--strategy pp`` (or a layout with pp > 1) on an ERNIE-4.5 MoE checkpoint whose
+    config.json trains the load-balancing loss: refused before a run folder and the ranks
+    (round 44 h18: each rank refused it saying the model was neither a GPT nor an ERNIE-4.5
+    model). The planner refuses a live model the same way."""
+    from skiff.kernels.train.plan.planner import moe_pp_refusal, parse_strategy
+
+    path = os.path.join(os.path.expanduser(str(from_dir)), "config.json")
+    try:
+        choice = parse_strategy(str(strategy), int(ranks))
+        with open(path, encoding="utf-8") as fh:
+            cfg = json.load(fh)
+    except (OSError, ValueError, TypeError):  # a bad strategy or folder: said where it was
+        return
+    why = choice is not None and isinstance(cfg, dict) and moe_pp_refusal(cfg, choice.pp,
+                                                                         strategy)
+    if why:
+        raise ValueError(why)
+
+
 def to_config(values: dict) -> dict:
     """Validate parsed values and return the ``train`` kernel config.
 
@@ -1176,6 +1196,8 @@ class TrainKind(Kind):
         if choice is not None and choice.world != ranks:
             raise ValueError(f"--strategy {spec!r} needs dp x tp x pp = {choice.world} ranks "
                              f"and the job has {ranks}: give --np {choice.world}")
+        if config.get("from") and not config.get("source"):
+            _check_moe_pp(config["from"], spec, ranks)
         if choice is None:
             return None
         if choice.zero and choice.dp == 1:

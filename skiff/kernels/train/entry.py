@@ -198,6 +198,14 @@ def train_parts(parts: dict, config: dict, reporter):
     for note in notes:
         reporter.log(note)  # what reading the data decided (a row index left out, no val)
     default_batch = 16 if hasattr(dataset, "block_size") else 32
+    monitor = config.get("monitor") or "val_loss"
+    if monitor == "val_nll" and parts.get("loss") in (None, "auto"):
+        from skiff.kernels.train.inference import gives_val_nll
+
+        if not gives_val_nll(model):  # round 44 h18: failed after the first validation
+            monitor = "val_loss"
+            reporter.log(f"--monitor val_nll: {type(model).__name__} adds no balancing loss, "
+                         "so its val_loss is its NLL: early stopping watches val_loss")
     trainer = Trainer(
         model,
         strategy=config.get("strategy") or "auto",
@@ -230,7 +238,7 @@ def train_parts(parts: dict, config: dict, reporter):
         early_stopping=config.get("early_stopping"),
         # what early stopping watches, and clipping by value (round 36: the grammar's part
         # is kinds/train.py's; absent keys give the Trainer's defaults)
-        monitor=config.get("monitor") or "val_loss", mode=config.get("mode") or "auto",
+        monitor=monitor, mode=config.get("mode") or "auto",
         clip_by=config.get("clip_by") or "norm",
         class_weight=parts.get("class_weight"),  # --class-weight's, by class id
         callbacks=parts.get("callbacks"),  # the cell's (an EMA of the weights, say)

@@ -336,6 +336,15 @@ def by_feature_names(data, names, what: str = "to predict on"):
     return type(data)([x, *data[1:]]) if pair else x
 
 
+def gives_val_nll(model) -> bool:
+    """Whether validating ``model`` with its own loss gives ``val_nll`` beside ``val_loss``:
+    an ERNIE-4.5 MoE that adds the router's balancing loss (``output_router_logits``) or a
+    ``gpt-moe`` with ``aux_coef`` > 0. Any other model's ``val_loss`` is its NLL."""
+    cfg = getattr(model, "config", None)
+    return bool(getattr(cfg, "output_router_logits", False) and getattr(cfg, "is_moe", False)
+                ) or _gpt_moe_term(model) is not None
+
+
 def _gpt_moe_term(model):
     """For a GPT with MoE layers (``gpt-moe``: ``parallel/moe.py``'s loss, the NLL plus
     ``aux_coef`` x its layers' balancing losses), a function giving the term the last loss

@@ -194,6 +194,70 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
                      messages=messages)
 
 
+# ---- greedy answers to a batch of prompts in one generation (round 44 h18) -----------------
+# ``--prompts FILE`` answered one prompt after another; a transformers user hands its
+# pipeline (or ``generate``) the list as one left-padded batch. Greedy answers (no sampling,
+# no beams) go through ``generate_batch``: one packed prefill of every prompt and batched
+# decode steps, each row ending at its own eos or stop string.
+def batch_replies(model, prompts: list[str], *, max_new_tokens: int = 256, chat: bool = True,
+                  system: str | None = None, thinking: bool | None = None,
+                  repetition_penalty: float | None = None, stop_strings=None,
+                  history=None, no_repeat_ngram_size: int | None = None,
+                  on_step=None) -> tuple[list[ChatReply], float]:
+    """Each prompt's greedy :class:`ChatReply` (as :func:`.chat_reply.reply` gives it), made
+    in one batch, and the batch's seconds. ``on_step(tokens)``: called after each decode
+    step with the tokens made so far (a cancel raises from it)."""
+    tok = getattr(model, "tokenizer", None)
+    history = conversation(history, system) if chat else history
+    rendered = [prompt_text(model, p, chat=chat, thinking=thinking, tokenizer=tok,
+                            history=history) for p in prompts]
+    ids = [np.asarray(tok.encode(r), dtype=np.int64).reshape(-1) for r in rendered]
+    limit = model.config.max_position_embeddings
+    longest = max(len(i) for i in ids)
+    if longest + max_new_tokens > limit:
+        raise ValueError(f"the longest prompt is {longest} tokens; with {max_new_tokens} new "
+                         f"tokens it exceeds the model's context of {limit} positions")
+    eos = model._generation_value("eos_token_id", "config")
+    eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
+    made = [0]
+
+    def streamer(rows, step_ids):
+        made[0] += int(np.asarray(step_ids).size)
+        if on_step is not None:
+            on_step(made[0])
+
+    more = {} if no_repeat_ngram_size is None else {
+        "no_repeat_ngram_size": int(no_repeat_ngram_size)}
+    start = time.perf_counter()
+    outs = model.generate_batch(ids, max_new_tokens, do_sample=False,
+                                repetition_penalty=repetition_penalty,
+                                stop_strings=stop_strings, tokenizer=tok, streamer=streamer,
+                                **more)
+    seconds = time.perf_counter() - start
+    replies = []
+    for prompt, text_in, p_ids, out in zip(prompts, rendered, ids, outs):
+        gen = [int(t) for t in np.asarray(out).reshape(-1)[len(p_ids):]]
+        inside = bool(chat) and opens_thinking(text_in)
+        raw = _decode(tok, gen, eos, None)
+        text = _decode(tok, gen, eos, stop_strings, p_ids)
+        if gen and gen[-1] in eos:
+            why = "eos"
+        elif stop_strings and text != raw:
+            why = "stop string"
+        else:
+            why = "length"
+        think, answer = split_thinking(text, inside=inside)
+        messages = history + [{"role": "user", "content": prompt},
+                              {"role": "assistant", "content": _visible(tok, answer)}] \
+            if chat else None
+        replies.append(ChatReply(
+            text=_visible(tok, answer), thinking=_visible(tok, think), raw=raw,
+            tokens=len(gen), prompt_tokens=int(len(p_ids)), seconds=round(seconds, 4),
+            tokens_per_s=round(len(gen) / seconds, 2) if seconds > 0 else 0.0, stop=why,
+            model=str(getattr(model, "source_folder", "") or ""), messages=messages))
+    return replies, seconds
+
+
 _ROLES = ("system", "user", "assistant", "tool")
 
 
@@ -357,14 +421,31 @@ def run(config: dict, reporter, model=None):
                      no_repeat_ngram_size=config.get("no_repeat_ngram_size"),
                      num_beams=config.get("num_beams"))
 
-    if config.get("prompts"):  # a batch (--prompts FILE): each prompt answered in turn
+    greedy = temperature <= 0 and int(config.get("num_beams") or 1) <= 1
+    if config.get("prompts") and greedy and len(prompts) > 1:  # one batch (round 44 h18)
+        reporter.log(f"{len(prompts)} prompts answered as one batch (greedy)")
+        n_total = total * len(prompts)
+
+        def on_step(n):
+            should_stop()
+            reporter.progress(n, n_total, unit="token")
+
+        batch, seconds = batch_replies(
+            model, prompts, max_new_tokens=total, chat=bool(config.get("chat", True)),
+            system=config.get("system"), thinking=config.get("thinking"),
+            repetition_penalty=config.get("repetition_penalty"),
+            stop_strings=config.get("stop") or None, history=config.get("history"),
+            no_repeat_ngram_size=config.get("no_repeat_ngram_size"), on_step=on_step)
+        replies = [{"prompt": p, **r.to_json()} for p, r in zip(prompts, batch)]
+    elif config.get("prompts"):  # a batch (--prompts FILE): each prompt answered in turn
         replies = []
         for i, prompt in enumerate(prompts):
             reporter.log(f"prompt {i + 1} of {len(prompts)}")
             one = answer(prompt)
             replies.append({"prompt": prompt, **one.to_json()})
-        tokens = sum(r["tokens"] for r in replies)
         seconds = sum(r["seconds"] for r in replies)
+    if config.get("prompts"):
+        tokens = sum(r["tokens"] for r in replies)
         speed = round(tokens / seconds, 2) if seconds > 0 else 0.0
         reporter.metric("tokens_per_s", speed)
         reporter.log(f"{len(replies)} prompts, {tokens} tokens in {seconds:.2f} s "

@@ -251,6 +251,7 @@ def from_pretrained(path: str | os.PathLike, dtype=None, device: str = "cpu", **
     if gen.is_file():
         model.generation_config = json.loads(gen.read_text())
     model.source_folder = str(folder)
+    model.loaded_dtype = dtype  # None / "auto": save_pretrained writes the stored dtype back
     model.tokenizer = load_tokenizer(folder)
     if dev is not None and dev.is_gpu:
         model.to(dev)
@@ -309,8 +310,10 @@ def save_pretrained(model: ErnieForCausalLM, path: str | os.PathLike, *, dtype=N
     """Write ``model`` as a Hugging Face checkpoint folder that transformers loads:
     ``config.json``, safetensors weights (sharded above ``max_shard_bytes``),
     ``generation_config.json`` and the tokenizer files of the folder it came from.
-    ``dtype``: None (as the model holds them; a LoRA model, written merged: in the dtype
-    its checkpoint was stored in, see :func:`_merged_dtype`) or ``"bfloat16"`` /
+    ``dtype``: None (as the model holds them; a model loaded without a dtype (or
+    ``"auto"``) and a LoRA model, written merged: in the 16-bit dtype its checkpoint was
+    stored in, as transformers saves its ``dtype="auto"`` model, see :func:`_merged_dtype`)
+    or ``"bfloat16"`` /
     ``"float32"``. ``state``: the weights to write, when not the model's own (gathered
     from ranks)."""
     if not isinstance(model, ErnieForCausalLM):
@@ -323,6 +326,11 @@ def save_pretrained(model: ErnieForCausalLM, path: str | os.PathLike, *, dtype=N
         if dtype is None:
             dtype = _merged_dtype(model, state)
     state = dict(model.state_dict() if state is None else state)
+    if dtype is None and str(getattr(model, "loaded_dtype", None)) in ("None", "auto"):
+        # round 44 h18: a full fine-tune of a bfloat16 checkpoint loaded as skiff's default
+        # (float32 held for the math) went back in float32, as transformers' save of a
+        # model loaded by its default dtype ("auto": the stored one) does not
+        dtype = _merged_dtype(model, state)
     if cfg.tie_word_embeddings:
         state.pop("lm_head.weight", None)
     target = _resolve_dtype(dtype, None) if dtype is not None else None

@@ -723,6 +723,19 @@ def _split_when_too_big(model, dims: tuple) -> tuple:
     return tuple(d for d in ("tp", "pp") if d not in dims)
 
 
+def moe_pp_refusal(cfg, pp: int, strategy_spec) -> str | None:
+    """Why pp > 1 cannot run an ERNIE-4.5 MoE whose config trains its load-balancing loss
+    (``output_router_logits``: pipeline stages do not add it), or None. ``cfg``: the model's
+    config (an object or config.json's dict); the train kind asks before a run folder."""
+    get = cfg.get if isinstance(cfg, dict) else (lambda k, d=None: getattr(cfg, k, d))
+    if pp <= 1 or not get("moe_num_experts", 0) or not get("output_router_logits", False):
+        return None
+    return (f"strategy {strategy_spec!r} cuts the model into pp={pp} pipeline stages, which "
+            "do not add this ERNIE-4.5 MoE's load-balancing loss (its config's "
+            "output_router_logits is true): use 'tp', 'ep', 'dp', 'zero1', 'zero2' or "
+            "'auto', or set output_router_logits to false in the checkpoint's config.json")
+
+
 def _check_splittable(model, c: Choice, strategy_spec) -> None:
     """An explicit tp or pp for a live model that skiff's strategies cannot cut (a user's
     own model: they cut skiff's GPT and ERNIE-4.5 models) fails naming what runs instead.
@@ -740,6 +753,11 @@ def _check_splittable(model, c: Choice, strategy_spec) -> None:
                          f"use {ways} or 'auto'")
     wanted = [f"{d}={getattr(c, d)}" for d in ("tp", "pp") if getattr(c, d) > 1
               and d not in can]
+    if wanted == [f"pp={c.pp}"]:  # an ERNIE-4.5 MoE that trains its balancing loss (round
+        # 44 h18: the refusal said it was "neither" a GPT nor an ERNIE-4.5 model)
+        why = moe_pp_refusal(getattr(model, "config", None), c.pp, strategy_spec)
+        if why:
+            raise ValueError(why)
     if wanted:
         raise ValueError(f"strategy {strategy_spec!r} cuts the model over ranks "
                          f"({', '.join(wanted)}), which skiff does for its GPT "
