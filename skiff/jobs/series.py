@@ -14,7 +14,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 
-__all__ = ["Series"]
+__all__ = ["Series", "with_history"]
 
 _NO_STEP, _INT_VALUE, _NO_TIME = 1, 2, 4
 _LOW, _HIGH = -(2 ** 63), 2 ** 63
@@ -124,3 +124,38 @@ def _same_point(a, b) -> bool:
     if type(a) is not tuple or type(b) is not tuple or len(a) != len(b):
         return a == b
     return all(_same(x, y) for x, y in zip(a, b))
+
+
+def with_history(metrics: dict, result) -> dict:
+    """``metrics`` with each series that a finished job's ``result`` (``result.json``) holds
+    more points of, read from its ``history`` and ``val_history`` rows (``{"step": 2,
+    "lr": 0.001, ...}``): a training writes every row's loss as an event but only samples its
+    lr, throughput and gradient norm (at most 10 a second), so a 20-step job's events held 2
+    points of its lr and its chart missed the warm-up's peak at step 2 (round 44). Only the
+    names ``metrics`` has are looked at (a row's ``epoch`` does not become a chart); the
+    others, and a result without such rows, are left as they are. Never raises."""
+    if not isinstance(result, dict) or not metrics:
+        return metrics
+    whole: dict[str, list] = {}
+    for key in ("history", "val_history"):
+        rows = result.get(key)
+        if not isinstance(rows, list):
+            continue
+        for row in rows:
+            if not isinstance(row, dict):
+                continue
+            step = row.get("step")
+            if type(step) is not int:
+                continue
+            for name, value in row.items():
+                if name in metrics and name != "step" and not isinstance(value, bool) \
+                        and isinstance(value, (int, float)):
+                    whole.setdefault(name, []).append((step, value, None))
+    if not whole:
+        return metrics
+    out = dict(metrics)
+    for name, points in whole.items():
+        if len(points) > len(metrics[name]):
+            points.sort(key=lambda p: p[0])
+            out[name] = points
+    return out

@@ -30,6 +30,7 @@ from skiff.jobs.render import (
     ranks_html,
     summarise_logs,
 )
+from skiff.jobs.series import with_history
 from skiff.jobs.terminal import _plural, fmt_rate, shown_eta
 from skiff.kinds.base import figure
 
@@ -541,7 +542,13 @@ class JobView(W.VBox):
         _set(self.images.layout, display=None if children else "none")
 
     def _draw_chart(self, state) -> None:
-        png = metric_chart(state.metrics)
+        metrics = state.metrics
+        if state.final:  # the whole history, where the events sampled (round 44)
+            try:
+                metrics = with_history(metrics, self.job.result)
+            except Exception:  # noqa: BLE001 - a damaged result.json: the events' points
+                metrics = state.metrics
+        png = metric_chart(metrics)
         if png is None:
             return
         self.chart.value = png
