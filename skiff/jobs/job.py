@@ -496,10 +496,14 @@ class Job:
         metrics (default: all); a notebook shows the figure, ``fig.savefig(path)`` writes
         it. Raises ValueError when there is nothing to draw (no metric with two points)."""
         from .chart import metric_figure
+        from .series import with_history
 
         self.read_metrics()
         with self._state_lock:
-            metrics = {k: list(v) for k, v in self.refresh_locked().metrics.items()}
+            state = self.refresh_locked()
+            metrics, final = {k: list(v) for k, v in state.metrics.items()}, state.final
+        if final:  # the result's whole history where the events sampled (round 44)
+            metrics = with_history(metrics, self.result)
         unknown = [n for n in names if n not in metrics]
         if unknown:
             from skiff.grammar.common import unknown_name

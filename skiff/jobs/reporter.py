@@ -38,6 +38,8 @@ class RunReporter(Reporter):
     so are the :meth:`sample` metrics of each name (every :meth:`metric` is written).
     """
 
+    KEEP_FIRST = 100  # the first samples of each name are all written (a short job whole)
+
     def __init__(self, run_dir: str | os.PathLike, *, rank: int = 0, world_size: int = 1,
                  cancel_event: threading.Event | None = None, max_rate: float = 10.0):
         self.run_dir = Path(run_dir)
@@ -51,6 +53,7 @@ class RunReporter(Reporter):
         self._pending: dict | None = None
         self._sampled: dict[str, float] = {}  # name -> when its last sample was written
         self._samples: dict[str, dict] = {}  # name -> the latest sample held back
+        self._sample_counts: dict[str, int] = {}  # name -> samples given so far
         self._last_stop_check = 0.0
         self._stopped = False
         self._log_path = self.run_dir / "logs" / f"rank{rank}.log"
@@ -134,9 +137,12 @@ class RunReporter(Reporter):
         # at most max_rate a second per name (the first at once), the latest held back and
         # written when the next is due or at flush: a training's lr, throughput, memory and
         # gradient norm were four of its five metric lines a step (result.json keeps them all)
+        # (round 44: the first KEEP_FIRST of each name are all written: a 20-step training's
+        # lr was 2 points, its warm-up's peak at step 2 not drawn by a live chart)
         now = time.monotonic()
         fields = {"value": float(value), "step": step}
-        if now - self._sampled.get(name, -1e9) >= self._min_gap:
+        count = self._sample_counts[name] = self._sample_counts.get(name, 0) + 1
+        if count <= self.KEEP_FIRST or now - self._sampled.get(name, -1e9) >= self._min_gap:
             self._sampled[name] = now
             self._samples.pop(name, None)
             self.emit("metric", name=name, **fields)

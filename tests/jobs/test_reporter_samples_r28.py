@@ -34,6 +34,7 @@ def _series(path, name):
 
 def test_samples_are_thinned_in_time_and_the_last_is_kept(tmp_path, clock):
     rep = RunReporter(tmp_path)  # ten a second
+    rep.KEEP_FIRST = 0  # thinned from the first (a short job's first ones: round 44's test)
     steps, dt = 500, 0.013
     calls = []
     for step in range(1, steps + 1):
@@ -58,11 +59,30 @@ def test_samples_are_thinned_in_time_and_the_last_is_kept(tmp_path, clock):
 
 def test_the_last_steps_samples_go_with_its_progress(tmp_path, clock):
     rep = RunReporter(tmp_path)
+    rep.KEEP_FIRST = 0
     for step in range(1, 21):
         clock[0] += 0.001
         rep.sample("memory_bytes", 1000.0 + step, step=step)
         rep.progress(step, 20)
     assert _series(tmp_path, "memory_bytes") == [(1, 1001.0), (20, 1020.0)]
+
+
+def test_a_short_jobs_samples_are_all_written(tmp_path, clock):
+    # round 44 (h21): a 20-step training's lr was 2 points at 10 a second, its warm-up's
+    # peak at step 2 missing from the live chart; the first KEEP_FIRST of a name are all kept
+    rep = RunReporter(tmp_path)
+    keep = rep.KEEP_FIRST
+
+    def rate(s):  # a warm-up to step 2, then a decay
+        return 1e-3 * s / 2 if s <= 2 else 2e-3 / s
+
+    for step in range(1, keep + 51):
+        clock[0] += 0.001
+        rep.sample("lr", rate(step), step=step)
+    lr = _series(tmp_path, "lr")
+    assert lr[:keep] == [(s, rate(s)) for s in range(1, keep + 1)]
+    assert max(lr, key=lambda p: p[1])[0] == 2
+    assert len(lr) < keep + 5  # past them, thinned again (50 steps within 0.05 s)
 
 
 def test_a_plain_reporter_keeps_every_sample():
