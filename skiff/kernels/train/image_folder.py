@@ -133,6 +133,32 @@ def _reference(like) -> dict | None:
     return json.loads(path.read_text())
 
 
+SPLIT_NAMES = frozenset({"train", "training", "val", "valid", "validation", "test", "testing",
+                         "eval", "dev"})
+
+
+def _refuse_split_folders(root: Path, found) -> None:
+    """``data/train/cat/1.jpg, data/val/cat/2.jpg`` given as ``data``: its folders are a
+    split of the data, each of class folders, and were trained as the classes "train" and
+    "val" (every image's class wrong, an accuracy that means nothing), without a word."""
+    names = [name for name, _ in found]
+    if not all(n.lower() in SPLIT_NAMES for n in names):
+        return
+    inner = {name: sorted({f.relative_to(root / name).parts[0] for f in files
+                           if len(f.relative_to(root / name).parts) > 1})
+             for name, files in found}
+    if not all(inner.values()):  # images directly in them: "train" may be a class
+        return
+    train = next((n for n in names if n.lower() in ("train", "training")), names[0])
+    rest = [n for n in names if n != train]
+    classes = ", ".join(inner[train][:6]) + (" ..." if len(inner[train]) > 6 else "")
+    raise ImageFolderError(
+        f"{root.name}: its folders {', '.join(names)} are a split of the data, each a folder "
+        f"of class folders ({classes}), not classes; train on {root.name}/{train} "
+        f"(--val-split F holds out a share of it)"
+        + (f", then predict {root.name}/{rest[0]} to score the model on it" if rest else ""))
+
+
 class ImageFolder:
     """``ImageFolder(root, size=32, seed=0, like=None)``: ``(image, class)`` items of a folder
     of class folders (see the module docstring); ``classes``, ``channels``, ``notes``,
@@ -166,6 +192,8 @@ class ImageFolder:
             raise ImageFolderError(
                 f"{root.name}: {what}; a training set of images is a folder of class folders, "
                 f"e.g. {root.name}/cat/1.jpg, {root.name}/dog/2.png (two classes at least)")
+        if ref is None:
+            _refuse_split_folders(root, found)
         self.root, self.size = root, int(size)
         self.classes = [name for name, _ in found]
         if ref is not None:  # the trained set's class numbers

@@ -46,8 +46,11 @@ class ImagePrediction:
         if truth is not None and files:
             hits = [p == t for p, t in zip(predictions, truth)]
             self.score = {"accuracy": float(np.mean(hits)), "rows": len(hits)}
-            if classes:  # F1, per class, confusion over the images of trained classes
-                self.score.update(score_classes(truth, predictions, classes))
+            if classes:  # F1, per class, confusion; a class folder training never saw is
+                # a class of its own there (scikit-learn's report over both label sets): its
+                # images counted wrong in the accuracy and were left out of the F1, silently
+                unseen = sorted(set(truth) - set(classes))
+                self.score.update(score_classes(truth, predictions, [*classes, *unseen]))
                 self.notes = self.notes + report_lines(self.score)
 
     def to_json(self) -> dict:
@@ -143,7 +146,8 @@ def predict_images(run_dir, path) -> ImagePrediction:
                 own.append(f"class folder{'s' if len(unknown) > 1 else ''} "
                            f"{', '.join(map(repr, unknown))} not among the trained classes "
                            f"({', '.join(classes)}): {'their' if len(unknown) > 1 else 'its'} "
-                           f"images count as wrong")
+                           f"images count as wrong, and the class is in the per-class "
+                           "figures with recall 0")
         notes += [f"{g}: {n}" for n in own] if several else own
     model = models.get("cnn", in_channels=channels, num_classes=len(classes), image_size=size)
     model.load_state_dict(str(weights))

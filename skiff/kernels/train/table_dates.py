@@ -34,20 +34,27 @@ def looks_like_date(cell: str) -> bool:
 
 def date_order(cells) -> tuple[str, str | None]:
     """``(order, note)``: ``"ymd"``, ``"dmy"`` or ``"mdy"`` for the column's cells, and a note
-    when a year-last column could be read either way (then month first)."""
+    when a year-last column could be read either way (then month first, but day first when
+    every such cell is written with points: ``05.03.2024``)."""
     first = second = 0
     year_last = False
+    marks = set()
     for c in cells:
         m = _YEAR_LAST.match(c.strip())
         if m:
             year_last = True
             first, second = max(first, int(m.group(1))), max(second, int(m.group(3)))
+            marks.add(m.group(2))
     if not year_last:
         return "ymd", None
     if first > 12:
         return "dmy", None
     if second > 12:
         return "mdy", None
+    if marks == {"."}:  # 05.03.2024 is written day first (de, fr-CH, ru...): month-first
+        # with points is no locale's way; it was read as the 3rd of May
+        return "dmy", ("read as day.month.year, as dates with points are written (no day "
+                       "above 12 tells it apart from month.day.year)")
     return "mdy", "read as month/day/year (no day above 12 tells it apart from day/month/year)"
 
 

@@ -206,10 +206,22 @@ def predict_table(run_dir, path) -> TablePrediction:
         score = {}
         if truth is not None:
             norm = {_label(c): c for c in classes}
-            pairs = [(norm.get(_label(truth[r])), preds[r]) for r in known]
+            # a true class training never saw is a class of its own in the report (as in
+            # scikit-learn's classification_report over both label sets): its rows were
+            # counted wrong in the accuracy but left out of the F1 and confusion, silently
+            pairs = [(norm.get(_label(truth[r]), _label(truth[r])), preds[r]) for r in known]
+            unseen = sorted({a for a, _ in pairs} - set(classes))
             score = {"accuracy": float(np.mean([a == b for a, b in pairs])),
                      "rows": len(pairs),
-                     **score_classes([a for a, _ in pairs], [b for _, b in pairs], classes)}
+                     **score_classes([a for a, _ in pairs], [b for _, b in pairs],
+                                     [*classes, *unseen])}
+            if unseen:
+                count = sum(a in unseen for a, _ in pairs)
+                notes.append(f"{count} of {len(pairs)} rows are of a class training never "
+                             f"saw ({', '.join(map(repr, unseen[:5]))}"
+                             f"{' ...' if len(unseen) > 5 else ''}): the model cannot answer "
+                             "it, so they count as wrong, and the class is in the per-class "
+                             "figures with recall 0")
             notes += report_lines(score) if "f1" in score else []
     else:
         y = out[:, 0] * float(scaling["y_std"]) + float(scaling["y_mean"])

@@ -2,7 +2,9 @@
 data.csv`` (or ``.tsv``, ``.npz``) from a terminal, as a notebook trains on arrays of its own.
 
 CSV and TSV: a first row with any cell that is not a number is the header. A CSV with more
-semicolons than commas is a spreadsheet's export with decimal commas (``1,5;2,0;yes``).
+semicolons than commas is a spreadsheet's export with decimal commas (``1,5;2,0;yes``); in a
+comma or tab file a column of them (``"0,126"``) is found by :mod:`.table_decimal`. A column
+without a single value (a trailing separator's) is left out, as SimpleImputer drops it.
 The target is the column named ``label``, ``target``, ``y`` or ``class`` (any case), else the
 one column of words (iris's ``species``), else the last one; every other column is a feature.
 A feature column of numbers may have empty cells (or ``NA``, ``n/a``, ``?``, ``-``...): they
@@ -39,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from .table_dates import date_features, date_order, looks_like_date, order_text
+from .table_decimal import decimal_comma_columns
 
 __all__ = ["TABLE_SUFFIXES", "TARGET_NAMES", "MAX_CLASSES", "MAX_CATEGORIES", "Table",
            "TableError", "is_table", "table_columns", "pick_target", "read_table",
@@ -176,7 +179,7 @@ def _drop_row_index(x: np.ndarray, columns: list[str]):
 
 # a spreadsheet's formatted amount: "$1,200.50", "-€3.5", "12 %", "1,234,567" (commas only
 # as thousands groups of three, so a decimal comma "1,5" stays a word)
-_AMOUNT = re.compile(r"^([+-]?)\s*[$€£¥]?\s*([+-]?)(\d{1,3}(?:,\d{3})+|\d+)(\.\d*)?\s*"
+_AMOUNT = re.compile(r"^([+-]?)\s*[$€£¥]?\s*([+-]?)([1-9]\d{0,2}(?:,\d{3})+|\d+)(\.\d*)?\s*"
                      r"[$€£¥%]?$")
 
 
@@ -213,6 +216,15 @@ def _cells(path: Path, delimiter: str, limit: int | None = None, notes=None) -> 
     if delimiter == ";":  # "1,5" is one and a half there
         rows = [(k, [c.replace(",", ".") if _number(c.replace(",", ".")) is not None else c
                      for c in r]) for k, r in rows]
+    elif ("," in text) if delimiter == "\t" else ('"' in text):  # '"0,126"': a comma inside
+        rows, commas = decimal_comma_columns(rows)  # was 126, and '"1,49"' refused
+        if commas and notes is not None and rows:
+            first = rows[0][1]
+            named = any(_number(c) is None for c in first)
+            notes.append("decimal commas in column" + ("s " if len(commas) > 1 else " ")
+                         + ", ".join(repr(first[j]) if named and j < len(first)
+                                     else str(j + 1) for j in commas)
+                         + " ('0,126' is 0.126 there)")
     if not rows:
         raise TableError(f"{path.name}: no rows")
     return rows
@@ -307,10 +319,21 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=
             seen[c] = i
     lowered = [c.lower() for c in columns]
     dropped = _dropped(path, columns, drop)
-    kept = [i for i in range(width) if i not in dropped]
+    chosen_at = pick_target(path, columns, chosen) if chosen is not None else None
+    # a column with no value at all (a spreadsheet's trailing separator, "x;label;", or a
+    # "notes" column nobody filled): left out, as scikit-learn's SimpleImputer drops it; it
+    # was "every cell is empty", and the unnamed trailing one was taken for the target
+    blank = [i for i in range(width) if i not in dropped and i != chosen_at and body
+             and all(i >= len(cells) or is_missing(cells[i]) for _, cells in body)]
+    kept = [i for i in range(width) if i not in dropped and i not in blank]
+    if len(kept) < 2:
+        raise TableError(f"{path.name}: {len(kept)} column{'' if len(kept) == 1 else 's'} "
+                         "with values left" + (f" ({len(blank)} with every cell empty)"
+                                              if blank else "")
+                         + "; a table needs features and a target")
     words = [i for i, c in enumerate(body[0][1]) if i in kept and _number(c) is None
              and not looks_like_date(c)] if body else []  # a date is a feature, not classes
-    target = pick_target(path, columns, chosen) if chosen is not None else next(
+    target = chosen_at if chosen is not None else next(
         (lowered.index(t) for t in TARGET_NAMES if t in lowered
          and lowered.index(t) not in dropped),
         words[0] if len(words) == 1 else kept[-1])  # a column of words: the classes
@@ -324,6 +347,10 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=
     notes = decoded + ([f"left out column{'s' if len(dropped) > 1 else ''} "
                         f"{', '.join(repr(columns[i]) for i in dropped)} (as asked)"]
                        if dropped else [])
+    if blank:
+        shown = [repr(columns[i]) if columns[i] else f"{i + 1} (unnamed)" for i in blank]
+        notes.append(f"left out column{'s' if len(blank) > 1 else ''} {', '.join(shown)}: "
+                     "every cell is empty (scikit-learn's SimpleImputer drops such a column)")
     if chosen is None and target != kept[-1] and lowered[target] not in TARGET_NAMES:
         # the lone column of words was taken for the target over the last column: say so
         notes.append(f"target: {columns[target]!r}, the one column of words (classes), not "
@@ -491,7 +518,14 @@ def apply_encoding(file: str, encoding: list, cells_of, lines: list[int]):
                 notes.append(f"column {name!r}: {empty} empty cell{'s' if empty > 1 else ''} "
                              f"filled with the training mean {spec['fill']:.6g}")
         elif spec["kind"] == "date":  # the training order, fill and hour feature
-            col = date_features(file, name, cells, lines, spec["order"], is_missing,
+            order = spec["order"]
+            if order == "ymd":  # trained on 2024-03-05 (a DataFrame's dates): new rows'
+                # 05.03.2024 were "not a date"; their own order, as training finds one
+                order, why = date_order([c for c in cells if not is_missing(c)])
+                if order != "ymd":
+                    notes.append(f"column {name!r}: dates read {order_text(order)} (training's "
+                                 f"were year first)" + (f"; {why}" if why else ""))
+            col = date_features(file, name, cells, lines, order, is_missing,
                                 fill=spec["fill"], hour=spec["hour"], error=TableError)[0]
             empty = sum(is_missing(c) for c in cells)
             if empty:
@@ -503,9 +537,15 @@ def apply_encoding(file: str, encoding: list, cells_of, lines: list[int]):
             unseen = sorted({c.strip() for c in cells} - set(values))
             if unseen:
                 count = sum(c.strip() not in values for c in cells)
+                # 'TRUE' where training had 'true' (Excel's booleans, Python's 'True'): the
+                # case is the difference, said so (one-hot compares cells as they are)
+                lower = {v.lower(): v for v in values}
+                cased = [f"{u!r} is {lower[u.lower()]!r} in training" for u in unseen
+                         if u.lower() in lower]
                 notes.append(f"column {name!r}: {count} row{'s' if count > 1 else ''} with a "
                              f"value training never saw ({', '.join(map(repr, unseen[:5]))}): "
-                             f"none of its features set")
+                             f"none of its features set"
+                             + (f" (the case differs: {', '.join(cased[:3])})" if cased else ""))
         parts.append(col)
     return np.hstack(parts), notes
 
