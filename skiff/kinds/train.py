@@ -48,6 +48,7 @@ from skiff.kernels.train.models.registry import (
     FROM_CHECKPOINT,
 )
 from skiff.kernels.train.precision import PRECISIONS, check_precision
+from skiff.kernels.train.table_frame import frame_table_file, is_frame
 from skiff.kernels.train.trainer_torch_habits import loader_order
 
 from .base import JobRequest, Kind, figure
@@ -1264,10 +1265,18 @@ class TrainKind(Kind):
                 lines.append(f"resumed from step {at}")
         notes = [str(n) for n in result.get("notes") or []]
         warned = ("early_stopping=", "keep_best ", "hf-adapter: ")
-        for note in [*notes[:6], *(n for n in notes[6:] if n.startswith("hf-adapter: "))]:
+        # past the first 6, the notes a user acts on still show (a table of 6 columns' notes
+        # hid its class imbalance and the class weights used), and the rest are counted
+        kept_on = ("hf-adapter: ", "classes imbalanced", "classes weighed", *warned)
+        shown = [*notes[:6], *(n for n in notes[6:] if n.startswith(kept_on))]
+        for note in shown:
             # what reading the data decided (and the Trainer's / the saved adapter's warnings)
             lines.append(f"warning: {note}" if note.startswith(warned)
                          else f"data: {note}")
+        if len(shown) < len(notes):
+            hidden = len(notes) - len(shown)
+            lines.append(f"data: {hidden} more note{'s' if hidden > 1 else ''} in the run "
+                         "folder's result.json (\"notes\")")
         if any(n.startswith("classes imbalanced") for n in notes) and \
                 not any("(--class-weight)" in n for n in notes):
             lines.append("data: to make the rare classes count as much in the loss: the same "
@@ -1668,7 +1677,12 @@ def _lookup(values: dict, user_ns: dict):
             raise TypeError(f"MODEL {mname!r} is a {type(value).__name__}, not a skiff model")
     if dname is not None and dname in user_ns:
         value = user_ns[dname]
-        if is_dataset(value) or loader_order(value) is not None:  # a DataLoader, as train()
+        if model_obj is None and values.get("model") == "mlp" and is_frame(value):
+            # %train mlp df --target outcome: the frame is read as the table file it would
+            # be (words one-hot, gaps filled, dates, --target/--drop, table.json for
+            # predict); as arrays it was "has no targets" or "encode text ... first"
+            values["data"] = str(frame_table_file(value))  # in the runs folder's frames/
+        elif is_dataset(value) or loader_order(value) is not None:  # a DataLoader
             data_obj = value
         elif isinstance(value, str):
             try:

@@ -29,6 +29,7 @@ class PredictMagics(Magics):
         if ns is None:  # --help
             return None
         with usage_errors(command="predict", line=line):
+            ns.data = _frames(ns.data, self.shell.user_ns)
             document, text = cli(ns, _run_dir(ns.run, self.shell.user_ns))
         if ns.json:
             print(json.dumps(document, ensure_ascii=False))
@@ -42,6 +43,19 @@ class PredictMagics(Magics):
         if ns.output:
             self.shell.user_ns[ns.output] = table
         return table
+
+
+def _frames(data, user_ns: dict) -> list:
+    """DATA words that name a notebook DataFrame: the frame as the table file it would be
+    (``%predict JOB new_df``, as ``%train mlp df`` trains on one; it was "no table file
+    'new_df'")."""
+    from skiff.kernels.train.table_frame import frame_table_file, is_frame
+
+    out = []
+    for word in data if isinstance(data, (list, tuple)) else [data]:
+        value = user_ns.get(word) if isinstance(word, str) and word.isidentifier() else None
+        out.append(str(frame_table_file(value)) if is_frame(value) else word)
+    return out
 
 
 def _run_dir(run: str, user_ns: dict):
