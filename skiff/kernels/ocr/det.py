@@ -351,16 +351,24 @@ def _box_score(prob: np.ndarray, box: np.ndarray) -> float:
 # the detector sees only faintly at scale 1; given to db_boxes' ``faint`` to be looked at again
 FAINT_SIDE = 27.0
 FAINT_PEAK = 0.5
+# a region under box_thresh shaped like a line (at least DROPPED_WIDE times longer than high,
+# longer than FAINT_SIDE) scoring at least DROPPED_FLOOR: given to db_boxes' ``dropped`` (a
+# receipt's row "name ..... price" whose thin leader pulls its score to 0.36-0.47)
+DROPPED_WIDE = 4.0
+DROPPED_FLOOR = 0.3
 
 
 def db_boxes(prob, size: tuple[int, int], shape: tuple[int, int], p: DetParams = DetParams(),
-             xp=np, faint: list | None = None) -> list[tuple[np.ndarray, float]]:
+             xp=np, faint: list | None = None,
+             dropped: list | None = None) -> list[tuple[np.ndarray, float]]:
     """Boxes from one probability map.
 
     ``prob``: (H, W) map for the padded input; ``size``: (h, w) of the resized image inside
     it; ``shape``: (h, w) of the original image. Returns ``[(box (4, 2) in original pixels,
     tl-tr-br-bl order, score)]``. With ``faint``, the glyph-sized regions dropped for their
-    score but peaking at ``FAINT_PEAK`` are appended to it (boxes in original pixels).
+    score but peaking at ``FAINT_PEAK`` are appended to it (boxes in original pixels); with
+    ``dropped``, the scores of the line-shaped regions dropped (``DROPPED_WIDE``,
+    ``DROPPED_FLOOR``).
     """
     import cv2
 
@@ -388,6 +396,10 @@ def db_boxes(prob, size: tuple[int, int], shape: tuple[int, int], p: DetParams =
                 x, y, w, h = cv2.boundingRect(contour)
                 if float(prob[y:y + h, x:x + w].max()) >= FAINT_PEAK:
                     faint.append(box * np.array([sx, sy], np.float32))
+            long, short = max(rect[1]), min(rect[1])
+            if dropped is not None and cuts == 0 and score >= DROPPED_FLOOR and \
+                    long > FAINT_SIDE and long >= DROPPED_WIDE * short:
+                dropped.append(score)
             if cuts < 2:  # lines run into a broad shape: read the lines apart from it
                 todo.extend((c, cuts + 1) for c in _line_parts(bitmap, contour))
             continue
