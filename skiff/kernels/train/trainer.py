@@ -1259,6 +1259,12 @@ class Trainer(Inference, TrainerState):
         row = run.val_history[-1]
         if self.monitor in row:
             return row[self.monitor]
+        if self.monitor == "val_nll" and "val_loss" in row and self.loss_spec in (None, "auto") \
+                and callable(getattr(self.model, "loss", None)):
+            from .inference import gives_val_nll
+
+            if not gives_val_nll(self.model):  # its own loss is its NLL (a dense model's)
+                return row["val_loss"]
         report = run.class_reports.get(run.step) or {}
         if self.monitor == "val_f1" and report.get("f1") is not None:
             return report["f1"]
