@@ -12,9 +12,10 @@ import re
 import numpy as np
 
 from .spacing import _cjk_char, glyph_runs, ink_mask
-from .symbol_shapes import heavy_ticks
+from .symbol_shapes import _words, heavy_ticks
 
 __all__ = ["edge_dashes", "en_dashes", "lone_dashes", "full_width_colons", "footnote_marks",
+           "micro_signs",
            "page_number_spaces", "empty_brackets",
            "tick_marks", "cross_marks", "degree_signs", "fraction_echoes", "box_marks",
            "could_be_box", "bullet_mark",
@@ -188,9 +189,35 @@ def tick_marks(text: str, crop: np.ndarray) -> str:
     t = text.strip()
     if t in ("V", "v"):
         return heavy_ticks("✓", crop) if _leans(crop) else text
+    if _SLASH_FIRST.match(text) and _slash_is_tick(crop):
+        text = "✓" + text[1:]  # "✓ Paid" at 9-10 px read "/ Paid"
     if "√" in text:
         text = _TICK_TOKEN.sub("✓", text)
     return heavy_ticks(text, crop) if "✓" in text else text
+
+
+# a tick under 10 px read "/" first in its line, a word of its own before a word ("✓ Paid"
+# in DejaVu Sans at 8-10 px): its ink is a tick where it is at least TICK_WIDE of its height
+# wide (a slash's 0.3-0.5 in DejaVu and Liberation at 8-16 px, a tick's 0.8-1.1) and rises
+# from its lowest row's left half to its top row's right half
+_SLASH_FIRST = re.compile(r"/ (?=[^\W\d_])")
+TICK_WIDE = 0.75
+
+
+def _slash_is_tick(crop: np.ndarray) -> bool:
+    if crop.ndim < 2 or min(crop.shape[:2]) < 8:
+        return False
+    lab, st, glyphs, words, _, _ = _words(ink_mask(crop))
+    if len(words) < 2 or len(words[0]) != 1:
+        return False
+    x0, x1, ks = glyphs[words[0][0]]
+    y0 = min(st[j, 1] for j in ks)
+    y1 = max(st[j, 1] + st[j, 3] for j in ks)
+    ink = np.isin(lab[y0:y1, x0:x1], ks)
+    h, w = ink.shape
+    if h < 4 or w < TICK_WIDE * h:
+        return False
+    return bool(np.flatnonzero(ink[0]).mean() >= w / 2 > np.flatnonzero(ink[-1]).mean())
 
 
 def _leans(crop: np.ndarray) -> bool:
@@ -420,6 +447,9 @@ _FOOTNOTE = re.compile(r"(?<=[^\W\d_]{2})1(?=[\s.,;:!?)]|$)")
 # 13-px serif print as a scan, round 44): square and cubic metres, centimetres, feet...
 _UNIT_POWER = re.compile(r"(?<=\d)(\s?)(?:[kcdm]?m|ft|in)([23])(?=[\s.,;:)/]|$)")
 _POWER = {"1": "\u00b9", "2": "\u00b2", "3": "\u00b3"}
+# a unit's micro prefix after its number ("25 µs", "100 µg/mL", "10µF"): the micro sign and
+# the Greek mu are one glyph in print; the recognizer gives either for the same ink
+_MICRO = re.compile(r"(?<=\d)(\s?)\u03bc(?=(?:mol|Hz|Pa|[gsmlLFAVWHKCJNTSΩ])(?![^\W\d_]))")
 # characters read whose ink stands raised above the baseline as parts taller than wide, and
 # how many parts each: quotes, superscript digits
 _RAISED = {"'": 1, "\u2018": 1, "\u2019": 1, '"': 2, "\u201c": 2, "\u201d": 2, "\u00b9": 1,
@@ -427,6 +457,16 @@ _RAISED = {"'": 1, "\u2018": 1, "\u2019": 1, '"': 2, "\u201c": 2, "\u201d": 2, "
 # a raised part: its bottom at least RAISED_BY of the letters' median height above their
 # baseline, at least 0.3 of that height tall and at most RAISED_TALL of the capitals'
 RAISED_BY, RAISED_TALL = 0.3, 0.75
+
+
+def micro_signs(text: str) -> str:
+    """``text`` with a unit's micro prefix after a number ("25 μs", "100 μg/mL", "10μF")
+    written as the micro sign U+00B5, whichever of it and the Greek mu U+03BC the
+    recognizer gave: the two are one glyph in print (Liberation, DejaVu), and the
+    recognizer reads the same ink either way by face and size ("−25 µs" read "μs" at 18 px,
+    "µs" at 28). The micro sign is what a keyboard types (AltGr+M, Option+M) and what a
+    document's units carry; NFKC still maps it to the mu. Greek words keep their mu."""
+    return _MICRO.sub(lambda m: m.group(1) + "\u00b5", text) if "\u03bc" in text else text
 
 
 def footnote_marks(text: str, crop: np.ndarray) -> str:
@@ -438,7 +478,10 @@ def footnote_marks(text: str, crop: np.ndarray) -> str:
     and of these, and such a "1" is paired with a part within three letter heights
     of where its place in the text puts it ("notes1 below" for "notes¹ below" in
     Liberation Serif; "all", "Room A1" keep theirs). A unit's power read as a digit after
-    its number (:data:`_UNIT_POWER`: "42 m2", "3 cm3") is written "²", "³" alike."""
+    its number (:data:`_UNIT_POWER`: "42 m2", "3 cm3") is written "²", "³" alike, and
+    a unit's micro prefix after its number read as a Greek "μ" is written "µ"
+    (:func:`micro_signs`)."""
+    text = micro_signs(text)
     found = sorted([m.start() for m in _FOOTNOTE.finditer(text)] +
                    [m.start(2) for m in _UNIT_POWER.finditer(text)])
     if not found or crop.ndim < 2 or min(crop.shape[:2]) < 8:
@@ -531,6 +574,9 @@ _MATH = re.compile(r"[=+\u00d7\u00f7]")
 # a sign: a dash that begins a number, at the line's start or after a space that no number
 # ends before ("-80.4", "x = -3"; "8:00 -18:30" is a range read without its space)
 _SIGN = re.compile(r"(?:(?<=^)|(?<=^ )|(?<=[^\d\s] )|(?<=[^\d\s]))-(?=\d)")
+# the same sign read by the recognizer as "\u2212" ("Temp \u22125 °C" in Liberation Sans at 28 px,
+# "\u221225 µs" in DejaVu Sans at 28; "-" at 18): written "-" as round 40 decided for a sign
+_SIGN_MINUS = re.compile(_SIGN.pattern.replace("-(?=", "\u2212(?="))
 
 
 def _flat_marks(bw: np.ndarray) -> tuple[list[tuple[int, int, int, float]], float,
@@ -616,7 +662,11 @@ def en_dashes(text: str, crop: np.ndarray) -> str:
     under :data:`DASH_FILL` of its box (a prompt's "~" read "-"; :data:`DASH_FILL_WORDS`
     between letters or digits), nor for a sign, a dash that begins a
     number not after another ("-80.4" on a display, "x = -3"), nor doubled hyphens (C's
-    "x--;", "--flag": a small monospaced hyphen can span :data:`EN_DASH`)."""
+    "x--;", "--flag": a small monospaced hyphen can span :data:`EN_DASH`). A sign the
+    recognizer read "−" is written "-" too (round 40's rule; "12 − 5 = 7" keeps its
+    operator)."""
+    if "\u2212" in text:  # a sign read "\u2212" as the recognizer may: "-" (:data:`_SIGN_MINUS`)
+        text = _SIGN_MINUS.sub("-", text)
     if "-" not in text or crop.ndim < 2 or min(crop.shape[:2]) < 8 or \
             any(_cjk_char(c) for c in text):
         return text
@@ -729,6 +779,15 @@ def _one_flat_mark(crop: np.ndarray) -> float | None:
 # 0.46 before a half-width colon (UKai; 0.13-0.31 in the others)
 FULL_COLON = 0.5
 _SPACED_COLON = re.compile(r" ?: ?")
+# a simplified-Chinese face sets "：" at the left of its cell (Noto Sans and Serif CJK SC:
+# 0.12-0.30 of the digit height blank before its dots, 0.62-1.0 after; their half-width
+# colon and a space 0.09-0.22 and 0.33-0.51, WenQuanYi Zen Hei's up to 0.62): after a Han
+# character such a colon read ":" is the full-width one. AR PL UKai's half-width colon and
+# a space reach 0.25-0.45 and 0.85-1.14, but its dots stand 0.30-0.40 of the digit height
+# apart, SC's "：" 0.41-0.66 (LEFT_COLON_SPAN)
+LEFT_COLON_BEFORE = (0.12, 0.3)
+LEFT_COLON_AFTER = 0.65
+LEFT_COLON_SPAN = 0.41
 
 
 def full_width_colons(text: str, crop: np.ndarray, cjk_page: bool) -> str:
@@ -749,16 +808,19 @@ def full_width_colons(text: str, crop: np.ndarray, cjk_page: bool) -> str:
     if found is None:
         return text
     tall = found[1]
-    colons = _colon_blanks(bw, tall)
+    colons = _colon_marks(bw, tall)
     spots = list(_SPACED_COLON.finditer(text))
     if len(spots) != len(colons):
         return text
     out, at = [], 0
-    for m, (before, after) in zip(spots, colons, strict=True):
+    for m, (before, after, span) in zip(spots, colons, strict=True):
         out.append(text[at:m.start()])
         last = text[:m.start()][-1:]
         full = min(before, after) >= FULL_COLON and (last.isalnum() or last == ".") and \
             m.group() != " : "  # read spaced both sides: as a French "Tel : 021" is set
+        full = full or ("\u4e00" <= last <= "\u9fff" and m.group() in (":", ": ")
+                        and LEFT_COLON_BEFORE[0] <= before <= LEFT_COLON_BEFORE[1]
+                        and after >= LEFT_COLON_AFTER and span >= LEFT_COLON_SPAN)
         out.append("\uff1a" if full else m.group())
         at = m.end()
     return "".join(out) + text[at:]
@@ -766,8 +828,15 @@ def full_width_colons(text: str, crop: np.ndarray, cjk_page: bool) -> str:
 
 def _colon_blanks(bw: np.ndarray, tall: float) -> list[tuple[float, float]]:
     """The colons of an ink mask, left to right, as the blank columns before and after
-    each over ``tall``: two components no bigger than 0.3 of ``tall`` each way, one over
-    the other (their centres within 0.15 of ``tall`` across, 0.3 of it apart down)."""
+    each over ``tall`` (:func:`_colon_marks` without the dots' span)."""
+    return [(before, after) for before, after, _ in _colon_marks(bw, tall)]
+
+
+def _colon_marks(bw: np.ndarray, tall: float) -> list[tuple[float, float, float]]:
+    """The colons of an ink mask, left to right, as the blank columns before and after
+    each and the rows from the top of its upper dot to the top of its lower one, over
+    ``tall``: two components no bigger than 0.3 of ``tall`` each way, one over the other
+    (their centres within 0.15 of ``tall`` across, 0.3 of it apart down)."""
     import cv2
 
     n, _, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
@@ -782,5 +851,6 @@ def _colon_blanks(bw: np.ndarray, tall: float) -> list[tuple[float, float]]:
             lo, hi = min(x[a], x[b]), max(x[a] + w[a], x[b] + w[b])
             left, right = inked[inked < lo], inked[inked >= hi]
             out.append((lo, (lo - left[-1] - 1) / tall if len(left) else np.inf,
-                        (right[0] - hi) / tall if len(right) else np.inf))
-    return [(before, after) for _, before, after in sorted(out)]
+                        (right[0] - hi) / tall if len(right) else np.inf,
+                        (y[b] - y[a]) / tall))
+    return [(before, after, span) for _, before, after, span in sorted(out)]
