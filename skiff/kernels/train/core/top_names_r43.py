@@ -30,9 +30,9 @@ dtype = np.dtype
 
 
 
-class memory_format:  # noqa: N801 - torch's name
-    """torch's ``memory_format``: skiff's arrays have one layout, so each is accepted and
-    changes nothing."""
+class _Named:
+    """A torch constant known by its name (``torch.channels_last``, ``torch.strided``): its
+    repr is torch's and it pickles as the module-level name."""
 
     def __init__(self, name: str):
         self._name = name
@@ -42,6 +42,11 @@ class memory_format:  # noqa: N801 - torch's name
 
     def __reduce__(self):
         return self._name
+
+
+class memory_format(_Named):  # noqa: N801 - torch's name
+    """torch's ``memory_format``: ``contiguous``/``clone``/``to`` lay a tensor out in it
+    (channels-last strides as torch's) and ``is_contiguous`` checks it (round 44)."""
 
 
 contiguous_format = memory_format("contiguous_format")
@@ -122,18 +127,9 @@ HalfTensor = _legacy("HalfTensor", np.float16)
 BFloat16Tensor = _legacy("BFloat16Tensor", "bfloat16")  # the dtype made on first use
 
 
-class layout:  # noqa: N801 - torch's name
+class layout(_Named):  # noqa: N801 - torch's name
     """torch's ``layout``: ``x.layout`` is ``strided`` for skiff's (dense) tensors,
     ``sparse_coo`` for ``skiff.sparse``'s."""
-
-    def __init__(self, name: str):
-        self._name = name
-
-    def __repr__(self):
-        return f"torch.{self._name}"
-
-    def __reduce__(self):
-        return self._name
 
 
 strided = layout("strided")

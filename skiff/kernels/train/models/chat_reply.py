@@ -174,6 +174,14 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
         think, answer = split_thinking(_decode(tok, gen, eos, stop_strings, ids),
                                        inside=inside)
         on_text(_visible(tok, think), _visible(tok, answer), len(gen))
+    return _reply(model, tok, gen, ids, eos, stop_strings, inside, seconds,
+                  history + [{"role": "user", "content": prompt}] if chat else None)
+
+
+def _reply(model, tok, gen, ids, eos, stop_strings, inside, seconds, asked) -> ChatReply:
+    """The reply of the generated tokens ``gen`` after the prompt's ``ids``: the text cut at
+    a stop string, why it ended, its thinking apart, and (``asked``: the conversation's
+    messages up to the prompt, or None outside a chat) the messages with the answer."""
     raw = _decode(tok, gen, eos, None)
     text = _decode(tok, gen, eos, stop_strings, ids)
     if gen and gen[-1] in eos:
@@ -183,12 +191,10 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
     else:
         why = "length"
     think, answer = split_thinking(text, inside=inside)
-    messages = history + [{"role": "user", "content": prompt},
-                          {"role": "assistant", "content": _visible(tok, answer)}] \
-        if chat else None
+    messages = None if asked is None else \
+        asked + [{"role": "assistant", "content": _visible(tok, answer)}]
     return ChatReply(text=_visible(tok, answer), thinking=_visible(tok, think), raw=raw,
-                     tokens=len(gen),
-                     prompt_tokens=int(len(ids)), seconds=round(seconds, 4),
+                     tokens=len(gen), prompt_tokens=int(len(ids)), seconds=round(seconds, 4),
                      tokens_per_s=round(len(gen) / seconds, 2) if seconds > 0 else 0.0,
                      stop=why, model=str(getattr(model, "source_folder", "") or ""),
                      messages=messages)
@@ -238,23 +244,9 @@ def batch_replies(model, prompts: list[str], *, max_new_tokens: int = 256, chat:
     for prompt, text_in, p_ids, out in zip(prompts, rendered, ids, outs):
         gen = [int(t) for t in np.asarray(out).reshape(-1)[len(p_ids):]]
         inside = bool(chat) and opens_thinking(text_in)
-        raw = _decode(tok, gen, eos, None)
-        text = _decode(tok, gen, eos, stop_strings, p_ids)
-        if gen and gen[-1] in eos:
-            why = "eos"
-        elif stop_strings and text != raw:
-            why = "stop string"
-        else:
-            why = "length"
-        think, answer = split_thinking(text, inside=inside)
-        messages = history + [{"role": "user", "content": prompt},
-                              {"role": "assistant", "content": _visible(tok, answer)}] \
-            if chat else None
-        replies.append(ChatReply(
-            text=_visible(tok, answer), thinking=_visible(tok, think), raw=raw,
-            tokens=len(gen), prompt_tokens=int(len(p_ids)), seconds=round(seconds, 4),
-            tokens_per_s=round(len(gen) / seconds, 2) if seconds > 0 else 0.0, stop=why,
-            model=str(getattr(model, "source_folder", "") or ""), messages=messages))
+        replies.append(_reply(model, tok, gen, p_ids, eos, stop_strings, inside, seconds,
+                              history + [{"role": "user", "content": prompt}] if chat
+                              else None))
     return replies, seconds
 
 
