@@ -383,7 +383,8 @@ class PipelineParallel(DataParallel):
                         code = g.pp.recv(np.zeros(1, np.int64), s - 1, tag=_DTYPE_TAG)
                         self._in_dtype = _act_dtype(int(code[0]))
                     h_in = Tensor(g.pp.recv(xp.empty(shapes[i], self._in_dtype), s - 1,
-                                            tag=i), requires_grad=True)
+                                            tag=i), requires_grad=True,  # in the dtype sent:
+                                  dtype=self._in_dtype)  # a float64 model's stays float64
                 inputs[i] = h_in
                 self.context.clear()
                 self.context.update(contexts[i] if contexts else {})

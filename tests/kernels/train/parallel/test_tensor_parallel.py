@@ -41,3 +41,7 @@ def test_tensor_parallel_gpt_equals_one_process(dp, tp):
         assert res["keys_equal"]
         assert res["loss_diff"] < TOL, res
         assert res["weight_diff"] < TOL, res
+        if dp == 1:  # a float64 model (same launch) stays float64 over the tp ranks, to 1e-12
+            assert res["f64_dtypes"] == res["f64_ref_dtypes"] == ["float64"], res
+            assert res["f64_loss_diff"] < 1e-12, res
+            assert res["f64_weight_diff"] < 1e-12, res

@@ -26,9 +26,11 @@ def batch(step):
     return x, np.roll(x, -1, axis=1)
 
 
-def run(strategy, steps, shard, parts, pipeline=False):
+def run(strategy, steps, shard, parts, pipeline=False, dtype="float32"):
     train_random.seed(0)
     model = GPT(CFG)
+    if dtype == "float64":  # a user's float64 model: trained in float64 on every stage
+        model = model.double()
     strategy.bind(device="cpu")
     make = lambda ps: SGD(ps, lr=0.1, momentum=0.9)  # noqa: E731
     if pipeline:
@@ -62,6 +64,14 @@ def main():
            "stage": strat.stage, "peak_in_flight": strat.peak_in_flight,
            "loss_diff": float(np.max(np.abs(np.array(losses) - ref_losses))),
            "weight_diff": max(float(np.max(np.abs(state[k] - ref[k]))) for k in ref)}
+    if dp == 1:  # the same launch: a float64 model keeps float64 through the stages
+        strat64 = PipelineParallel(Layout(dp=dp, pp=pp), micro_batches=micro)
+        losses, state = run(strat64, steps, shard, parts, pipeline=True, dtype="float64")
+        ref_losses, ref = run(SingleDevice(), steps, 0, 1, dtype="float64")
+        out["f64_loss_diff"] = float(np.max(np.abs(np.array(losses) - ref_losses)))
+        out["f64_weight_diff"] = max(float(np.max(np.abs(state[k] - ref[k]))) for k in ref)
+        out["f64_dtypes"] = sorted({str(v.dtype) for v in state.values()})
+        out["f64_ref_dtypes"] = sorted({str(v.dtype) for v in ref.values()})
     print("RESULT " + json.dumps(out), flush=True)
 
 

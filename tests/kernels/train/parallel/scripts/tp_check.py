@@ -26,9 +26,11 @@ def batch(step):
     return x, np.roll(x, -1, axis=1)
 
 
-def run(strategy, steps, shard, parts):
+def run(strategy, steps, shard, parts, dtype="float32"):
     train_random.seed(0)
     model = GPT(CFG)
+    if dtype == "float64":  # a user's float64 model: trained in float64 on every rank
+        model = model.double()
     strategy.bind(device="cpu")
     model, opt = strategy.setup(model, lambda ps: SGD(ps, lr=0.1, momentum=0.9))
     losses = []
@@ -57,6 +59,14 @@ def main():
            "weight_diff": max(float(np.max(np.abs(state[k] - ref[k]))) for k in ref),
            "keys_equal": sorted(state) == sorted(ref),
            "worst": sorted((float(np.max(np.abs(state[k] - ref[k]))), k) for k in ref)[-3:]}
+    if dp == 1:  # the same launch: a float64 model keeps float64 over the tp ranks
+        strat64 = TensorParallel(Layout(dp=dp, tp=tp))
+        losses, state = run(strat64, steps, shard, parts, dtype="float64")
+        ref_losses, ref = run(SingleDevice(), steps, 0, 1, dtype="float64")
+        out["f64_loss_diff"] = float(np.max(np.abs(np.array(losses) - ref_losses)))
+        out["f64_weight_diff"] = max(float(np.max(np.abs(state[k] - ref[k]))) for k in ref)
+        out["f64_dtypes"] = sorted({str(v.dtype) for v in state.values()})
+        out["f64_ref_dtypes"] = sorted({str(v.dtype) for v in ref.values()})
     print("RESULT " + json.dumps(out), flush=True)
 
 
