@@ -159,6 +159,14 @@ def COMMAND(p):
                         "matrix also a notebook variable holding your preconditioner (SciPy's "
                         "M: a LinearOperator, a function r -> M r, an (n, n) matrix, spilu(A) "
                         "or pyamg's ml.aspreconditioner())")
+    p.add_argument("--drop-tol", type=nonneg_float, default=None, metavar="X",
+                   help="ILUT's drop tolerance (with --precond ilut; SciPy's spilu "
+                        "drop_tol): entries under X times their row's 2-norm are dropped "
+                        "(default 1e-4; smaller keeps more fill, fewer iterations)")
+    p.add_argument("--fill-factor", type=positive_float, default=None, metavar="F",
+                   help="ILUT's fill bound (with --precond ilut; SciPy's spilu fill_factor, "
+                        ">= 1): each row of L and of U keeps at most F/2 times the row's "
+                        "entries in A (default 10)")
     p.add_argument("--cycle", choices=_k().CYCLES, default="V",
                    help="geometric multigrid's cycle (grids, where it runs: --precond mg "
                         "or auto, --method mg or fmg)")
@@ -237,7 +245,8 @@ def COMMAND(p):
                    help="a matrix file over ranks (--np 2): rcm renumbers the rows by reverse "
                         "Cuthill-McKee before the split (rows in a random order, a graph's); "
                         "auto (the default) where it halves the bandwidth; none, as given. "
-                        "x comes back in the file's order")
+                        "x comes back in the file's order. With --precond ilut (one rank): "
+                        "the order ILUT factors in, rcm (auto's) or none (A's own)")
     p.add_argument("--stop", choices=("residual", "scipy"), default="residual",
                    help="residual: |b - Ax| <= max(rtol |b|, atol); scipy: SciPy's minres "
                         "stopping tests (method minres: SciPy's iteration count)")
@@ -356,7 +365,8 @@ _ONLY_FOR = {"case": ("cylinder",), "dt": ("cylinder", "train-nose"),
 _GRID_ONLY = ("grid", "method", "precond", "cycle", "smoother", "pre", "post", "rtol", "atol",
               "maxiter", "restart", "bc", "velocity", "compatibility", "stop", "amg",
               "amg_options", "x0", "strength", "max_coarse", "interpolation",
-              "near_nullspace", "overlap", "reorder", "coarse", "schwarz")
+              "near_nullspace", "overlap", "reorder", "coarse", "schwarz", "drop_tol",
+              "fill_factor")
 _FLOW = ("cylinder", "train-nose")
 
 
@@ -791,6 +801,7 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
             raise unknown_name(name, value, valid, "" if name == "method" else
                                " (or, with a notebook matrix, a notebook variable holding "
                                "your preconditioner)")
+    ilut_options = ilut_options_of(values, precond)
     velocity = spec.get("velocity", values.get("velocity"))
     if problem == "convection" and velocity is None:
         velocity = "20,5" if len(grid) == 2 else "20,5,0"
@@ -843,7 +854,9 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
         "maxiter": opts.get("maxiter", values.get("maxiter")),
         "restart": opts.get("restart", values.get("restart", 30)),
         **({"overlap": int(values["overlap"])} if values.get("overlap") else {}),
-        **({"reorder": values["reorder"]} if values.get("reorder") else {}),
+        **({"reorder": values["reorder"]} if values.get("reorder") and not ilut_options
+           else {}),
+        **({"ilut_options": ilut_options} if ilut_options else {}),
         **({"coarse": values["coarse"]} if values.get("coarse") else {}),
         **({"schwarz": values["schwarz"]} if values.get("schwarz") else {}),
         "stop": values.get("stop") or "residual",
@@ -887,6 +900,47 @@ def to_config(values: dict, *, memory: bool = True) -> dict:
     if memory:
         _check_memory(config)
     return config
+
+
+ILUT_FLAGS = ("drop_tol", "fill_factor")
+
+
+def ilut_options_of(values: dict, precond) -> dict | None:
+    """``--drop-tol`` / ``--fill-factor`` / ``--reorder`` with ``--precond ilut`` (round 44
+    h26): the dict ``precond=('ilut', {...})`` takes (SciPy's spilu names), None when none was
+    given. ILUT's flags with another preconditioner are refused in one line, before any job
+    (they would be read by nothing)."""
+    given = [k for k in ILUT_FLAGS if values.get(k) is not None]
+    if precond != "ilut":
+        if given:
+            flags = " and ".join(_flag(k) for k in given)
+            shown = precond if isinstance(precond, str) else "your own M"
+            raise ValueError(f"{flags} {'is' if len(given) == 1 else 'are'} ILUT's (SciPy's "
+                             f"spilu {', '.join(given)}), and the preconditioner is "
+                             f"{shown!r}: add --precond ilut, or drop {flags}")
+        return None
+    options = {k: float(values[k]) for k in given}
+    if values.get("reorder"):
+        options["reorder"] = None if values["reorder"] == "none" else "rcm"
+    if options:
+        from skiff.kernels.solve.ilut import DROP_TOL, FILL_FACTOR, check_options
+
+        try:
+            check_options(options.get("drop_tol", DROP_TOL),
+                          options.get("fill_factor", FILL_FACTOR))
+        except ValueError as exc:
+            raise ValueError(f"--precond ilut: {exc}") from None
+    return options or None
+
+
+def ilut_options_text(options: dict | None) -> str:
+    """``drop_tol 1e-06, fill_factor 10, A's order``: ILUT's options as the summary shows."""
+    from skiff.kernels.solve.ilut import DROP_TOL, FILL_FACTOR
+
+    options = options or {}
+    order = "A's order" if "reorder" in options and options["reorder"] is None else "RCM order"
+    return (f"drop_tol {figure(options.get('drop_tol', DROP_TOL))}, fill_factor "
+            f"{figure(options.get('fill_factor', FILL_FACTOR))}, {order}")
 
 
 def _check_axes(config: dict) -> None:
@@ -1509,6 +1563,9 @@ class SolveKind(Kind):
         """:meth:`summary`; a cancelled solve that kept its last iterate (``partial.npz``)
         adds the command that goes on from it (``--x0``)."""
         lines = self.summary(result)
+        ilut = (getattr(job, "config", None) or {}).get("ilut_options")
+        if ilut and lines and result.get("precond") == "ilut":   # round 44 h26
+            lines = [f"{lines[0]} ({ilut_options_text(ilut)})", *lines[1:]]
         going_on = _warm_start_line(job)
         return lines + [going_on] if going_on else lines
 
@@ -1597,7 +1654,7 @@ def check_row_split_options(values: dict, what: str) -> None:
     so they are refused in one line (``--precond ilu`` runs on one rank too)."""
     given = [f for f, k in (("--overlap", "overlap"), ("--reorder", "reorder"),
                             ("--coarse", "coarse"), ("--schwarz", "schwarz"))
-             if values.get(k)]
+             if values.get(k) and not (k == "reorder" and values.get("precond") == "ilut")]
     if not given:
         return
     flags = " and ".join(given)
@@ -1839,6 +1896,7 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
     M = None
     if pname not in _k().PRECONDS:   # a notebook variable holding the user's own M
         M = _notebook_precond(pname, user_ns, system, values.get("method"))
+    ilut_options_of(values, pname)   # --drop-tol with M: named as the user's M, not 'none'
     # validate the options (a user's M stands in as 'none')
     matrix = not isinstance(system, GridProblem)
     config = to_config({**values, "problem": "poisson", "b": None,

@@ -230,8 +230,11 @@ def solver_from_config(system, config: dict, *, distributed: bool = False):
                                  # the serial grid transfers' choice, split (round 38 h9)
                                  interpolation=config.get("interpolation") or "auto")
     amg, options, smoother, interpolation = amg_config(config)
+    precond = config.get("precond", "auto")
+    if precond == "ilut" and config.get("ilut_options"):   # --drop-tol ... (round 44 h26)
+        precond = ("ilut", dict(config["ilut_options"]))
     return Solver(system, method=config.get("method", "cg"),
-                  precond=config.get("precond", "auto"), cycle=config.get("cycle", "V"),
+                  precond=precond, cycle=config.get("cycle", "V"),
                   smoother=smoother, pre=config.get("pre", 2),
                   post=config.get("post", 2), restart=config.get("restart", 30),
                   device=config.get("device") or DEFAULT_DEVICE,
