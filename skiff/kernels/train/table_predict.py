@@ -146,13 +146,15 @@ def predict_table(run_dir, path) -> TablePrediction:
     scaling, weights = _load(run_dir)
     path = Path(path)
     columns = list(scaling["columns"])
+    read_notes: list[str] = []
     if path.suffix.lower() == ".npz":  # arrays x (and y) as a model trained on an npz took
         if scaling.get("encoding"):
             raise TableError(f"{path.name}: this model was trained on a table of words, "
                              "dates or gaps; predict reads such rows from a .csv or .tsv")
         header, rows = None, _npz_rows(path, len(columns))
-    else:
-        header, rows = read_rows(path)
+    else:  # a column trained on decimal commas reads "1,304" as 1.304 (table.json's mark)
+        header, rows = read_rows(path, scaling.get("decimal"), read_notes,
+                                 order=columns + [scaling["target"]])
     if header is None:  # no header: the training order, the target (if any) last
         if len(rows[0][1]) not in (len(columns), len(columns) + 1):
             raise TableError(f"{path.name}: no header and {len(rows[0][1])} columns; the model "
@@ -161,7 +163,7 @@ def predict_table(run_dir, path) -> TablePrediction:
         shown = [f"column {i + 1}" for i in range(len(header))]
     else:
         shown = header
-    notes = []
+    notes = read_notes
     if scaling.get("encoding"):  # words one-hot, missing numbers filled: as in training
         sources = [e["name"] for e in scaling["encoding"]]
         missing = [c for c in sources if c not in header]
@@ -170,10 +172,11 @@ def predict_table(run_dir, path) -> TablePrediction:
                              f"model was trained on {', '.join(map(repr, sources))} (the file "
                              f"has {', '.join(map(repr, header))})")
         where = {c: i for i, c in enumerate(header)}
-        x, notes = apply_encoding(
+        x, encoded = apply_encoding(
             path.name, scaling["encoding"],
             lambda c: [cells[where[c]] if where[c] < len(cells) else "" for _, cells in rows],
             [line for line, _ in rows])
+        notes += encoded
     else:
         x = _features(header, rows, columns, path.name, scaling.get("x_mean"), notes)
     xs = (x - np.asarray(scaling["x_mean"])) / np.asarray(scaling["x_std"])

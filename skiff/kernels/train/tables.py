@@ -3,7 +3,9 @@ data.csv`` (or ``.tsv``, ``.npz``) from a terminal, as a notebook trains on arra
 
 CSV and TSV: a first row with any cell that is not a number is the header. A CSV with more
 semicolons than commas is a spreadsheet's export with decimal commas (``1,5;2,0;yes``); in a
-comma or tab file a column of them (``"0,126"``) is found by :mod:`.table_decimal`. A column
+comma or tab file a column of them (``"0,126"``) is found by :mod:`.table_decimal`; each number
+column's mark goes into ``table.json`` (``decimal``), so that predict reads a new file's
+ambiguous ``"1,304"`` as training's neighbours did (:func:`read_rows`). A column
 without a single value (a trailing separator's) is left out, as SimpleImputer drops it.
 The target is the column named ``label``, ``target``, ``y`` or ``class`` (any case), else the
 one column of words (iris's ``species``), else the last one; every other column is a feature.
@@ -81,6 +83,9 @@ class Table:
     # {"name", "kind": "categories", "values": [...]}] (None: all numbers, none missing)
     encoding: list | None = None
     scaled_on: int | None = None  # the rows the scaling was fitted on (None: all of them)
+    # each number column's decimal mark, "," or "." (a column of whole numbers has none):
+    # predict reads a new file's "1,304" by it (None: no decimal comma anywhere)
+    decimal: dict | None = None
 
     @property
     def outputs(self) -> int:
@@ -94,7 +99,8 @@ class Table:
                 # the training rows under --val-split: the means and deviations are theirs
                 "scaled_on_rows": int(self.scaled_on if self.scaled_on is not None
                                       else len(self.x)),
-                **({"encoding": self.encoding} if self.encoding is not None else {})}
+                **({"encoding": self.encoding} if self.encoding is not None else {}),
+                **({"decimal": self.decimal} if self.decimal else {})}
 
 
 def is_table(path) -> bool:
@@ -118,9 +124,9 @@ def read_table(path, target: str | None = None, drop=None, fit_rows=None) -> Tab
                              f"{'--target picks' if target is not None else 'drop leaves out'}"
                              " a column of a .csv or .tsv file")
         x, y, columns, target = _read_npz(path)
-        encoding, read_notes = None, []
+        encoding, read_notes, marks = None, [], {}
     else:
-        x, y, columns, target, encoding, read_notes = _read_delimited(
+        x, y, columns, target, encoding, read_notes, marks = _read_delimited(
             path, "\t" if path.suffix.lower() == ".tsv" else ",", target, drop, fit_rows)
     if len(x) < 2:
         raise TableError(f"{path.name}: {len(x)} row of data; training needs at least 2")
@@ -138,6 +144,8 @@ def read_table(path, target: str | None = None, drop=None, fit_rows=None) -> Tab
     table.notes = notes + read_notes + _imbalance(table)
     if encoding is not None and any(e["kind"] != "number" or e.get("filled") for e in encoding):
         table.encoding = encoding
+    if "," in marks.values():  # the columns read with decimal commas: predict reads so
+        table.decimal = {c: m for c, m in marks.items() if c in kept or c == target}
     return table
 
 
@@ -196,43 +204,72 @@ def _number(cell: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _cells(path: Path, delimiter: str, limit: int | None = None, notes=None) -> list:
+def _cells(path: Path, delimiter: str, limit: int | None = None, notes=None,
+           commas: list | None = None) -> list:
     """``(line number, stripped cells)`` of each non-empty line of a CSV or TSV file (the
     first ``limit`` of them when given). The file is UTF-8, UTF-16 (Excel's "Unicode text")
     or Windows-1252 (Excel's CSV on Windows): it was a UnicodeDecodeError unless UTF-8; how
-    it was decoded goes to ``notes`` when it is not UTF-8."""
+    it was decoded goes to ``notes`` when it is not UTF-8. ``commas``: a list given gets the
+    0-based numbers of the columns read with decimal commas."""
     from .data import decode_text_file
 
     text, note = decode_text_file(path)
     if note and notes is not None:
         notes.append(note)
     head = text[:65536]
-    if delimiter == "," and head.count(";") > head.count(","):
+    if delimiter == "," and (head.count(";") > head.count(",") or _semicolons(head)):
         delimiter = ";"  # a spreadsheet's export where the comma is the decimal mark
     found = ((k + 1, [c.strip() for c in r]) for k, r in
              enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
              if any(c.strip() for c in r))
     rows = list(itertools.islice(found, limit))
     if delimiter == ";":  # "1,5" is one and a half there
-        rows = [(k, [c.replace(",", ".") if _number(c.replace(",", ".")) is not None else c
-                     for c in r]) for k, r in rows]
+        raw, rows = rows, [(k, [c.replace(",", ".") if _number(c.replace(",", ".")) is not None
+                                else c for c in r]) for k, r in rows]
+        if commas is not None:
+            commas += sorted({j for (_, r), (_, cells) in zip(rows, raw) for j, c in
+                              enumerate(cells) if "," in c and r[j] != c})
     elif ("," in text) if delimiter == "\t" else ('"' in text):  # '"0,126"': a comma inside
-        rows, commas = decimal_comma_columns(rows)  # was 126, and '"1,49"' refused
-        if commas and notes is not None and rows:
+        rows, found = decimal_comma_columns(rows)  # was 126, and '"1,49"' refused
+        if commas is not None:
+            commas += found
+        if found and notes is not None and rows:
             first = rows[0][1]
             named = any(_number(c) is None for c in first)
-            notes.append("decimal commas in column" + ("s " if len(commas) > 1 else " ")
+            notes.append("decimal commas in column" + ("s " if len(found) > 1 else " ")
                          + ", ".join(repr(first[j]) if named and j < len(first)
-                                     else str(j + 1) for j in commas)
+                                     else str(j + 1) for j in found)
                          + " ('0,126' is 0.126 there)")
     if not rows:
         raise TableError(f"{path.name}: no rows")
     return rows
 
 
-def read_rows(path) -> tuple[list[str] | None, list]:
+_SEMICOLON_CELL = re.compile(r"^[+-]?\d+(?:,\d+)?$")
+
+
+def _semicolons(head: str) -> bool:
+    """A file of decimal commas only, "1,304;2,500", has as many commas as semicolons (it was
+    split at the commas): ``;`` it is when the first line has ``;`` and no ``,`` (a header
+    ``a;b``), or when the first lines all split at ``;`` into as many numbers of one comma."""
+    lines = [t for t in head.splitlines()[:20] if t.strip()]
+    if not lines or ";" not in lines[0]:
+        return False
+    if "," not in lines[0]:
+        return True
+    cells = [t.split(";") for t in (lines[:-1] if len(lines) > 1 else lines)]
+    return len({len(c) for c in cells}) == 1 and all(
+        _SEMICOLON_CELL.match(c.strip()) for row in cells for c in row)
+
+
+def read_rows(path, decimal: dict | None = None, notes: list | None = None,
+              order: list | None = None) -> tuple[list[str] | None, list]:
     """(the header, or None when the first row is all numbers; the other rows as
-    ``(line, cells)``) of a CSV or TSV file, read as training reads it."""
+    ``(line, cells)``) of a CSV or TSV file, read as training reads it. ``decimal``: the
+    training columns' decimal marks (``table.json``): a column trained on decimal commas reads
+    ``1,304`` as 1.304, not as a thousands grouping; where the file's cells say otherwise
+    (points where training had commas, or the reverse) it is said in ``notes``; ``order``:
+    the columns of a file without a header (training's)."""
     path = Path(path)
     if path.is_dir():  # a folder of images for a table's model
         raise TableError(f"{str(path)!r} is a folder: this model was trained on a table, and "
@@ -241,13 +278,46 @@ def read_rows(path) -> tuple[list[str] | None, list]:
         raise TableError(f"no table file {str(path)!r}")
     if path.suffix.lower() not in (".csv", ".tsv", ".txt"):
         raise TableError(f"{path.name}: predict reads .csv or .tsv files")
-    rows = _cells(path, "\t" if path.suffix.lower() == ".tsv" else ",")
+    commas: list[int] = []
+    rows = _cells(path, "\t" if path.suffix.lower() == ".tsv" else ",", commas=commas)
     first = rows[0][1]
-    if any(_number(c) is None for c in first):
-        if len(rows) < 2:
-            raise TableError(f"{path.name}: a header and no rows")
-        return first, rows[1:]
-    return None, rows
+    header = first if any(_number(c) is None for c in first) else None
+    if header is not None and len(rows) < 2:
+        raise TableError(f"{path.name}: a header and no rows")
+    body = rows[1:] if header is not None else rows
+    if decimal:
+        body = _training_marks(header or order or [], body, decimal, set(commas),
+                               [] if notes is None else notes)
+    return header, body
+
+
+_DECIMAL_COMMA = re.compile(r"^[+-]?\d+,\d+$")
+
+
+def _training_marks(names, body: list, decimal: dict, commas: set, notes: list) -> list:
+    """``body`` with the cells of the columns trained on decimal commas read so (``1,304``:
+    1.304, as the training file's neighbours said; this file alone cannot tell), and a note
+    for each column whose cells contradict training's mark."""
+    out = [(line, list(cells)) for line, cells in body]
+    for j, name in enumerate(names):
+        mark = decimal.get(name)
+        if mark is None or j in commas:  # the file's own reading found decimal commas
+            if mark == "." and j in commas:
+                notes.append(f"column {name!r}: decimal commas in this file where training's "
+                             "cells had points: read as decimal commas")
+            continue
+        cells = [cells[j] for _, cells in out if j < len(cells)]
+        points = [c for c in cells if "." in c and _number(c) is not None]
+        if mark == "," and points:
+            notes.append(f"column {name!r}: {len(points)} cell{'s' if len(points) > 1 else ''} "
+                         f"with a decimal point ({points[0]!r}) where training's had decimal "
+                         f"commas: read as {float(points[0]):g} (a decimal point, not a "
+                         "thousands grouping: check the file's number format)")
+        if mark == ",":
+            for _, row in out:
+                if j < len(row) and _DECIMAL_COMMA.match(row[j]):
+                    row[j] = row[j].replace(",", ".")
+    return out
 
 
 def table_columns(path) -> list[str]:
@@ -302,7 +372,8 @@ def _fit_mask(fit_rows, n: int):
 def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=None,
                     fit_rows=None):
     decoded: list[str] = []  # a file that is not UTF-8: how it was read
-    rows = _cells(path, delimiter, notes=decoded)
+    commas: list[int] = []  # the columns read with decimal commas
+    rows = _cells(path, delimiter, notes=decoded, commas=commas)
     first = rows[0][1]
     header = any(_number(c) is None for c in first)
     columns = first if header else [f"column {i + 1}" for i in range(len(first))]
@@ -404,7 +475,11 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=
                 f"{', '.join(repr(name) for name, _ in free[1:])}" if len(free) > 1 else "")
         raise TableError(f"{free[0][1]}{more}; leave {'them' if len(free) > 1 else 'it'} "
                          f"out: --drop {shlex.quote(listed)} (read_table(..., drop=...))")
-    return np.hstack(parts), labels, names, columns[target], encoding, notes
+    # each number column's decimal mark (whole numbers only: none), for predict's new rows
+    marks = {columns[j]: "," for j in commas if j < width}
+    marks.update({columns[j]: "." for j in kept if columns[j] not in marks and any(
+        "." in cells[j] and _number(cells[j]) is not None for _, cells in body)})
+    return np.hstack(parts), labels, names, columns[target], encoding, notes, marks
 
 
 def is_missing(cell: str) -> bool:
