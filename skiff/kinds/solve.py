@@ -911,7 +911,7 @@ def ilut_options_of(values: dict, precond) -> dict | None:
     given. ILUT's flags with another preconditioner are refused in one line, before any job
     (they would be read by nothing)."""
     given = [k for k in ILUT_FLAGS if values.get(k) is not None]
-    if precond != "ilut":
+    if not (isinstance(precond, str) and precond == "ilut"):  # a notebook M: any object
         if given:
             flags = " and ".join(_flag(k) for k in given)
             shown = precond if isinstance(precond, str) else "your own M"

@@ -231,7 +231,7 @@ def solver_from_config(system, config: dict, *, distributed: bool = False):
                                  interpolation=config.get("interpolation") or "auto")
     amg, options, smoother, interpolation = amg_config(config)
     precond = config.get("precond", "auto")
-    if precond == "ilut" and config.get("ilut_options"):   # --drop-tol ... (round 44 h26)
+    if isinstance(precond, str) and precond == "ilut" and config.get("ilut_options"):  # h26
         precond = ("ilut", dict(config["ilut_options"]))
     return Solver(system, method=config.get("method", "cg"),
                   precond=precond, cycle=config.get("cycle", "V"),
