@@ -6,21 +6,11 @@ two numbers of a line of arithmetic stays "−". The lines are drawn with U+2212
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
-from PIL import Image, ImageDraw, ImageFont
 
 from skiff.kernels.ocr.marks import en_dashes
 
-SANS = "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf"
-DEJAVU = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
-
-
-def crop(text: str, path: str, px: int) -> np.ndarray:
-    f = ImageFont.truetype(path, px)
-    im = Image.new("RGB", (int(f.getlength(text)) + 2 * px, 2 * px), "white")
-    ImageDraw.Draw(im).text((px, px), text, font=f, fill=0, anchor="lm")
-    return np.asarray(im)
+from .test_micro_signs_r44h22 import DEJAVU, SANS, crop  # the same drawn line
 
 
 @pytest.mark.parametrize("path", [SANS, DEJAVU])
