@@ -245,8 +245,9 @@ def COMMAND(p):
                    help="a matrix file over ranks (--np 2): rcm renumbers the rows by reverse "
                         "Cuthill-McKee before the split (rows in a random order, a graph's); "
                         "auto (the default) where it halves the bandwidth; none, as given. "
-                        "x comes back in the file's order. With --precond ilut (one rank): "
-                        "the order ILUT factors in, rcm (auto's) or none (A's own)")
+                        "x comes back in the file's order. With --precond ilut: the order ILUT "
+                        "factors in (each rank's block with --np), rcm (auto's) or none "
+                        "(A's own)")
     p.add_argument("--stop", choices=("residual", "scipy"), default="residual",
                    help="residual: |b - Ax| <= max(rtol |b|, atol); scipy: SciPy's minres "
                         "stopping tests (method minres: SciPy's iteration count)")

@@ -40,7 +40,9 @@ def test_precond_ilut_on_a_matrix_file(runs_dir, tmp_path):
 @pytest.mark.parametrize("words, needle", [
     ("poisson --grid 16x16 --precond ilut", "--precond ilut factors a matrix's entries "
                                             "(ILUT, a threshold ILU with fill), and 'poisson'"),
-    ("{A} --np 2 --precond ilut", "--precond ilut is not split by rows"),
+    # round 45 (h4): --np 2 --precond ilut runs (each rank's block's ILUT), not with CG
+    ("{A} --np 2 --precond ilut --method cg", "--np 2: --precond ilut is not symmetric and CG "
+                                              "over the ranks needs a symmetric preconditioner"),
 ])
 def test_where_ilut_does_not_run_is_one_line(words, needle, runs_dir, tmp_path):
     sp.save_npz(tmp_path / "A.npz", _convection(6))

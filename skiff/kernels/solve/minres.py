@@ -14,6 +14,10 @@ with an estimate of ``|A|``, so it stops at a different iteration for the same r
 M the residual norm is the rotation's ``phibar`` (no extra work); with M that is the
 ``M^-1``-norm, so the 2-norm residual is carried by a recurrence on ``A w`` (three vectors
 more). Complex Hermitian systems take ``vdot`` inner products (SciPy's minres is real).
+Where b is not in A's range (a singular A), without M, it stops as SciPy's does on
+``|A r| / (|A| |r|) <= min(1e-8, rtol)`` (r then lies in A's null space: x is a
+least-squares solution) and says so (round 45 h4: it ran on, and x grew along the null
+space).
 
 ``scipy_rtol`` (``Solver.solve(..., stop='scipy')``) replaces that test by SciPy's own, so a
 SciPy user gets SciPy's iteration count: stop when ``phibar / (|T| |x|) <= rtol`` (a
@@ -30,7 +34,7 @@ import math
 
 import numpy as np
 
-from .krylov import SolveError, _finite, _real, _report, _sums
+from .krylov import SolveError, Stagnation, _finite, _real, _report, _sums
 
 __all__ = ["minres"]
 
@@ -85,6 +89,8 @@ def minres(op, b, x, M=None, *, tol, maxiter, callback=None, scipy_rtol=None):
     phibar = beta1
     cs, sn = -1.0, 0.0
     eps = float(np.finfo(np.float64).eps)
+    # the least-squares stop (round 45 h4), without M: SciPy's test2 at rtol, at most 1e-8
+    ls_tol = min(1e-8, tol / history[0])
     tnorm2, gmax, gmin = 0.0, 0.0, math.inf   # SciPy's estimates of |A| and cond(A)
     for it in range(1, int(maxiter) + 1):
         v[...] = y * (1.0 / beta)
@@ -147,6 +153,21 @@ def minres(op, b, x, M=None, *, tol, maxiter, callback=None, scipy_rtol=None):
                 return x, history, True
         elif rnorm <= tol:
             return x, history, True
+        elif M is None and ls_tol > 0 and tnorm2 > 0 and root / math.sqrt(tnorm2) <= ls_tol:
+            # round 45 (h4): |A r| / (|A| |r|) ~ 0 with |r| above the tolerance: r lies in
+            # A's null space, so no x does better (b is not in A's range). Going on, the
+            # Lanczos vectors' lost orthogonality let the recurrence fall below the tolerance
+            # while x grew along the null space: a normalized graph Laplacian (400 nodes, b
+            # not orthogonal to D^1/2 1) "converged" in 969 iterations with a true |r|/|b| of
+            # 1.7e14; SciPy's minres stops here (its test2) with the least-squares x, 3.0e-2
+            raise Stagnation(
+                f"minres: A is singular and b is not in its range: |A r| / (|A| |r|) = "
+                f"{root / math.sqrt(tnorm2):.1e} at iteration {it} while |r| = {rnorm:.3e} "
+                f"stays above the tolerance {tol:.3e}; x is a least-squares solution (SciPy's "
+                f"minres returns it with info = 0). Give a b in A's range (a graph "
+                f"Laplacian's: orthogonal to its null vectors, D^1/2 1 when normed), or "
+                f"compatibility='project' where A's null space is the constants",
+                x, history)
         if beta == 0.0:   # the Krylov space is invariant: x is the best it holds
             raise SolveError(f"minres: the Krylov space became invariant at iteration {it} "
                              f"with |r| = {rnorm:.3e} above the tolerance: A is singular and "

@@ -696,6 +696,58 @@ def _check_ilu(system, is_grid, device, name="ilu") -> None:
 _ILUT_KEYS = ("drop_tol", "fill_factor", "reorder")
 
 
+# spilu's keywords beyond drop_tol / fill_factor (round 45 h4): what each is in skiff's ILUT
+_SPILU_ORDERS = ("COLAMD", "MMD_AT_PLUS_A", "MMD_ATA")
+_SPILU_OTHERS = {
+    "diag_pivot_thresh": "skiff's ILUT does not pivot (a zero pivot is replaced by "
+                         "max(drop_tol, 1e-8) |a_i|): drop diag_pivot_thresh",
+    "relax": "relax tunes SuperLU's supernodes (its speed); skiff's ILUT has none: drop it",
+    "panel_size": "panel_size tunes SuperLU's supernodes (its speed); skiff's ILUT has none: "
+                  "drop it",
+    "options": "options= is SuperLU's own dict; skiff's ILUT takes drop_tol, fill_factor and "
+               "reorder",
+}
+
+
+def _spilu_names(opts: dict) -> dict:
+    """SciPy ``spilu``'s other keywords in ``precond=('ilut', {...})`` (round 45 h4): taken
+    where skiff's ILUT does the same thing, else refused in one line naming its equivalent.
+    ``permc_spec='NATURAL'`` (A's own order) is ``reorder=None``; SuperLU's fill-reducing
+    column orderings are not skiff's (it orders by reverse Cuthill-McKee, ``reorder='rcm'``,
+    the default: round 44 h17 measured COLAMD / MMD against it). ``drop_rule='basic,prows'``
+    is skiff's rule (an entry under ``drop_tol`` times its row's 2-norm dropped, each row of
+    L and U keeping its largest ``fill_factor nnz(a_i) / 2``); SuperLU's other rules are
+    refused."""
+    opts = dict(opts)
+    for key, why in _SPILU_OTHERS.items():
+        if key in opts:
+            raise ValueError(f"precond=('ilut', {{...}}): {key} is SciPy spilu's; {why}")
+    if "permc_spec" in opts:
+        order = opts.pop("permc_spec")
+        name = str(order).upper()
+        if "reorder" in opts:
+            raise ValueError("precond=('ilut', {...}): give reorder= or permc_spec=, not both")
+        if name == "NATURAL":
+            opts["reorder"] = None
+        else:
+            what = (f"SuperLU's column ordering {name}" if name in _SPILU_ORDERS
+                    else f"not one of spilu's (NATURAL, {', '.join(_SPILU_ORDERS)})")
+            raise ValueError(f"precond=('ilut', {{...}}): permc_spec={order!r} is {what}; "
+                             f"skiff's ILUT factors P A P^T in reverse Cuthill-McKee order "
+                             f"(reorder='rcm', the default: drop permc_spec) or in A's own "
+                             f"(permc_spec='NATURAL', or reorder=None)")
+    if "drop_rule" in opts:
+        rule = opts.pop("drop_rule")
+        parts = {p.strip().lower() for p in str(rule).split(",") if p.strip()}
+        if rule is not None and parts != {"basic", "prows"}:
+            raise ValueError(f"precond=('ilut', {{...}}): drop_rule={rule!r} is not skiff's "
+                             f"rule, which is SuperLU's 'basic,prows' (an entry under "
+                             f"drop_tol times its row's 2-norm dropped, and each row of L and "
+                             f"U keeps its largest fill_factor nnz(a_i) / 2): set drop_tol "
+                             f"and fill_factor, and drop drop_rule (or give 'basic,prows')")
+    return opts
+
+
 def _ilut_options(precond):
     """``(precond, ILUT's options)``: ``('ilut', {'drop_tol': t, 'fill_factor': f})`` (a
     pyamg-style pair) is ``'ilut'`` with those; a plain name gets spilu's defaults."""
@@ -707,6 +759,7 @@ def _ilut_options(precond):
         if not isinstance(opts, dict):
             raise TypeError(f"precond=('ilut', ...) takes a dict of {', '.join(_ILUT_KEYS)}, "
                             f"got {opts!r}")
+        opts = _spilu_names(opts)
         unknown = sorted(set(opts) - set(_ILUT_KEYS))
         if unknown:
             raise ValueError(f"precond=('ilut', ...): unknown option(s) "
@@ -2364,6 +2417,9 @@ class Solver:
             self._stop = f"{exc}; {self._divergence_remedy()}"
             return exc.x, exc.history, False
         except Stagnation as exc:
+            if str(exc).startswith("minres: A is singular"):   # round 45 (h4): no x does
+                self._stop = f"no solution: {exc}"   # better; an LU of a singular A neither
+                return exc.x, exc.history, False
             remedy = ("try method='direct' for a matrix of moderate size, or a longer "
                       "restart=" if self.M is None else
                       f"the preconditioner ({self.precond_name}) may not suit this matrix: "
@@ -2520,6 +2576,13 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
     known = {name for name, p in inspect.signature(Solver).parameters.items()
              if p.kind is not p.VAR_KEYWORD} | {"strict", "stop"}
     unknown = sorted(set(options) - known)
+    spilu = [k for k in unknown if k in ("drop_tol", "fill_factor", "drop_rule", "permc_spec")]
+    if spilu:   # round 45 (h4): SciPy spilu's keywords given to solve() itself
+        given = ", ".join(f"{k!r}: {options[k]!r}" for k in spilu)
+        raise TypeError(f"solve() takes no {', '.join(spilu)}= keyword: "
+                        f"{'it is' if len(spilu) == 1 else 'they are'} SciPy spilu's, and "
+                        f"skiff's ILU with threshold takes {'it' if len(spilu) == 1 else 'them'}"
+                        f" as precond=('ilut', {{{given}}})")
     if unknown:
         extra = sorted(known - {"strict", "stop", "system", "method", "precond", "device"})
         raise TypeError(f"solve() got unexpected keyword argument(s) {', '.join(unknown)}; "

@@ -11,8 +11,8 @@
 | ``solver.py`` | ``DistributedSolver``: set up, solve, gather the field to rank 0 |
 | ``rows.py`` | a user's sparse matrix by blocks of rows: the halo from its column pattern, |
 |  | ``RowSolver`` / ``row_solve`` (CG / BiCGStab / GMRES with Jacobi over the ranks) |
-| ``block_local.py`` | block Jacobi for the row split: ILU(0) / IC(0) or an AMG V-cycle |
-|  | of each rank's diagonal block (``precond='ilu'`` / ``'amg'``) |
+| ``block_local.py`` | block Jacobi for the row split: ILU(0) / IC(0), ILUT or an AMG |
+|  | V-cycle of each rank's diagonal block (``precond='ilu'`` / ``'ilut'`` / ``'amg'``) |
 | ``rows_job.py`` | the job ``solve A.mtx --np N``: the files split by rows, rank 0 reports |
 """
 

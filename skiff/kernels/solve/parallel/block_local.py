@@ -5,6 +5,9 @@ own diagonal block ``A[lo:hi, lo:hi]`` (the ghosts' columns dropped), as PETSc's
 * ``"ilu"``: ILU(0), the incomplete LU on the block's own pattern (PETSc's default
   ``-sub_pc_type ilu``); on a symmetric block it is IC(0) in ``L D L^T`` form (``U = D L^T``),
   so CG takes it;
+* ``"ilut"`` (round 45 h4): the threshold ILU with fill of one rank's ``precond='ilut'``
+  (:class:`~..solver.ILUTPrecond`: SciPy spilu's ``drop_tol`` / ``fill_factor``, the block
+  in reverse Cuthill-McKee order) of each block; not symmetric, so GMRES / BiCGStab;
 * ``"amg"``: one V-cycle of skiff's smoothed aggregation set up on the block (PETSc's
   ``-sub_pc_type gamg``; symmetric positive definite for an SPD block: CG takes it).
 
@@ -21,10 +24,11 @@ from ..ilu0 import ILU0  # the kernel (one rank's precond='ilu' too, round 40 h1
 
 __all__ = ["BLOCK_PRECONDS", "ILU0", "block_preconditioner", "own_block"]
 
-BLOCK_PRECONDS = ("ilu", "amg")
+BLOCK_PRECONDS = ("ilu", "ilut", "amg")
 # the names a PETSc / SciPy user gives for them
 ALIASES = {"ilu0": "ilu", "ic": "ilu", "ic0": "ilu", "ichol": "ilu", "bjacobi": "ilu",
-           "bjacobi-ilu": "ilu", "block-ilu": "ilu", "bjacobi-amg": "amg", "block-amg": "amg"}
+           "bjacobi-ilu": "ilu", "block-ilu": "ilu", "bjacobi-amg": "amg", "block-amg": "amg",
+           "bjacobi-ilut": "ilut", "block-ilut": "ilut"}
 
 
 def own_block(local: sp.csr_matrix, m: int) -> sp.csr_matrix:
@@ -33,14 +37,29 @@ def own_block(local: sp.csr_matrix, m: int) -> sp.csr_matrix:
     return sp.csr_matrix(local[:, :m])
 
 
-def block_preconditioner(block: sp.csr_matrix, kind: str, rank: int = 0, contrast=None):
+def block_preconditioner(block: sp.csr_matrix, kind: str, rank: int = 0, contrast=None,
+                         ilut_options=None):
     """``r -> M^-1 r`` for the rank's diagonal block: ``kind`` 'ilu' (ILU(0) = IC(0) on a
-    symmetric block) or 'amg' (one smoothed-aggregation V-cycle from zero; ``contrast``:
-    the whole matrix's high-contrast answer, ``SmoothedAggregation``'s, the same on every
-    rank)."""
+    symmetric block), 'ilut' (ILUT with ``ilut_options``, spilu's names) or 'amg' (one
+    smoothed-aggregation V-cycle from zero; ``contrast``: the whole matrix's high-contrast
+    answer, ``SmoothedAggregation``'s, the same on every rank)."""
     what = f"precond={kind!r} on rank {rank}'s block"
     if kind == "ilu":
         return ILU0(block, what).solve
+    if kind == "ilut":
+        from ..solver import ILUTPrecond
+
+        try:
+            pc = ILUTPrecond(sp.csr_matrix(block), np, **(ilut_options or {}))
+        except ValueError as e:   # a zero row of the block: name the rank
+            raise ValueError(f"{what}: {e}") from None
+
+        def ilut(r):
+            out = np.empty(r.shape[0])
+            return pc(np.asarray(r, dtype=np.float64), out)
+
+        ilut.ilut = pc
+        return ilut
     if kind == "amg":
         from ..amg import SmoothedAggregation
 
@@ -54,4 +73,4 @@ def block_preconditioner(block: sp.csr_matrix, kind: str, rank: int = 0, contras
 
         vcycle.amg = ml   # the coarse level across the ranks reuses its grids (round 41)
         return vcycle
-    raise ValueError(f"block preconditioner {kind!r}: 'ilu' or 'amg'")
+    raise ValueError(f"block preconditioner {kind!r}: 'ilu', 'ilut' or 'amg'")

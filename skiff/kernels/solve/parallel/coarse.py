@@ -26,8 +26,10 @@ residual.
 
 The two-level preconditioner with the block solve ``B``:
 
-* for CG with block Jacobi the symmetric V-cycle ``z = w B r; z += Q (r - A z); z += w B (r
-  - A z)`` (``w`` damps ``B`` where the largest eigenvalue of ``B A`` nears 2); with additive
+* for CG with block Jacobi the symmetric V-cycle ``z = S r; z += Q (r - A z); z += S (r -
+  A z)`` with ``S = p(B A) B`` a degree-2 Chebyshev polynomial in ``B A`` (round 45 h4;
+  until then ``S = w B``, ``w`` damping ``B`` where the largest eigenvalue of ``B A`` nears
+  2: past 8 ranks the jump and elasticity took about twice one rank's iterations); with additive
   Schwarz the balancing form ``M = Q + (I - Q A) B (I - A Q)`` (Mandel's BNN): symmetric
   positive definite whenever ``B`` is (``B A`` of an overlap passes 2: the V-cycle form
   diverged, 587 iterations on an anisotropic Poisson);
@@ -43,7 +45,18 @@ import scipy.sparse as sp
 __all__ = ["COARSE", "CoarseLevel", "coarse_basis", "two_level"]
 
 COARSE = ("auto", "aggregates", "ranks", "amg", "none")
-LANCZOS_STEPS = 8   # two_level's estimate of lambda_max(B A) for the damping of B
+LANCZOS_STEPS = 8   # two_level's estimate of lambda_max(B A) for its smoothing
+# round 45 (h4): CG's V-cycle smooths with a Chebyshev polynomial of this degree in B A over
+# [CHEB_TOP lambda / CHEB_RATIO, CHEB_TOP lambda] (lambda from the Lanczos steps) in place
+# of B damped by 1.8 / lambda. Measured (/work/round45/h4w/cheb.py, CG iterations, thread
+# ranks, damped -> Chebyshev): the jump 160^2 over 8 / 16 / 32 ranks 11 / 11 / 11 -> 8 / 8 /
+# 8 (one rank 5-6), 100^2 over 2 / 16 / 32 10 / 11 / 14 -> 7 / 7 / 8; elasticity 50^2 over
+# 8 / 16 / 32 10 / 12 / 19 -> 8 / 8 / 17; Poisson 100^2 over 2 / 8 / 16 / 32 7 / 8 / 8 / 8 ->
+# 6 / 6 / 7 / 7; anisotropic (1:100) 100^2 over 16 8 -> 6. Degree 3 or ratio 3-20: within
+# one iteration; the solve's CPU about the same (twice the block solves an iteration, fewer
+# iterations). Safer too: the V-cycle stays positive definite for lambda_max(B A) up to
+# (1 + 1 / CHEB_RATIO) CHEB_TOP = 1.375 times the estimate, the damped B's to 1.8 / 1.8 = 1.11.
+CHEB_DEGREE, CHEB_RATIO, CHEB_TOP = 2, 4.0, 1.1
 _DENSE_MAX = 3000
 
 
@@ -256,10 +269,10 @@ class CoarseLevel:
 def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=None):
     """The two-level preconditioner from the block solve ``B`` and the coarse solve ``Q``
     (module docstring): for CG (``symmetric``) with block Jacobi (``overlap`` 0) the
-    symmetric V-cycle ``B, Q, B`` with ``B`` damped by ``omega = min(1, 1.8 / lambda)``
-    (``lambda`` the largest eigenvalue of ``B A``, eight Lanczos steps: positive definite
-    while ``omega lambda < 2``; six power steps, as before round 44, saw 1.6-1.87 where
-    ``lambda`` is 1.97-2.0 and left ``omega`` near 1), with additive Schwarz (whose ``B A``
+    symmetric V-cycle ``S, Q, S`` with ``S`` the Chebyshev polynomial in ``B A`` of
+    :func:`chebyshev` over ``[1.1 lambda / 4, 1.1 lambda]`` (``lambda`` the largest
+    eigenvalue of ``B A``, eight Lanczos steps; before round 45 ``B`` damped by ``min(1, 1.8
+    / lambda)``), with additive Schwarz (whose ``B A``
     reaches past 2 where blocks overlap) the balancing ``Q, B, Q``; for BiCGStab / GMRES
     ``B`` then ``Q``."""
     if symmetric and pair is not None:
@@ -272,13 +285,13 @@ def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=Non
         return apply
     if symmetric and overlap == 0:
         lam = lambda_max(B, op, LANCZOS_STEPS)
-        omega = 1.0 if lam <= 1.8 else 1.8 / lam
+        smooth = chebyshev(B, op, CHEB_TOP * lam / CHEB_RATIO, CHEB_TOP * lam, CHEB_DEGREE)
 
         def apply(r):
-            z = omega * B(r)
+            z = smooth(r)
             z = z + Q(r - op.matvec(z))
-            return z + omega * B(r - op.matvec(z))
-        apply.omega = omega
+            return z + smooth(r - op.matvec(z))
+        apply.lam, apply.interval = lam, smooth.interval
     elif symmetric:
         def apply(r):
             z = Q(r)
@@ -289,6 +302,28 @@ def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=Non
             z = B(r)
             return z + Q(r - op.matvec(z))
     return apply
+
+
+def chebyshev(B, op, lo, hi, degree):
+    """``r -> p(B A) B r``: ``degree`` steps of the Chebyshev iteration for ``A z = r`` from
+    zero, preconditioned by ``B``, over ``[lo, hi]`` (Saad, Algorithm 12.1): the residual
+    polynomial of ``B A`` is the Chebyshev one, at most ``1 / T_degree(sigma)`` on ``[lo,
+    hi]`` and under 1 on ``(0, hi + lo)``; symmetric for a symmetric ``B``. ``degree - 1``
+    products with A (halo exchanges), no dot product."""
+    theta, delta = (hi + lo) / 2.0, (hi - lo) / 2.0
+    sigma = theta / delta
+
+    def smooth(r):
+        d = B(r) / theta
+        z, rho = d.copy(), 1.0 / sigma
+        for _ in range(degree - 1):
+            rho_next = 1.0 / (2.0 * sigma - rho)
+            d = (rho_next * rho) * d + (2.0 * rho_next / delta) * B(r - op.matvec(z))
+            z += d
+            rho = rho_next
+        return z
+    smooth.interval = (lo, hi)
+    return smooth
 
 
 def lambda_max(B, op, steps) -> float:

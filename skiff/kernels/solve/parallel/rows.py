@@ -185,7 +185,8 @@ def _exchange(ghosts, lo, hi, ranges, comm):
 METHODS = ("cg", "bicgstab", "gmres")   # what the row split runs
 MAX_OVERLAP = 4   # additive Schwarz's layers (round 41: was 1)
 SCHWARZ = ("auto", "basic", "weighted", "restrict")   # the overlap's form (round 43)
-PRECONDS = ("jacobi", "ilu", "amg", "none")   # ilu / amg: block Jacobi (block_local.py)
+PRECONDS = ("jacobi", "ilu", "ilut", "amg", "none")   # ilu / ilut / amg: block Jacobi
+BLOCKS = ("ilu", "ilut", "amg")   # each rank's own block solved (block_local.py)
 
 
 @dataclass
@@ -266,18 +267,33 @@ class RowSolver:
                              f"{' or '.join(repr(m) for m in METHODS)}")
         from .block_local import ALIASES
 
+        self.ilut_options = None
+        if isinstance(precond, tuple):   # round 45 (h4): ('ilut', {spilu's options}), as
+            from ..solver import _ilut_options  # one rank's precond takes them
+
+            try:
+                precond, self.ilut_options = _ilut_options(precond)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"row_solve: {e}") from None
         precond = ALIASES.get(str(precond).lower(), str(precond).lower())
         if precond not in PRECONDS:
             raise ValueError(f"row_solve: precond={precond!r}; distributed by rows: "
                              f"{' or '.join(repr(p) for p in PRECONDS)} ('ilu': block "
                              f"Jacobi with ILU(0) of each rank's block, IC(0) when it is "
-                             f"symmetric; 'amg': a smoothed-aggregation V-cycle of it)")
+                             f"symmetric; 'ilut': with ILUT of it; 'amg': a "
+                             f"smoothed-aggregation V-cycle of it)")
+        if precond == "ilut" and method == "cg":   # round 45 (h4): one rank runs ILUT in a
+            # flexible CG; the row split's CG is not flexible (its M must be symmetric)
+            raise ValueError("row_solve: precond='ilut' is not symmetric (an incomplete LU "
+                             "with threshold) and CG over the ranks needs a symmetric "
+                             "preconditioner: give method='gmres' or 'bicgstab' with it, or "
+                             "precond='ilu' (IC(0) of each block) / 'amg' with CG")
         if (not isinstance(overlap, (int, np.integer)) or isinstance(overlap, bool)
-                or not 0 <= overlap <= MAX_OVERLAP or (overlap and precond not in ("ilu", "amg"))):
+                or not 0 <= overlap <= MAX_OVERLAP or (overlap and precond not in BLOCKS)):
             raise ValueError(f"row_solve: overlap={overlap!r}; 0 (block Jacobi) or 1 to "
                              f"{MAX_OVERLAP} (additive Schwarz: each rank's block grown by "
-                             f"that many layers of neighbours' rows) with precond='ilu' or "
-                             f"'amg'")
+                             f"that many layers of neighbours' rows) with precond='ilu', "
+                             f"'ilut' or 'amg'")
         schwarz = str(schwarz).lower()
         if schwarz not in SCHWARZ or (schwarz == "restrict" and method == "cg"):
             raise ValueError(f"row_solve: schwarz={schwarz!r}; {', '.join(map(repr, SCHWARZ))} "
@@ -312,9 +328,9 @@ class RowSolver:
             # over 2 ranks): auto drops the overlap (the solver line says so; an explicit
             # coarse='amg' keeps it). BiCGStab / GMRES keep it (restricted: 4 against 7).
             self.overlap_dropped, overlap = int(overlap), 0
-        if coarse != "none" and precond not in ("ilu", "amg"):
+        if coarse != "none" and precond not in BLOCKS:
             raise ValueError(f"row_solve: coarse={coarse!r} adds a coarse level to a block "
-                             f"preconditioner: give precond='amg' or 'ilu' (precond="
+                             f"preconditioner: give precond='amg' or 'ilu' (or 'ilut') (precond="
                              f"{precond!r})")
         self.coarse = coarse
         self.coarse_size, self.coarse_level = 0, None
@@ -364,7 +380,7 @@ class RowSolver:
                 else:
                     block = own_block(self.plan.local, hi - lo)
                     self.M = B = block_preconditioner(block, precond, self.rank,
-                                                      self.contrast)
+                                                      self.contrast, self.ilut_options)
                 self.block_amg = getattr(B, "amg", None)   # this rank's block AMG (or None)
                 if auto and coarse != "none":   # only where every rank's AMG has levels
                     deep = len(getattr(getattr(B, "amg", None), "levels", ())) > 1
@@ -443,7 +459,7 @@ class RowSolver:
             halo = _exchange(ghosts, lo, hi, row_ranges(self.n, self.size), self.comm)
         idx = np.concatenate([np.arange(lo, hi), ghosts])
         block = A[idx][:, idx].tocsr()
-        solve = block_preconditioner(block, kind, self.rank, self.contrast)
+        solve = block_preconditioner(block, kind, self.rank, self.contrast, self.ilut_options)
         basic = self.schwarz != "restrict"
         wb = None
         if self.schwarz == "weighted":   # round 43 (h7): sum_i R_i^T D_i A_i^-1 D_i R_i,
@@ -564,6 +580,7 @@ def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None
     BiCGStab or GMRES(``restart``; ``maxiter`` counts its restart cycles, as SciPy's),
     Jacobi-preconditioned (``precond='none'``: not; ``'ilu'``: block Jacobi with ILU(0) of
     each rank's diagonal block, IC(0) on a symmetric one, PETSc's default over ranks;
+    ``'ilut'`` or ``('ilut', {spilu's options})``: with ILUT of it, BiCGStab / GMRES only;
     ``'amg'``: block Jacobi with a smoothed-aggregation V-cycle of it; ``overlap=1`` with
     either: additive Schwarz, each block grown by its ghosts' rows, PETSc's ``asm``; up to
     4 layers; ``coarse``: a coarse level across the ranks, 'amg' (the default with 'amg' up

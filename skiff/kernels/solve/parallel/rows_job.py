@@ -23,7 +23,10 @@ __all__ = ["RowJobSolver", "check_row_split", "rows_system"]
 _METHOD = {"auto": None, "cg": "cg", "bicgstab": "bicgstab", "gmres": "gmres"}
 # --precond amg: block Jacobi, one smoothed-aggregation V-cycle of each rank's diagonal block
 # (round 40 h7, ``block_local.py``); --precond ilu: ILU(0) (IC(0)) of each block (h10)
-_PRECOND = {"auto": None, "jacobi": "jacobi", "ilu": "ilu", "amg": "amg", "none": "none"}
+# --precond ilut (round 45 h4): ILUT of each block, GMRES / BiCGStab (auto's method: GMRES)
+_PRECOND = {"auto": None, "jacobi": "jacobi", "ilu": "ilu", "ilut": "ilut", "amg": "amg",
+            "none": "none"}
+_BLOCKS = ("ilu", "ilut", "amg")
 
 
 def check_row_split(method, precond, ranks, overlap=0, coarse=None, schwarz=None) -> None:
@@ -39,19 +42,25 @@ def check_row_split(method, precond, ranks, overlap=0, coarse=None, schwarz=None
     if precond not in _PRECOND:
         raise ValueError(f"--np {ranks}: --precond {precond} is not split by rows; a matrix "
                          f"file on several ranks takes --precond jacobi, ilu (block Jacobi: "
-                         f"ILU(0) of each rank's block, IC(0) when symmetric), amg (a V-cycle "
-                         f"of each rank's block), none (auto: amg where the diagonal is "
-                         f"positive, else jacobi): give one of them, or drop --np")
+                         f"ILU(0) of each rank's block, IC(0) when symmetric), ilut (ILUT of "
+                         f"each block), amg (a V-cycle of each rank's block), none (auto: amg "
+                         f"where the diagonal is positive, else jacobi): give one of them, or "
+                         f"drop --np")
     from .rows import MAX_OVERLAP
 
     if not 0 <= overlap <= MAX_OVERLAP:
         raise ValueError(f"--np {ranks}: --overlap {overlap}; the row split grows each rank's "
                          f"block by 1 to {MAX_OVERLAP} layers of its neighbours' rows "
                          f"(additive Schwarz) or none (0)")
-    if coarse not in (None, "auto", "none") and precond not in ("ilu", "amg", "auto"):
+    if precond == "ilut" and method == "cg":   # round 45 (h4)
+        raise ValueError(f"--np {ranks}: --precond ilut is not symmetric and CG over the "
+                         f"ranks needs a symmetric preconditioner: give --method gmres or "
+                         f"bicgstab (auto takes gmres with ilut), or --precond ilu / amg "
+                         f"with cg")
+    if coarse not in (None, "auto", "none") and precond not in (*_BLOCKS, "auto"):
         raise ValueError(f"--np {ranks}: --coarse {coarse} adds a coarse level across the "
                          f"ranks to a block preconditioner, and the preconditioner is "
-                         f"{precond}: give --precond amg or ilu, or drop --coarse")
+                         f"{precond}: give --precond amg or ilu (or ilut), or drop --coarse")
     if schwarz not in (None, "auto") and not overlap:
         raise ValueError(f"--np {ranks}: --schwarz {schwarz} is the form of an overlap's "
                          f"correction, and there is no overlap: add --overlap 1 (with "
@@ -60,10 +69,11 @@ def check_row_split(method, precond, ranks, overlap=0, coarse=None, schwarz=None
         raise ValueError(f"--np {ranks}: --schwarz restrict is not symmetric and CG needs a "
                          f"symmetric preconditioner: give --schwarz basic or weighted, or "
                          f"--method bicgstab / gmres")
-    if overlap and precond not in ("ilu", "amg"):
+    if overlap and precond not in _BLOCKS:
         raise ValueError(f"--np {ranks}: --overlap {overlap} grows each rank's block for "
                          f"--precond ilu or amg (additive Schwarz), and the preconditioner is "
-                         f"{precond}: add --precond ilu or --precond amg, or drop --overlap")
+                         f"{precond}: add --precond ilu or --precond amg (or ilut), or drop "
+                         f"--overlap")
 
 
 def _auto_precond(A) -> str:
@@ -73,9 +83,11 @@ def _auto_precond(A) -> str:
     return "amg" if A.shape[0] and np.all(A.diagonal() > 0) else "jacobi"
 
 
-def _auto_method(A) -> str:
+def _auto_method(A, precond=None) -> str:
     from ..amg import is_symmetric
 
+    if precond == "ilut":   # not symmetric: GMRES, as one rank's auto with ILUT (round 45)
+        return "gmres"
     return "cg" if np.all(A.diagonal() > 0) and is_symmetric(A) else "bicgstab"
 
 
@@ -84,19 +96,20 @@ class RowJobSolver:
     :func:`~..entry.solve_and_report` calls): the Solution on rank 0, None on the others."""
 
     def __init__(self, A, *, method="auto", precond="auto", comm=None, restart=30,
-                 overlap=0, reorder="auto", coarse="auto", schwarz="auto"):
+                 overlap=0, reorder="auto", coarse="auto", schwarz="auto", ilut_options=None):
         import scipy.sparse as sp
 
         A = sp.csr_matrix(A)
         check_row_split(method, precond, 1 if comm is None else comm.Get_size(), overlap,
                         coarse, schwarz)
-        method = _METHOD[method or "auto"] or _auto_method(A)
         chosen = _PRECOND[precond or "auto"]
+        method = _METHOD[method or "auto"] or _auto_method(A, chosen)
         try:
             pc = chosen or _auto_precond(A)
-            self.rows = RowSolver(A, method=method, precond=pc, comm=comm, restart=restart,
+            given = ("ilut", dict(ilut_options)) if pc == "ilut" and ilut_options else pc
+            self.rows = RowSolver(A, method=method, precond=given, comm=comm, restart=restart,
                                   overlap=overlap, reorder=reorder,
-                                  coarse=coarse if pc in ("ilu", "amg") else "none",
+                                  coarse=coarse if pc in _BLOCKS else "none",
                                   schwarz=schwarz or "auto")
         except ValueError:   # auto's block AMG did not set up (said on every rank): Jacobi
             if chosen is not None or _auto_precond(A) != "amg":
@@ -117,7 +130,7 @@ class RowJobSolver:
         """The block solve's name (``'block '``, ``'overlap-1 schwarz '``) and what follows
         the ranks (the ordering, the coarse level across them, a dropped overlap)."""
         r = self.rows
-        block = "block " if self.precond in ("ilu", "amg") else ""   # each rank's own block
+        block = "block " if self.precond in _BLOCKS else ""   # each rank's own block
         if r.overlap:
             block = f"overlap-{r.overlap} {'weighted ' * (r.schwarz == 'weighted')}schwarz "
         order = ", rcm-ordered" if r.perm is not None else ""
@@ -281,7 +294,8 @@ def rows_system(config: dict, reporter, comm=None):
                               overlap=int(config.get("overlap") or 0),
                               reorder=config.get("reorder") or "auto",
                               coarse=config.get("coarse") or "auto",
-                              schwarz=config.get("schwarz") or "auto")
+                              schwarz=config.get("schwarz") or "auto",
+                              ilut_options=config.get("ilut_options"))
     reporter.info(problem=f"matrix {config['problem']}", unknowns=n, ranks=comm.Get_size(),
                   subdomains=solver.rows.subdomains())
     return solver, rhs, exact
