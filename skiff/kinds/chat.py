@@ -12,7 +12,9 @@ it is (``--chat`` to use the template).
 ``thinking``, ``tokens``, ``tokens_per_s`` (and ``raw``, ``prompt_tokens``, ``stop``,
 ``messages``: the conversation with the answer, what the next turn's ``--history`` reads).
 ``--prompts FILE`` answers a batch (a prompt a line, or a JSONL of strings or ``{"prompt"}``
-rows), one after another: the result's ``replies`` (one per prompt, as above).
+rows) as one left-padded batch, as transformers' ``generate`` (greedy, sampled: a
+``--seed`` draws as ``torch.manual_seed(seed)`` then its ``generate``, or beams): the
+result's ``replies`` (one per prompt, as above).
 ``--num-beams N`` (transformers' beam search, ``num_beams``): the answer comes whole at the
 end, not streamed (transformers refuses a streamer with beams).
 
@@ -55,7 +57,7 @@ def _arguments(p):
                    help="the same as PROMPT")
     p.add_argument("--prompts", default=None, metavar="FILE",
                    help="a batch: a text file of prompts, one a line, or a .jsonl of "
-                        "strings or {\"prompt\": ...} rows; each answered in turn (--json: "
+                        "strings or {\"prompt\": ...} rows; answered as one batch (--json: "
                         "the result's replies, one per prompt)")
     p.add_argument("--system", default=None, metavar="TEXT", help="a system message first")
     p.add_argument("--max-new-tokens", type=positive_int, default=None, metavar="N",

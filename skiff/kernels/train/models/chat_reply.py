@@ -162,6 +162,8 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
                 return False
 
             more["stopping_criteria"] = [asked]
+    if do_sample and seed is not None:  # transformers' draws after torch.manual_seed(seed)
+        more["generator"], seed = _batch_generator(seed), None
     start = time.perf_counter()
     out = model.generate(ids[None], max_new_tokens, do_sample=do_sample,
                          temperature=temperature, top_k=top_k, top_p=top_p,
@@ -175,21 +177,27 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
                                        inside=inside)
         on_text(_visible(tok, think), _visible(tok, answer), len(gen))
     return _reply(model, tok, gen, ids, eos, stop_strings, inside, seconds,
-                  history + [{"role": "user", "content": prompt}] if chat else None)
+                  history + [{"role": "user", "content": prompt}] if chat else None,
+                  limit=max_new_tokens)
 
 
-def _reply(model, tok, gen, ids, eos, stop_strings, inside, seconds, asked) -> ChatReply:
+def _reply(model, tok, gen, ids, eos, stop_strings, inside, seconds, asked,
+           limit=None) -> ChatReply:
     """The reply of the generated tokens ``gen`` after the prompt's ``ids``: the text cut at
     a stop string, why it ended, its thinking apart, and (``asked``: the conversation's
-    messages up to the prompt, or None outside a chat) the messages with the answer."""
+    messages up to the prompt, or None outside a chat) the messages with the answer.
+    ``limit``: the new tokens allowed (fewer made, no eos: a stop string ended it, even
+    where the cut leaves the text as decoded)."""
     raw = _decode(tok, gen, eos, None)
     text = _decode(tok, gen, eos, stop_strings, ids)
     if gen and gen[-1] in eos:
         why = "eos"
-    elif stop_strings and text != raw:
+    elif stop_strings and (text != raw or (limit is not None and len(gen) < limit)):
         why = "stop string"
     else:
         why = "length"
+    if text == raw:  # not cut: the special tokens left out of the ids (round 45 h6)
+        text = _decode_unspecial(tok, gen, eos)
     think, answer = split_thinking(text, inside=inside)
     messages = None if asked is None else \
         asked + [{"role": "assistant", "content": _visible(tok, answer)}]
@@ -200,29 +208,41 @@ def _reply(model, tok, gen, ids, eos, stop_strings, inside, seconds, asked) -> C
                      messages=messages)
 
 
-# ---- greedy answers to a batch of prompts in one generation (round 44 h18) -----------------
+# ---- answers to a batch of prompts in one generation (round 44 h18, round 45 h6) -----------
 # ``--prompts FILE`` answered one prompt after another; a transformers user hands its
-# pipeline (or ``generate``) the list as one left-padded batch. Greedy answers (no sampling,
-# no beams) go through ``generate_batch``: one packed prefill of every prompt and batched
-# decode steps, each row ending at its own eos or stop string.
+# pipeline (or ``generate``) the list as one left-padded batch. Greedy and sampled answers go
+# through ``generate_batch``: one packed prefill of every prompt and batched decode steps,
+# each row ending at its own eos or stop string. A sampled batch with a seed draws as
+# transformers' ``torch.manual_seed(seed)`` then ``generate`` on the left-padded batch
+# (``torch.multinomial`` over the batch's rows, a torch generator seeded so: the same tokens;
+# without torch, numpy's generator of that seed). Beams (``num_beams``) search the
+# left-padded batch with its attention mask, as transformers' ``generate`` does.
 def batch_replies(model, prompts: list[str], *, max_new_tokens: int = 256, chat: bool = True,
                   system: str | None = None, thinking: bool | None = None,
                   repetition_penalty: float | None = None, stop_strings=None,
                   history=None, no_repeat_ngram_size: int | None = None,
-                  on_step=None) -> tuple[list[ChatReply], float]:
-    """Each prompt's greedy :class:`ChatReply` (as :func:`.chat_reply.reply` gives it), made
-    in one batch, and the batch's seconds. ``on_step(tokens)``: called after each decode
-    step with the tokens made so far (a cancel raises from it)."""
+                  on_step=None, do_sample: bool = False, temperature: float | None = None,
+                  top_k: int | None = None, top_p: float | None = None,
+                  seed: int | None = None, num_beams: int | None = None,
+                  ) -> tuple[list[ChatReply], float]:
+    """Each prompt's :class:`ChatReply` (as :func:`.chat_reply.reply` gives it), made in one
+    batch, and the batch's seconds. ``on_step(tokens)``: called after each decode step with
+    the tokens made so far (a cancel raises from it; with beams, asked at each step).
+    ``do_sample`` / ``temperature`` / ``top_k`` / ``top_p`` / ``seed``: sampling (the
+    draws: the section's comment); ``num_beams`` > 1: beam search over the batch."""
     tok = getattr(model, "tokenizer", None)
     history = conversation(history, system) if chat else history
     rendered = [prompt_text(model, p, chat=chat, thinking=thinking, tokenizer=tok,
                             history=history) for p in prompts]
     ids = [np.asarray(tok.encode(r), dtype=np.int64).reshape(-1) for r in rendered]
     limit = model.config.max_position_embeddings
-    longest = max(len(i) for i in ids)
-    if longest + max_new_tokens > limit:
-        raise ValueError(f"the longest prompt is {longest} tokens; with {max_new_tokens} new "
-                         f"tokens it exceeds the model's context of {limit} positions")
+    over = [n for n, i in enumerate(ids, 1) if len(i) + max_new_tokens > limit]
+    if over:  # each one named (round 45 h6: "the longest prompt" said not which)
+        said = ", ".join(f"{n} ({len(ids[n - 1])} tokens)" for n in over[:5]) + (
+            f" and {len(over) - 5} more" if len(over) > 5 else "")
+        raise ValueError(f"prompt{'s' if len(over) > 1 else ''} {said} of {len(ids)}: with "
+                         f"{max_new_tokens} new tokens, over the model's context of {limit} "
+                         "positions (shorten them or ask fewer new tokens)")
     eos = model._generation_value("eos_token_id", "config")
     eos = set() if eos is None else set(np.atleast_1d(eos).tolist())
     made = [0]
@@ -234,11 +254,18 @@ def batch_replies(model, prompts: list[str], *, max_new_tokens: int = 256, chat:
 
     more = {} if no_repeat_ngram_size is None else {
         "no_repeat_ngram_size": int(no_repeat_ngram_size)}
+    sampling = dict(do_sample=bool(do_sample), temperature=temperature, top_k=top_k,
+                    top_p=top_p, repetition_penalty=repetition_penalty,
+                    stop_strings=stop_strings, tokenizer=tok)
+    if do_sample and seed is not None:
+        sampling["generator"] = _batch_generator(seed)
     start = time.perf_counter()
-    outs = model.generate_batch(ids, max_new_tokens, do_sample=False,
-                                repetition_penalty=repetition_penalty,
-                                stop_strings=stop_strings, tokenizer=tok, streamer=streamer,
-                                **more)
+    if int(num_beams or 1) > 1:
+        outs = _beam_batch(model, ids, int(num_beams), max_new_tokens, eos, on_step,
+                           {**sampling, **more})
+    else:
+        outs = model.generate_batch(ids, max_new_tokens, streamer=streamer, **sampling,
+                                    **more)
     seconds = time.perf_counter() - start
     replies = []
     for prompt, text_in, p_ids, out in zip(prompts, rendered, ids, outs):
@@ -246,8 +273,49 @@ def batch_replies(model, prompts: list[str], *, max_new_tokens: int = 256, chat:
         inside = bool(chat) and opens_thinking(text_in)
         replies.append(_reply(model, tok, gen, p_ids, eos, stop_strings, inside, seconds,
                               history + [{"role": "user", "content": prompt}] if chat
-                              else None))
+                              else None, limit=max_new_tokens))
     return replies, seconds
+
+
+def _batch_generator(seed: int):
+    """The generator a seeded answer (one prompt's, or a batch's) draws from: torch's,
+    seeded as ``torch.manual_seed`` seeds transformers' draws, when torch is installed; else
+    numpy's of that seed."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a test peer here
+        return np.random.default_rng(int(seed))
+    return torch.Generator().manual_seed(int(seed))
+
+
+def _beam_batch(model, ids, num_beams, max_new_tokens, eos, on_step, options) -> list:
+    """Beam search over the prompts ``ids`` as one left-padded batch (transformers'
+    ``generate(padded, attention_mask=mask, num_beams=N)``): each row's prompt then its
+    new tokens up to its first eos (the padding after a finished row left out)."""
+    pad = model._generation_value("pad_token_id", "config")
+    pad = int(pad) if pad is not None else (min(eos) if eos else 0)
+    width = max(len(i) for i in ids)
+    padded = np.full((len(ids), width), pad, dtype=np.int64)
+    mask = np.zeros((len(ids), width), dtype=np.int64)
+    for b, row in enumerate(ids):
+        padded[b, width - len(row):], mask[b, width - len(row):] = row, 1
+    if on_step is not None:
+        def asked(input_ids, scores=None):
+            on_step(0)
+            return False
+
+        options["stopping_criteria"] = [asked]
+    out = np.asarray(model.generate(padded, max_new_tokens, attention_mask=mask,
+                                    num_beams=num_beams, **options))
+    rows = []
+    for row, p_ids in zip(out, ids):
+        gen = [int(t) for t in row[width:]]
+        cut = next((i + 1 for i, t in enumerate(gen) if t in eos), len(gen))
+        gen = gen[:cut]
+        while gen and cut == len(row) - width and pad not in eos and gen[-1] == pad:
+            gen.pop()  # a row a stop string ended, padded after (no eos to cut at)
+        rows.append(np.concatenate([p_ids, np.asarray(gen, dtype=np.int64)]))
+    return rows
 
 
 _ROLES = ("system", "user", "assistant", "tool")
@@ -297,6 +365,22 @@ def _visible(tok, text: str) -> str:
         if special and special not in ("<think>", "</think>"):
             text = text.replace(special, "")
     return text
+
+
+def _decode_unspecial(tok, ids, eos: set) -> str:
+    """Text of generated ``ids`` (eos left out) decoded without the special tokens (the
+    thinking tags kept), as transformers' ``decode(..., skip_special_tokens=True)``: byte
+    pieces on either side of a special token are decoded together (two bytes of no UTF-8
+    character are two U+FFFD, as the byte-fallback decoder gives), where decoding them with
+    it and deleting its text afterwards (:func:`_visible`) leaves one byte's text apart."""
+    if ids and ids[-1] in eos:
+        ids = ids[:-1]
+    skipped = getattr(tok, "_skipped_ids", None)
+    skip = set(skipped() if skipped is not None else getattr(tok, "all_special_ids", ()))
+    for tag in ("<think>", "</think>"):
+        i = tok.token_id(tag) if hasattr(tok, "token_id") else None
+        skip.discard(i)
+    return tok.decode([int(i) for i in ids if int(i) not in skip])
 
 
 def _decode(tok, ids, eos: set, stop_strings, prompt=()) -> str:
@@ -363,8 +447,9 @@ def load_cached(folder: str, device: str = "cpu", dtype=None):
 
 def run(config: dict, reporter, model=None):
     """Job entry: config ``model`` (a checkpoint folder), ``prompt`` (or ``prompts``: a
-    batch, answered in turn; the result ``{"replies": [{"prompt", ...reply}], "tokens",
-    "seconds", "tokens_per_s", "model"}``), ``chat``, ``system``,
+    batch, answered as one batch (:func:`batch_replies`); the result ``{"replies":
+    [{"prompt", ...reply}], "tokens", "seconds", "tokens_per_s", "model"}``), ``chat``,
+    ``system``,
     ``thinking``, ``max_new_tokens``, ``temperature`` (0: greedy), ``top_k``, ``top_p``,
     ``repetition_penalty``, ``no_repeat_ngram_size``, ``num_beams`` (> 1: beam search, the
     answer whole at the end), ``stop`` (strings), ``seed``,
@@ -413,23 +498,29 @@ def run(config: dict, reporter, model=None):
                      no_repeat_ngram_size=config.get("no_repeat_ngram_size"),
                      num_beams=config.get("num_beams"))
 
-    greedy = temperature <= 0 and int(config.get("num_beams") or 1) <= 1
-    if config.get("prompts") and greedy and len(prompts) > 1:  # one batch (round 44 h18)
-        reporter.log(f"{len(prompts)} prompts answered as one batch (greedy)")
+    beams = int(config.get("num_beams") or 1)
+    if config.get("prompts") and len(prompts) > 1:  # one batch (round 44 h18, 45 h6)
+        how = (f"beam search over {beams} beams" if beams > 1
+               else "sampled" if temperature > 0 else "greedy")
+        reporter.log(f"{len(prompts)} prompts answered as one batch ({how})")
         n_total = total * len(prompts)
 
         def on_step(n):
             should_stop()
-            reporter.progress(n, n_total, unit="token")
+            if n:
+                reporter.progress(n, n_total, unit="token")
 
         batch, seconds = batch_replies(
             model, prompts, max_new_tokens=total, chat=bool(config.get("chat", True)),
             system=config.get("system"), thinking=config.get("thinking"),
             repetition_penalty=config.get("repetition_penalty"),
             stop_strings=config.get("stop") or None, history=config.get("history"),
-            no_repeat_ngram_size=config.get("no_repeat_ngram_size"), on_step=on_step)
+            no_repeat_ngram_size=config.get("no_repeat_ngram_size"), on_step=on_step,
+            do_sample=temperature > 0, temperature=temperature if temperature > 0 else None,
+            top_k=config.get("top_k"), top_p=config.get("top_p"), seed=config.get("seed"),
+            num_beams=beams)
         replies = [{"prompt": p, **r.to_json()} for p, r in zip(prompts, batch)]
-    elif config.get("prompts"):  # a batch (--prompts FILE): each prompt answered in turn
+    elif config.get("prompts"):  # a --prompts FILE of one prompt: one reply, streamed
         replies = []
         for i, prompt in enumerate(prompts):
             reporter.log(f"prompt {i + 1} of {len(prompts)}")

@@ -211,6 +211,9 @@ def check_heldout_rows(rows, source: str = "held-out data") -> list[dict]:
         messages, text = row.get("messages"), row.get("text")
         if messages is None and _pair(row):
             pass  # a prompt/completion pair: a user message and the assistant's answer
+        elif messages is None and text is None and _asked_only(row):
+            pass  # a question alone (``prompt`` with ``choices`` and ``answer``, the
+            # harnesses' multiple-choice rows): scored by its choice, no loss tokens
         elif messages is None and text is None:
             raise ValueError(f"{where} has neither 'messages' nor 'text' nor 'prompt' with "
                              f"'completion' (got keys {sorted(row)}): each row is a "
@@ -246,6 +249,17 @@ def check_heldout_rows(rows, source: str = "held-out data") -> list[dict]:
             raise ValueError(f"{where}: 'answer' must be the expected text, got "
                              f"{row['answer']!r}")
     return list(rows)
+
+
+def _asked_only(row) -> bool:
+    """A row that is only a multiple-choice question (round 45 h6): a ``prompt`` string,
+    ``choices`` and an ``answer``, no conversation, completion or text (lm-eval's and MMLU's
+    rows). It adds to the choice accuracy, not the loss. A ``{"prompt", "answer"}`` row
+    stays refused: more likely a pair misnamed (``completion``) than an exact-match
+    question with nothing to score a loss on."""
+    return isinstance(row.get("prompt"), str) and bool(row["prompt"]) and "answer" in row \
+        and row.get("choices") is not None and row.get("messages") is None \
+        and row.get("text") is None
 
 
 def _pair(row) -> bool:
@@ -315,7 +329,8 @@ class HeldOut:
         self.tokenizer, self.source = tokenizer, source
         self.block_size, self.max_new_tokens = int(block_size), int(max_new_tokens)
         self.chats = [r for r in rows if r.get("messages") is not None or _pair(r)]
-        self.texts = [r["text"] for r in rows if r.get("messages") is None and not _pair(r)]
+        self.texts = [r["text"] for r in rows if r.get("messages") is None and not _pair(r)
+                      and r.get("text") is not None]
         if any(r.get("messages") is not None for r in rows) and \
                 getattr(tokenizer, "chat_template", None) is None:
             raise ValueError(f"{source}: conversations need the checkpoint's chat template "
