@@ -44,6 +44,7 @@ __all__ = ["Job", "JobFailed", "JobNotDone", "DamagedJob", "live_jobs"]
 _LIVE: dict[str, Job] = {}
 _LIVE_LOCK = threading.Lock()
 CALLBACK_WAIT = 60.0  # seconds wait() gives the done callbacks when it has no timeout of its own
+FOLDER_END_WAIT = 10.0  # seconds a second object of a job whose folder went waits for its runner
 _WAIT_HOOKS: list = []  # fn(job), called by wait() once the job has ended (see on_wait)
 
 
@@ -299,6 +300,21 @@ class Job:
         rest = missing.sub("", str(message)).strip(" ;-")
         return (f"its run folder {self.run_dir} was removed while it ran (the job stops: "
                 f"nothing more can be recorded)" + (f" - {rest}" if rest else ""))
+
+    def _end_as_live(self, left: float | None) -> None:
+        """This object's job lost its run folder while it ran, and nothing of its end can be
+        read: end it as the object that runs it in this process ends (its runner's watch
+        says how: round 45, a second Job object of a thread job, ``Job(folder)``, waited
+        for ever), else as a job seen from elsewhere (:meth:`_watch_foreign`)."""
+        with _LIVE_LOCK:
+            live = _LIVE.get(self.id)
+        if live is not None and live is not self and live.runner is not None:
+            live._done.wait(FOLDER_END_WAIT if left is None else min(left, FOLDER_END_WAIT))
+            if live.refresh().final:
+                self.end_unrecorded(live.status, live.error or "")
+                return
+        self.end_unrecorded("failed", self.lost_note(
+            f"seen from process {os.getpid()}, which can read no more of it"))
 
     def end_unrecorded(self, status: str, message: str) -> None:
         """Show the job ended (``status``, ``message``) in this process, writing nothing: its
@@ -563,6 +579,9 @@ class Job:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 raise TimeoutError(f"job {self.id} still {self.status} after {timeout} s")
+            if self.runner is None and not (self.run_dir / "config.json").is_file():
+                self._end_as_live(left)  # its run folder removed: nothing more to read
+                continue
             self._done.wait(poll if left is None else min(poll, left))
         if self.runner is not None:
             # the runner calls the done callbacks (a view's last update, its chart drawn)

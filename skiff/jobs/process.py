@@ -60,6 +60,10 @@ def _is_hydra(mpiexec: str) -> bool:
     return "hydra" in (out.stdout + out.stderr).lower()
 
 
+# seconds ranks may run on after the job's final status (MPI's own end, a slow machine)
+# before they are taken as left in a collective by peers that stopped, and ended
+FINAL_GRACE_S = float(os.environ.get("SKIFF_FINAL_GRACE_S") or 30.0)  # as worker.py's
+
 # a job on this machine keeps its MPI traffic on the loopback interface: UCX and libfabric
 # (MPICH's ch4 netmods), MPICH ch3's TCP netmod, Open MPI's TCP transports; a value the user
 # set is kept
@@ -226,9 +230,12 @@ class ProcessRunner:
 
     def _watch_until_end(self, job: Job, proc: subprocess.Popen, np: int) -> None:
         ranks = RankWatch(job.run_dir / "ranks", np)
+        ended = None  # when the job's final status was first seen with mpiexec still running
         try:
             while True:
                 code = proc.poll()
+                if code is None:
+                    ended = self._left_behind(job, proc, ended)
                 if code is not None:
                     # deaths already signalled on their pidfds first: a busy machine can let
                     # mpiexec's end be seen before them, and MPICH 5's report names no pid
@@ -263,6 +270,32 @@ class ProcessRunner:
                     return
         finally:
             ranks.close()
+
+    def _left_behind(self, job: Job, proc: subprocess.Popen, ended: float | None):
+        """Ranks that run on ``FINAL_GRACE_S`` after the job's final status were left in a
+        collective by peers that stopped (round 45: a SIGTERM'd rank of a kind whose ranks
+        do not agree on the stop: rank 0 wrote "cancelled" and left, rank 1 waited in its
+        all-reduce, spinning a core, and mpiexec with it, for ever: no cancel of this
+        process's to escalate). Their process group is ended, as a cancel's escalation
+        ends it; the status stays what the job said. Returns when the end was first seen."""
+        if ended is None:
+            return time.monotonic() if job.refresh().final else None
+        if ended < 0 or time.monotonic() - ended < FINAL_GRACE_S:
+            return ended
+        alive = [r for r in range(int(job.meta.get("np") or 1))
+                 if not (job.run_dir / "ranks" / f"{r}.exit").exists()]
+        job.emit("log", level="warning", message=(
+            f"rank{'s' if len(alive) != 1 else ''} {', '.join(map(str, alive)) or '?'} still "
+            f"running {FINAL_GRACE_S:g} s after the job ended ({job.status}): left waiting "
+            f"for peers that stopped; their processes are ended"))
+        for sig in (signal.SIGTERM, signal.SIGKILL):  # mpiexec is this process's child
+            kill_group(proc.pid, sig)
+            try:
+                proc.wait(3)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+        return -1.0  # signalled once
 
     def _after_exit(self, job: Job, code: int, first_dead=None, together=(),
                     np: int = 1) -> None:

@@ -39,6 +39,7 @@ class RunReporter(Reporter):
     """
 
     KEEP_FIRST = 100  # the first samples of each name are all written (a short job whole)
+    SPIKE_WINDOW = 3  # past them, a window of 3 / max_rate s: its lowest, highest, closing
 
     def __init__(self, run_dir: str | os.PathLike, *, rank: int = 0, world_size: int = 1,
                  cancel_event: threading.Event | None = None, max_rate: float = 10.0):
@@ -116,9 +117,14 @@ class RunReporter(Reporter):
 
     def _write_samples(self) -> None:
         held, self._samples = self._samples, {}
-        for name, fields in held.items():
-            self._sampled[name] = time.monotonic()
-            self.emit("metric", name=name, **fields)
+        now = time.monotonic()
+        for name, window in held.items():
+            # a window of at least a tenth of a second keeps its extremes (its lowest and
+            # highest); a shorter one (a short job's end) its latest alone, as before
+            whole = now - self._sampled.get(name, -1e9) >= self._min_gap
+            self._sampled[name] = now
+            for fields in _window_points(window, extremes=whole):
+                self.emit("metric", name=name, **fields)
 
     def _flush_progress(self) -> None:
         if self._pending is not None:
@@ -139,15 +145,22 @@ class RunReporter(Reporter):
         # gradient norm were four of its five metric lines a step (result.json keeps them all)
         # (round 44: the first KEEP_FIRST of each name are all written: a 20-step training's
         # lr was 2 points, its warm-up's peak at step 2 not drawn by a live chart)
+        # (round 45: past them, a window of SPIKE_WINDOW / max_rate seconds keeps its lowest
+        # and highest value, written with the sample that closes it: a spike of the gradient
+        # norm or a dip of the throughput between two samples was missing from a long run's
+        # live chart. Three points a window: as many points a second as before)
         now = time.monotonic()
         fields = {"value": float(value), "step": step}
         count = self._sample_counts[name] = self._sample_counts.get(name, 0) + 1
-        if count <= self.KEEP_FIRST or now - self._sampled.get(name, -1e9) >= self._min_gap:
+        gap = self._min_gap * (self.SPIKE_WINDOW if count > self.KEEP_FIRST else 1)
+        if count <= self.KEEP_FIRST or now - self._sampled.get(name, -1e9) >= gap:
+            window = self._samples.pop(name, None)
+            for held in _window_points(window, extremes=True, last=False):
+                self.emit("metric", name=name, **held)
             self._sampled[name] = now
-            self._samples.pop(name, None)
             self.emit("metric", name=name, **fields)
         else:
-            self._samples[name] = fields
+            _hold(self._samples, name, count, fields)
 
     def log(self, message, *, level="info"):
         stamp = time.strftime("%H:%M:%S")
@@ -191,6 +204,34 @@ class RunReporter(Reporter):
             self._last_stop_check = now
             self._stopped = self._cancel_file.exists()
         return self._stopped
+
+
+def _hold(samples: dict, name: str, count: int, fields: dict) -> None:
+    """Keep ``fields`` in ``name``'s window: its lowest, highest (a NaN counts as highest:
+    a divergence is the spike to show) and latest value, each with the order it came in."""
+    window = samples.setdefault(name, {})
+    value = fields["value"]
+    point = (count, fields)
+    low, high = window.get("low"), window.get("high")
+    if low is None or value < low[1]["value"] or (low[1]["value"] != low[1]["value"]
+                                                  and value == value):
+        window["low"] = point
+    if high is None or value > high[1]["value"] or (value != value
+                                                  and high[1]["value"] == high[1]["value"]):
+        window["high"] = point
+    window["last"] = point
+
+
+def _window_points(window: dict | None, *, extremes: bool = True,
+                   last: bool = True) -> list[dict]:
+    """A held window's points to write, in the order given, each once: its lowest and
+    highest (``extremes``) and its latest (``last``; not when the sample that closes the
+    window follows it: the latest held lies between it and the window's extremes)."""
+    if not window:
+        return []
+    keys = (("low", "high") if extremes else ()) + (("last",) if last else ())
+    points = {window[k][0]: window[k][1] for k in keys if k in window}
+    return [points[i] for i in sorted(points)]
 
 
 LATE_CANCEL = ("a cancel came after it had finished (it was never told to stop): its result "

@@ -69,6 +69,35 @@ def _tee_output(run_dir: Path, rank: int) -> None:
     sys.stderr = _Tee(sys.stderr, fh)
 
 
+# seconds a rank may run on once its peers have ended and the job's final status is written
+# (the launcher's watch likewise: skiff/jobs/process.py); SKIFF_FINAL_GRACE_S: a test's
+FINAL_GRACE_S = float(os.environ.get("SKIFF_FINAL_GRACE_S") or 30.0)
+
+
+def _job_ended(run_dir: Path, tail: int = 65536) -> bool:
+    """The job's final status is in its events (read from the file's last ``tail`` bytes:
+    the final status is among its last events)."""
+    import json
+
+    from .events import FINAL
+
+    try:
+        with open(run_dir / "events.jsonl", "rb") as fh:
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - tail))
+            lines = fh.read().splitlines()
+    except OSError:
+        return False
+    for line in reversed(lines):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "status" \
+                and event.get("status") in FINAL:
+            return True
+    return False
+
+
 def _watch_peers(ranks: Path, rank: int, size: int, period: float = 0.5) -> None:
     """Leave when a peer rank on this machine dies without its clean-exit marker.
 
@@ -87,9 +116,23 @@ def _watch_peers(ranks: Path, rank: int, size: int, period: float = 0.5) -> None
     local: dict[int, int] = {}  # peer -> pid on this host, read once (round 37: the folder
     # may go while a peer dies; re-reading it each look then watched nobody)
 
+    alone = None  # since when every peer has left with its exit marker
+
     def watch():
+        nonlocal alone
         while True:
             time.sleep(period)
+            if all((ranks / f"{p}.exit").exists() for p in range(size) if p != rank):
+                # every peer ended cleanly and the job's end is written: this rank is left
+                # in a collective (round 45: a rank that read the stop a step late, its
+                # launcher gone, spun in an all-reduce for ever, mpiexec with it)
+                alone = time.monotonic() if alone is None else alone
+                if time.monotonic() - alone >= FINAL_GRACE_S and _job_ended(ranks.parent):
+                    sys.stderr.write(f"skiff worker rank {rank}: every peer has ended and so "
+                                     f"has the job; leaving\n")
+                    (ranks / f"{rank}.left").write_text("ended")
+                    os._exit(70)
+                continue
             for peer in range(size):
                 if peer == rank or (ranks / f"{peer}.exit").exists():
                     continue
@@ -217,7 +260,8 @@ STOP_NOTE = {
 
 # how long a SIGTERM'd rank of several waits for its kind to take the stop (the run
 # folder's cancel, read by rank 0 and agreed on) before it raises where it stands
-DEFER_S = 10.0
+# (SKIFF_DEFER_S: a test's shorter wait, as the ranks are launched processes)
+DEFER_S = float(os.environ.get("SKIFF_DEFER_S") or 10.0)
 
 
 class _Stops:

@@ -27,6 +27,8 @@ def run(config: dict, reporter: Reporter) -> dict:
     on the stop at each step, so it stops with them); ``split``:
     the ranks share the work (``reporter.split_progress()``: each rank's steps are its part,
     the job's progress their sum, each rank's part in the Jobs sidebar's tab);
+    ``never_asks``: no rank ever asks ``should_stop`` (a kind in one long step: a direct
+    solve, a model loading; only a SIGTERM's fallback or the launcher stops it);
     ``raise_on_stop``: a stop raises ``JobCancelled`` (as a solve does) instead of returning;
     ``after_until`` (a path): after its last step the job says what it does then (as an
     ocr-rec run exports and reads its held-out crops for minutes) and waits, running, until
@@ -53,7 +55,7 @@ def run(config: dict, reporter: Reporter) -> dict:
     agree = comm is not None and deaf is None
     before = False
     for step in range(1, steps + 1):
-        mine = reporter.should_stop() and rank != deaf
+        mine = False if config.get("never_asks") else (reporter.should_stop() and rank != deaf)
         if rank == late:
             mine, before = before, mine
         if agree:

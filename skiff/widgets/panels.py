@@ -93,6 +93,40 @@ def _safe(test, value) -> bool:
         return False
 
 
+def _data_refusal(model: str, name: str, ns: dict) -> str | None:
+    """What ``%train MODEL NAME`` says of the notebook value ``ns[name]`` before any job
+    (None: it takes it): the kind's own check (``prepare``), so that the Train form offers
+    and takes what the magic takes. A data frame for the mlp is read as a table file
+    (written to the runs folder at launch): taken, not written here."""
+    from skiff.kernels.train.models.registry import BUILTIN_MODELS
+    from skiff.kernels.train.table_frame import is_frame
+    from skiff.kinds.train import OCR_REC
+
+    value = ns.get(name)
+    if not _safe(is_dataset, value):
+        return f"DATA {name!r} is a {type(value).__name__}, not a data set"
+    in_ns = model in ns and _safe(is_model, ns[model])
+    if not in_ns and model not in (*BUILTIN_MODELS, OCR_REC):
+        return None  # a model the form refuses anyway: the data is not what is wrong
+    if not in_ns and model == "mlp" and _safe(is_frame, value):
+        return None
+    g = _grammar("train")
+    try:
+        KINDS["train"].prepare({**g.COMMAND.defaults(), "model": model, "data": name},
+                               user_ns={k: ns[k] for k in (model, name) if k in ns})
+    except Exception as exc:  # noqa: BLE001  (whatever the magic would refuse it with)
+        return str(exc) or type(exc).__name__
+    return None
+
+
+def _trainable_vars(model: str) -> list[str]:
+    """The notebook's values ``%train MODEL`` takes as DATA (the Train form's picker offered
+    any value with ``len()`` and items: a bare array for the mlp, a sparse matrix, a list of
+    words, each refused at Launch)."""
+    ns = _user_ns()
+    return [k for k in _notebook_vars(is_dataset) if _data_refusal(model, k, ns) is None]
+
+
 # Train ---------------------------------------------------------------------------------------
 def train_form() -> CommandForm:
     """The Train form: model and data pickers (notebook variables and built-ins), a Plan
@@ -108,7 +142,7 @@ def train_form() -> CommandForm:
                           placeholder="built-in name or notebook variable")
 
     def data_picker(action):
-        names = [*_notebook_vars(is_dataset), *datasets]
+        names = [*_trainable_vars(models[0]), *datasets]
         return W.Combobox(options=names, value="", ensure_option=False,
                           placeholder="default: the model's own data")
 
@@ -128,6 +162,9 @@ def train_form() -> CommandForm:
             if data is None:
                 raise ValueError(f"DATA is needed to train the notebook model {model!r}")
         if data in ns and _safe(is_dataset, ns[data]):
+            why = _data_refusal(model, data, ns)
+            if why is not None:  # what %train says of it (round 45: a bare array, a sparse
+                raise ValueError(why)  # matrix looked fine here, refused at Launch)
             values["data"] = None
         return values
 
@@ -176,6 +213,14 @@ def train_form() -> CommandForm:
     for name in ("model", "np"):
         if name in form.fields:
             form.fields[name].widget.observe(plan_stale, names="value")
+
+    def data_choices(_change=None):
+        # the data a model takes depends on it (a bare token array: gpt-mini, not the mlp)
+        form.fields["data"].widget.options = [
+            *_trainable_vars(form.fields["model"].raw() or models[0]), *datasets]
+
+    if "data" in form.fields and "model" in form.fields:
+        form.fields["model"].widget.observe(data_choices, names="value")
     form.extra_buttons.children = [button]
     form.children = [*form.children[:-1], plan_out, form.children[-1]]
     return form
