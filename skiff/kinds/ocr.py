@@ -495,6 +495,10 @@ class OcrKind(Kind):
 
             lines.append(silent_line(int(result["silent"]), int(result.get("unread") or 0),
                                      str(result.get("model", "?")), bool(result.get("whole"))))
+        if result.get("blank"):  # pages where nothing looked like text: named (round 45)
+            from skiff.kernels.ocr.entry import blank_line
+
+            lines.append(blank_line(int(result["blank"]), list(result.get("blank_pages") or [])))
         if result.get("text_out"):
             kinds = {".csv": "table", ".hocr": "hOCR", ".tsv": "TSV", ".json": "JSON"}
             what = kinds.get(os.path.splitext(str(result["text_out"]))[1].lower(), "text")
@@ -659,16 +663,22 @@ class OcrKind(Kind):
         config["resume_from"] = results_file(config, job.run_dir)
         return config
 
+    kernel_logs_plan = True  # the job logs what it reads: the launch's note is the dry run's
+
     def check_launch(self, config: dict, *, ranks: int) -> str | None:
         """``--device auto`` is resolved at launch and the job gets the device: kept as
         ``device_asked`` so its log says why (``on cpu (auto: no GPU, ...)``, not ``(as
-        asked)``)."""
+        asked)``). Returns what the job would read (:func:`entry.reading_note`, round 45)."""
         from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
         asked = config.get("device")
         if str(DEFAULT_DEVICE if asked is None else asked).strip().lower() == DEFAULT_DEVICE:
             config["device_asked"] = DEFAULT_DEVICE
-        return None
+        # what it would read, for --dry-run's "plan:" line (the job logs its own count, so
+        # the launch does not: kernel_logs_plan); a backlog is checked before it is read
+        from skiff.kernels.ocr.entry import reading_note
+
+        return reading_note(config)
 
     def launch_device(self, spec: str | None, *, ranks: int = 1,
                       gpus: int | None = None) -> tuple[str, str]:

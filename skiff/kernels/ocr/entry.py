@@ -34,17 +34,22 @@ from .result import OcrResult, OcrResults, draw_boxes
 
 __all__ = ["run", "expand_inputs", "count_pages", "parse_pages", "select_pages", "OcrRun",
            "IMAGE_EXTENSIONS", "write_text", "write_array", "results_file", "read_done",
-           "left_to_read", "skipped_line", "silent_line", "page_pixels"]
+           "left_to_read", "skipped_line", "silent_line", "blank_line", "page_pixels",
+           "reading_note"]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".jpe", ".jfif", ".bmp", ".dib", ".tif", ".tiff",
                     ".webp", ".gif", ".pbm", ".pgm", ".ppm", ".pnm", ".tga", ".jp2", ".j2k",
                     ".jpx", ".jpf", ".avif", ".heic", ".heif", ".pdf")
+BLANK_NAMES = 5  # blank pages named in a job's summary (the JSON lines hold every one)
 KEEP = 50  # results kept in memory for display; the JSONL file has all of them
 # what a page's own part of its time (found, read, its line written) is worth in pixels, the
 # ETA's guess until a job's batches tell (JobState fits it): a sparse page of print costs
 # ~0.43 s a page and ~0.07 s a MP on the CPU (6 MP a page), a dense one ~0.4 s and ~0.9 s a MP
 # (0.4 MP): 1.5 MP keeps the ETA of either within 2x after its first batch (round 44)
 PAGE_WORK = 1.5e6
+# the pixels of a file the job cannot size from its header (damaged, empty, not an image):
+# it gives its error line without decoding anything (round 45)
+UNREAD_WORK = 1.0
 TEXT_SUFFIXES = (".txt", ".text")  # --out FILE.txt: the text itself (write_text)
 STDOUT = "-"  # --out -: the text on the terminal's stdout (the CLI prints text_of)
 CSV_SUFFIXES = (".csv",)  # --out FILE.csv: each row of a page a CSV row, its cells columns
@@ -73,10 +78,19 @@ def _at(path: str, cwd: str | None) -> str:
     return os.path.join(cwd, path) if cwd and not os.path.isabs(path) else path
 
 
+def natural_key(name: str) -> tuple:
+    """Sort key of a file name in the order a file manager shows it: the numbers in it by
+    value (``scan 2.png`` before ``scan 10.png``, where plain sorting put ``scan 10``, ``scan
+    11`` ... between ``scan 1`` and ``scan 2``: a scanner's pages read out of order; round
+    45), the rest as characters; names equal so (``p01``, ``p1``) by their characters."""
+    parts = re.split(r"([0-9]+)", str(name))
+    return tuple(int(part) if k % 2 else part for k, part in enumerate(parts)), str(name)
+
+
 def expand_inputs(inputs: list[str], skipped: list[str] | None = None,
                   cwd: str | None = None) -> list[str]:
-    """Paths from files, folders (their image and PDF files, sorted) and glob patterns, in
-    order.
+    """Paths from files, folders (their image and PDF files, sorted with numbers by value:
+    :func:`natural_key`) and glob patterns (their matches sorted so), in order.
 
     A plain file is kept whatever its extension (it gets an error line if it is no image);
     a folder contributes the files with an image or PDF extension (its other files and its
@@ -93,7 +107,8 @@ def expand_inputs(inputs: list[str], skipped: list[str] | None = None,
         item = os.path.expanduser(str(item))
         at = _at(item, cwd)
         if os.path.isdir(at):
-            names = sorted(p.name for p in Path(at).iterdir() if not p.name.startswith("."))
+            names = sorted((p.name for p in Path(at).iterdir() if not p.name.startswith(".")),
+                           key=natural_key)
             entries = [Path(item) / name for name in names]  # as written: relative stays so
             dirs = {name for name in names if os.path.isdir(os.path.join(at, name))}
             files = [p for p in entries if p.name not in dirs and
@@ -113,8 +128,8 @@ def expand_inputs(inputs: list[str], skipped: list[str] | None = None,
         elif _PAGE_REF.match(item) and os.path.isfile(_at(_PAGE_REF.match(item)["path"], cwd)):
             paths.append(item)  # a page's label as the results give it: that page alone
         elif glob.has_magic(item):
-            found = sorted(p for p in glob.glob(item, root_dir=cwd or None, recursive=True)
-                           if os.path.isfile(_at(p, cwd)))
+            found = sorted((p for p in glob.glob(item, root_dir=cwd or None, recursive=True)
+                            if os.path.isfile(_at(p, cwd))), key=natural_key)
             if not found:
                 raise FileNotFoundError(f"no files match {item!r}")
             if not _names_suffix(item):  # 'scans/**/*' as a folder: its images and PDFs
@@ -189,6 +204,10 @@ def page_pixels(item, pdf_dpi: float = 200) -> list[float] | None:
 
             from PIL import Image
 
+            from .images import HEIF_SUFFIXES, _heif_opener
+
+            if Path(path).suffix.lower() in HEIF_SUFFIXES:  # as the job opens it
+                _heif_opener()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)
                 with Image.open(path) as im:
@@ -218,13 +237,18 @@ def page_pixels(item, pdf_dpi: float = 200) -> list[float] | None:
 
 def job_pixels(items: list, pdf_dpi: float = 200, cwd: str | None = None) -> list | None:
     """:func:`page_pixels` of each of ``items`` (relative paths read from ``cwd``), or None
-    where any of them cannot be read so."""
+    where any of them that is not a path cannot be read so. A path that cannot (a damaged,
+    empty or missing file, a page a document lacks) ends at once with its error line: its
+    one page weighs ``UNREAD_WORK``, and the job's other pages keep their pixels (one such
+    file in a folder took the whole job's ETA back to counting pages, round 45)."""
     out = []
     for item in items:
-        pages = page_pixels(_at(item, cwd) if isinstance(item, (str, os.PathLike)) else item,
-                            pdf_dpi)
+        path = isinstance(item, (str, os.PathLike))
+        pages = page_pixels(_at(item, cwd) if path else item, pdf_dpi)
         if not pages or not all(p > 0 for p in pages):
-            return None
+            if not path:
+                return None
+            pages = [UNREAD_WORK]
         out.append(pages)
     return out
 
@@ -275,7 +299,8 @@ class OcrRun:
     def __init__(self, results: OcrResults, *, images: int, errors: int, lines: int,
                  seconds: float, out: str | None, device: str, model: str,
                  skipped: list[str] | None = None, text_out: str | None = None,
-                 silent: int = 0, unread: int = 0, kept: int = 0, whole: bool = False):
+                 silent: int = 0, unread: int = 0, kept: int = 0, whole: bool = False,
+                 blank: list[str] | None = None):
         self.results = results
         self.kept = kept  # pages a resumed job kept from the run it goes on with (not read)
         self.text_out = text_out  # the file --out wrote (FILE.txt text, FILE.csv rows), else None
@@ -284,6 +309,9 @@ class OcrRun:
         # images that gave no line though the detector found regions in them, and those
         # regions: read as nothing or under min_score (too faint, or a script the model lacks)
         self.silent, self.unread = silent, unread
+        # pages read without an error where nothing looked like text: a separator sheet, a
+        # scan that came out white (their labels; round 45)
+        self.blank = list(blank or [])
         self.whole = whole  # --no-det: each image read whole, no detector ran
         self.seconds, self.out, self.device, self.model = seconds, out, device, model
 
@@ -315,6 +343,7 @@ class OcrRun:
                 "out": self.out, "device": self.device, "model": self.model,
                 "skipped": self.skipped, "text_out": self.text_out,
                 "silent": self.silent, "unread": self.unread, "whole": self.whole,
+                "blank": len(self.blank), "blank_pages": self.blank[:BLANK_NAMES],
                 "results": self.results.to_json()}
 
     def _repr_html_(self) -> str:
@@ -326,6 +355,8 @@ class OcrRun:
         if self.silent:
             said = silent_line(self.silent, self.unread, self.model, self.whole)
             head += f"<div>{html.escape(said)}</div>"
+        if self.blank:
+            head += f"<div>{html.escape(blank_line(len(self.blank), self.blank))}</div>"
         return head + self.results._repr_html_()
 
     def __repr__(self) -> str:
@@ -440,6 +471,8 @@ def run(config: dict, reporter) -> OcrRun:
     overlays = int(config.get("overlays", 4))
     kept = OcrResults()
     n = errors = lines = silent = unread = 0
+    blank: list[str] = []  # pages read where the detector found nothing
+    drawn = 0  # overlay images written
     t0 = time.perf_counter()
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
@@ -451,6 +484,8 @@ def run(config: dict, reporter) -> OcrRun:
             lines += len(record.get("lines") or [])
             unread += int(record.get("unread") or 0)
             silent += bool(record.get("unread")) and not record.get("lines")
+            if _is_blank(record):
+                blank.append(str(record.get("image")))
             if fh is not None:
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             if len(kept) < KEEP:
@@ -497,12 +532,17 @@ def run(config: dict, reporter) -> OcrRun:
             lines += len(result.lines)
             unread += result.unread
             silent += bool(result.unread) and not result.lines
+            if result.error is None and not result.lines and not result.unread:
+                blank.append(str(result.image))
             if fh is not None:  # flushed: a killed job keeps every page it read
                 fh.write(json.dumps(result.to_json(), ensure_ascii=False) + "\n")
                 fh.flush()
-            if n - len(kept_records) <= overlays and result.error is None \
+            # the first pages read, numbered from 1: a damaged file is no page drawn (a
+            # folder led by two of them had overlay-003 and -004 alone; round 45)
+            if drawn < overlays and result.error is None \
                     and reporter.run_dir is not None and rank == 0:
-                _overlay(result, n - len(kept_records), reporter)
+                drawn += 1
+                _overlay(result, drawn, reporter)
             if not keep_pixels or n > 8:  # flat memory: pixels only for the first few
                 result.pixels = None
             if len(kept) < KEEP:
@@ -519,6 +559,11 @@ def run(config: dict, reporter) -> OcrRun:
         # the results in the order of the inputs: kept ones were written first, and ranks'
         # parts were joined a line from each in turn (a PDF's pages are several lines)
         _in_input_order(out, every)
+    if world > 1 and out and rank == 0 and os.path.exists(out):  # every rank's blank pages
+        blank = [str(r.get("image")) for r in _records(out) if _is_blank(r)]
+    elif (kept_records or world > 1) and out and rank == 0 and os.path.exists(out):
+        order = {str(r.get("image")): k for k, r in enumerate(_records(out))}
+        blank.sort(key=lambda label: order.get(label, len(order)))  # in the inputs' order
     reporter.metric("images_per_s", (n - len(kept_records)) / seconds if seconds else 0.0)
     reporter.metric("errors", errors)
     if out and reporter.run_dir is not None and rank == 0:
@@ -541,6 +586,7 @@ def run(config: dict, reporter) -> OcrRun:
                               text_out, kind="text")
     return OcrRun(kept, images=n, errors=errors, lines=lines, seconds=seconds, out=out,
                   skipped=skipped, text_out=text_out, silent=silent, unread=unread,
+                  blank=blank if rank == 0 else [],
                   device=pipe.device, model=pipe.models.name,
                   kept=len(kept_records) if rank == 0 else 0, whole=not pipe.use_det)
 
@@ -747,7 +793,8 @@ def write_csv(jsonl: str, path: str) -> str:
     lines side by side: a table's cells, a receipt's item and price) one CSV row, its lines
     the columns (:func:`.grid.grid_rows`: the rows of a table keep their empty cells, each
     cell in its column). One image: its rows alone; several: each row led by the image's name (an
-    image that could not be read: one row saying why), every row padded with empty cells to
+    image that could not be read: one row saying why; a page without text: its name
+    alone, so that every page read has a row), every row padded with empty cells to
     the widest (``pandas.read_csv(path, header=None)`` reads it). UTF-8 with a byte-order
     mark, so a spreadsheet opens Chinese text as such. Returns ``path``."""
     import csv
@@ -762,7 +809,10 @@ def write_csv(jsonl: str, path: str) -> str:
         if doc.get("error"):
             rows.append(lead + [f"(not read: {doc['error']})"])
             continue
-        for row in grid_rows(doc.get("lines") or []):  # a table's cells in its columns
+        page_rows = grid_rows(doc.get("lines") or [])  # a table's cells in its columns
+        if not page_rows and lead:  # a blank page keeps its row: read, no text (round 45)
+            page_rows = [[]]
+        for row in page_rows:
             rows.append(lead + row)
     # every row as wide as the widest: a reader that takes the first row's width (pandas'
     # read_csv) refused a file whose later rows had more cells ("Expected 2 fields ...")
@@ -793,6 +843,45 @@ def skipped_line(skipped: list[str]) -> str:
         parts.append(f"{len(folders)} subfolder{'s' * (len(folders) != 1)} not read: "
                      f"{names(folders)} (DIR/**/* reads subfolders)")
     return "; ".join(parts)
+
+
+def _is_blank(record: dict) -> bool:
+    """Whether a JSON record is a page read without an error where the detector found
+    nothing (no line, no region read as nothing)."""
+    return (isinstance(record, dict) and record.get("error") is None
+            and not record.get("lines") and not record.get("unread"))
+
+
+def blank_line(count: int, labels: list[str]) -> str:
+    """One line naming the pages read without an error where nothing looked like text
+    (``2 pages had nothing that looked like text: scan.tif#page=3, report.pdf#page=5``), so
+    that a blank sheet or a scan that came out white is seen among a folder's pages."""
+    shown = [os.path.basename(str(label)) for label in labels[:BLANK_NAMES]]
+    more = ", ..." if count > len(shown) else ""
+    return (f"{_count(count, 'page')} had nothing that looked like text: "
+            f"{', '.join(shown)}{more}")
+
+
+def reading_note(config: dict) -> str | None:
+    """What a job of ``config`` would read, for its dry run (``plan: reads 38 files, 53
+    pages; skipped 2 files that are not an image or PDF: notes.txt, truth.json``): its inputs
+    expanded and its ``--pages`` chosen as the job does. None for notebook objects, a
+    resumed job, or inputs that cannot be listed (the launch said why)."""
+    if config.get("images") is not None or config.get("resume_from"):
+        return None
+    cwd = config.get("cwd")
+    skipped: list[str] = []
+    try:
+        found = expand_inputs(config.get("inputs") or [], skipped, cwd)
+        items = select_pages(found, config.get("pages"), cwd)
+    except (OSError, ValueError):
+        return None
+    pages = sum(count_pages(_at(p, cwd)) if "#page=" not in p or os.path.exists(_at(p, cwd))
+                else 1 for p in items)
+    files = len({p.rpartition("#page=")[0] if _PAGE_REF.match(p) and
+                 not os.path.exists(_at(p, cwd)) else p for p in items})
+    note = f"reads {_count(files, 'file')}, {_count(pages, 'page')}"
+    return note + (f"; {skipped_line(skipped)}" if skipped else "")
 
 
 def silent_line(silent: int, unread: int, model: str, whole: bool = False) -> str:

@@ -54,6 +54,9 @@ def _what_bytes_are(head: bytes, empty: str) -> str:
         return empty
     if all(32 <= b < 127 or b in (9, 10, 13) for b in head):
         text = head.decode("ascii", "replace").strip().splitlines()[0][:40]
+        if text.lower().startswith(("<!doctype html", "<html")):  # a saved sign-in page
+            return (f"it is a web page ({text!r}), not an image or PDF: a download that "
+                    f"got a sign-in or error page? download it again from a browser")
         return f"it holds text ({text!r}), not an image"
     known = _format_of(head)
     if known:  # its first bytes are a known format's, and the rest does not decode
@@ -260,8 +263,10 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
                 for page in pages:
                     if page is not None:
                         if page > frames:
-                            raise ImageError(f"{path!r} has {frames} pages, asked for "
-                                             f"page {page}")
+                            # the file's name, as the other errors give it (the job's
+                            # full path of a relative input said nothing more; round 45)
+                            raise ImageError(f"{Path(path).name!r} has {frames} pages, "
+                                             f"asked for page {page}")
                         im.seek(page - 1)
                         stretch = pixel_stretch(im.info.get("dpi"))  # a page's own
                     area = im.width * im.height * stretch[0] * stretch[1]
@@ -512,7 +517,7 @@ def _pdf_pages(path: str, only: int | None, dpi: float, budget: PixelBudget | No
             raise ImageError(_pdf_failure(Path(path).name, exc)) from None
     try:
         if only is not None and not 1 <= only <= n:
-            raise ImageError(f"{path!r} has {n} pages, asked for page {only}")
+            raise ImageError(f"{Path(path).name!r} has {n} pages, asked for page {only}")
         for page_no in [only] if only else range(1, n + 1):
             label = f"{path}#page={page_no}"
             try:

@@ -125,13 +125,17 @@ def test_pdf_and_tiff_pages_and_arrays(tmp_path, fonts):
     text.write_text("not an image")
     assert page_pixels(pdf.read_bytes()) is None
     assert page_pixels(str(text)) is None and page_pixels(str(tmp_path / "gone.png")) is None
-    assert job_pixels([str(pdf), str(text)]) is None  # one unknown: no work at all
+    # a file not sized so gives its error at once: a pixel's work, the others' kept (round
+    # 45; it was None for the whole job); bytes are not sized so: no work at all
+    assert job_pixels([str(pdf), str(text)]) == [page_pixels(str(pdf)), [1.0]]
+    assert job_pixels([str(pdf), pdf.read_bytes()]) is None
     assert job_pixels(["doc.pdf"], 100, cwd=str(tmp_path)) == [[600.0 * 800, 800.0 * 500]]
 
 
-def test_an_input_of_unknown_size_gives_no_work_fields(folder, tmp_path):
-    """A text file among the images: its size cannot be read, so no event carries work
-    (the ETA counts images, as before), never a wrong work."""
+def test_an_input_of_unknown_size_weighs_nothing(folder, tmp_path):
+    """A text file among the images: its size cannot be read, and it gives its error line
+    without decoding anything: it weighs a pixel and the images keep their work (round 45;
+    before, no event carried work and the ETA counted images)."""
     bad = tmp_path / "notes.txt"
     bad.write_text("not an image")
     run_dir = tmp_path / "run"
@@ -140,7 +144,9 @@ def test_an_input_of_unknown_size_gives_no_work_fields(folder, tmp_path):
     reporter.flush()
     events = _progress(run_dir)
     assert got.errors == 1 and len(events) == 3
-    assert not any("work" in e or "work_total" in e for e in events)
+    pixels = _pil_pixels([folder / "a0.png", folder / "a1.png"])
+    assert [e["work_total"] for e in events] == [sum(pixels) + 1.0] * 3
+    assert events[-1]["work"] == sum(pixels) + 1.0
 
 
 def test_an_unreadable_page_counts_its_file_read(tmp_path, fonts):
