@@ -146,8 +146,12 @@ def as_dataset(data, *, what: str = "dataset", take: int | None = None):
         from .data_collate import Collated, Sampled, weighted_sampling
 
         sampling = weighted_sampling(getattr(data, "_sampler", None))
-        custom = [name for name, value in (("sampler", None if sampling else
-                                            getattr(data, "_sampler", None)),
+        given = getattr(data, "_sampler", None)
+        # a SubsetRandomSampler (torch's train/validation idiom): its rows, shuffled by the
+        # Trainer's seed (round 45 h5: refused naming loader.dataset, all the rows)
+        subset = type(given).__name__ == "SubsetRandomSampler"
+        custom = [name for name, value in (("sampler", None if sampling or subset else
+                                            given),
                                            ("batch_sampler", getattr(data, "_batch_sampler",
                                                                      None)))
                   if value is not None]
@@ -155,11 +159,13 @@ def as_dataset(data, *, what: str = "dataset", take: int | None = None):
             raise TypeError(f"the {what} is a DataLoader with its own {' and '.join(custom)}, "
                             "which the Trainer cannot follow (it orders, batches and shards "
                             "the data itself): pass the loader's dataset (loader.dataset) "
-                            "and batch_size= to the Trainer (a WeightedRandomSampler is "
-                            "followed)")
+                            "and batch_size= to the Trainer (a WeightedRandomSampler and "
+                            "a SubsetRandomSampler are followed)")
         collate_fn = data.collate_fn
         data = data.dataset
         data = read_stream(data, what=what, take=take) if is_stream(data) else data
+        if subset:
+            data = Subset(data, list(given.indices))
         if sampling is not None:  # a WeightedRandomSampler: the Trainer's loader draws so
             data = Sampled(data, sampling)
         # its own batching (padding, say): the Trainer's batches go through it
@@ -177,6 +183,11 @@ def as_dataset(data, *, what: str = "dataset", take: int | None = None):
         return ArrayDataset(data)
     if is_stream(data):  # a generator or IterableDataset: its samples, read once per call
         data = read_stream(data, what=what, take=take)
+    from .data_collate import Collated
+
+    if isinstance(data, Collated) and is_stream(data.dataset):  # a torch loader's stream and
+        # its own collate_fn (round 45 h5): the samples read, batched through the collate_fn
+        return Collated(read_stream(data.dataset, what=what, take=take), data.collate_fn)
     if data is None or not hasattr(data, "__len__") or not hasattr(data, "__getitem__"):
         raise TypeError(f"the {what} must be (X, y) arrays or a dataset with a length and "
                         f"items, got {type(data).__name__}")

@@ -159,7 +159,9 @@ class TorchDraw:
 
         made = copy.copy(self)
         made.sampler = copy.copy(self.sampler)
-        if getattr(made.sampler, "_num_samples", None) is None:
+        if hasattr(made.sampler, "indices"):  # a SubsetRandomSampler's positions (round 45)
+            made.sampler.indices = range(int(n))
+        elif getattr(made.sampler, "_num_samples", None) is None:
             made.sampler.data_source = range(int(n))
         made.count, made._done = len(made.sampler), []
         return made

@@ -26,7 +26,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-__all__ = ["is_stream", "read_stream", "STREAM_LIMIT", "EpochReads", "reread_each_epoch"]
+__all__ = ["is_stream", "read_stream", "STREAM_LIMIT", "EpochReads", "reread_each_epoch",
+           "has_state", "dataset_state"]
 
 STREAM_LIMIT = 1 << 22  # samples read from a stream at most (4,194,304)
 
@@ -102,29 +103,74 @@ class EpochReads:
     indexes, filled in place), calling ``set_epoch(epoch)`` first where the dataset has one
     (Hugging Face datasets' ``IterableDataset``; transformers' Trainer calls it each epoch).
     A resumed run reads its epoch's pass again and goes on after the batches the checkpoint
-    had taken, as transformers skips them. Every pass must yield as many samples as the
-    first: the run's steps were planned from it."""
+    had taken, as transformers skips them.
 
-    def __init__(self, source, items: list, epoch: int = 0):
+    Round 45 (h5): a pass may yield another number of samples than the one before (a stream
+    that filters, or draws its length): an epoch is one pass however long, as torch's loop
+    takes it, and ``on_pass`` (the Trainer's re-plan of the run's end) is called after each
+    pass read (it was refused: the steps were planned from the first pass). ``first``: the
+    first pass's length."""
+
+    def __init__(self, source, items: list, epoch: int = 0, start_state=None):
         self.source, self.items, self.epoch = source, items, int(epoch)
+        self.first = len(items)
+        self.on_pass = None  # called with no arguments after a pass of epoch > 0 is read
+        # a dataset of torchdata's StatefulDataLoader convention (state_dict() and
+        # load_state_dict()): its state where this pass began (round 45 h5), what a
+        # checkpoint keeps; ``pending``: a checkpoint's, put back before its pass is read
+        self.start_state, self.pending = start_state, None
+        self.resized = False  # a resumed pass of another length than the checkpoint's
 
-    def to(self, epoch: int) -> None:
-        """``items`` holds epoch ``epoch``'s pass (read now unless it does already)."""
-        if int(epoch) == self.epoch:
+    def state(self) -> dict | None:
+        """What a checkpoint keeps: the dataset's state at the start of the pass ``items``
+        holds, and its epoch (None: a dataset without ``state_dict``)."""
+        if self.start_state is None:
+            return None
+        return {"epoch": self.epoch, "state": self.start_state}
+
+    def to(self, epoch: int, *, replan: bool = True) -> None:
+        """``items`` holds epoch ``epoch``'s pass (read now unless it does already; a
+        checkpoint's dataset state for it, ``pending``, is put back first and the pass read
+        again)."""
+        pending, self.pending = self.pending, None
+        restore = isinstance(pending, dict) and int(pending.get("epoch", -1)) == int(epoch) \
+            and pending.get("state") is not None and has_state(self.source)
+        if int(epoch) == self.epoch and not restore:
             return
         set_epoch(self.source, epoch)
-        n = len(self.items)
-        fresh = list(itertools.islice(iter(self.source), n + 1))
-        if len(fresh) != n:
-            name = type(self.source).__name__
-            more = f"more than {n}" if len(fresh) > n else f"{len(fresh)}"
-            raise ValueError(f"the dataset ({name}) yielded {more} samples in epoch "
-                             f"{int(epoch) + 1}, where its first pass had {n}: the Trainer "
-                             "plans the run's steps from the first pass (its __iter__ is "
-                             "called again each epoch, as torch's DataLoader calls it); make "
-                             "each pass yield as many samples, or pass train(..., steps=N)")
+        if restore:  # the pass the checkpoint's run read, from the state it began in
+            self.source.load_state_dict(pending["state"])
+        self.start_state = dataset_state(self.source)
+        fresh = list(itertools.islice(iter(self.source), STREAM_LIMIT + 1))
+        name = type(self.source).__name__
+        if not fresh:
+            raise ValueError(f"the dataset ({name}) yielded no samples in epoch "
+                             f"{int(epoch) + 1} (its __iter__ is called again each epoch, as "
+                             "torch's DataLoader calls it): a pass must yield samples")
+        if len(fresh) > STREAM_LIMIT:
+            raise ValueError(f"the dataset ({name}) yields more than {STREAM_LIMIT:,} samples "
+                             f"in epoch {int(epoch) + 1} (an endless stream?): pass "
+                             "train(..., steps=N) (reads what its steps use)")
         self.items[:] = fresh
         self.epoch = int(epoch)
+        if replan and self.on_pass is not None:
+            self.on_pass()
+
+
+def has_state(source) -> bool:
+    """Whether ``source`` keeps its state as torchdata's ``StatefulDataLoader`` reads a
+    dataset's: ``state_dict()`` and ``load_state_dict(state)``."""
+    return callable(getattr(source, "state_dict", None)) and \
+        callable(getattr(source, "load_state_dict", None))
+
+
+def dataset_state(source):
+    """A copy of ``source.state_dict()`` where it has one (:func:`has_state`), else None."""
+    if not has_state(source):
+        return None
+    import copy
+
+    return copy.deepcopy(source.state_dict())
 
 
 def set_epoch(source, epoch: int) -> None:

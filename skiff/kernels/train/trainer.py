@@ -35,7 +35,7 @@ from skiff.kernels.backend.report import NullReporter
 from .checkpoint import checkpoint_name
 from .core import random as train_random
 from .data import as_dataset, batch_size_of, loader_batch_size, split_off, token_count
-from .data_stream import EpochReads, is_stream, reread_each_epoch, set_epoch
+from .data_stream import EpochReads, dataset_state, is_stream, reread_each_epoch, set_epoch
 from .divergence import OVERFLOW_ERRORS
 from .inference import Inference
 from .losses import loss_function
@@ -74,9 +74,11 @@ from .trainer_run import (
 )
 from .trainer_schedule import (
     bound_scheduler,
+    check_interval,
     check_plateau,
     check_schedule,
     is_scheduler,
+    lightning_schedule,
     make_schedule,
     on_plateau,
 )
@@ -159,6 +161,11 @@ class Trainer(Inference, TrainerState):
         kept in checkpoints, as a torch loop steps its own; a ``ReduceLROnPlateau`` is
         stepped after each validation on ``monitor`` (``"val_loss"``) instead. A scheduler
         made on the optimizer instance given as ``optimizer=`` is used as it is.
+    schedule_interval : {"step", "epoch"}
+        When a scheduler of one's own (a factory's or an instance) is stepped: after every
+        optimizer step (default, transformers'), or once at each epoch's end, as a torch
+        loop that calls ``scheduler.step()`` after its epoch (torch's ImageNet example's
+        ``StepLR(opt, 30)``) and Lightning's default ``"interval": "epoch"`` step it.
     weight_decay, decay_bias_norm
         The built-in AdamW's decoupled weight decay (default 0.01, torch's AdamW default),
         on every parameter as ``torch.optim.AdamW(model.parameters())`` decays them, biases
@@ -290,7 +297,7 @@ class Trainer(Inference, TrainerState):
                  recompute: bool | None = None, cuda_graph: bool | None = None,
                  early_stopping: int | None = None, callbacks=None, class_weight=None,
                  device_memory=None, monitor: str = "val_loss", mode: str = "auto",
-                 clip_by: str = "norm", **unknown):
+                 clip_by: str = "norm", schedule_interval: str = "step", **unknown):
         if not hasattr(model, "parameters") or type(model).__module__.split(".")[0] in (
                 "torch", "tensorflow", "keras", "jax", "flax", "sklearn"):
             raise TypeError(f"Trainer needs a skiff nn.Module (build it from skiff.nn), got "
@@ -316,7 +323,10 @@ class Trainer(Inference, TrainerState):
         if clip_by not in ("norm", "value"):
             raise ValueError(f"clip_by is 'norm' (the global gradient norm, the default) or "
                              f"'value' (each element within [-clip, clip]), got {clip_by!r}")
+        # Lightning's {"scheduler": s, "interval": "epoch"} (round 45 h5: "unknown schedule")
+        schedule, schedule_interval = lightning_schedule(schedule, schedule_interval, monitor)
         check_schedule(schedule)  # "cosine", "linear", "constant" or a factory
+        self.schedule_interval = check_interval(schedule_interval, schedule)
         from .trainer_torch_habits import check_loss_module, check_one_optimizer
 
         check_loss_module(loss)  # torch.nn.CrossEntropyLoss(): skiff's of the same name
@@ -569,6 +579,8 @@ class Trainer(Inference, TrainerState):
                         self._say_once(said)
                 run = self._prepare(strategy, dataset, val_dataset, epochs, steps)
                 run.loader.stream = self._epoch_reads  # next_batch reads each epoch's pass
+                if self._epoch_reads is not None:  # a pass of another length: re-planned
+                    self._epoch_reads.on_pass = lambda: self._replan_stream(run)
                 run.val_batch = val_batch
                 self._live_strategy = strategy  # evaluate/predict in the run: _refuse_stale
                 alarm.where = lambda: f"after step {run.step}"
@@ -609,12 +621,19 @@ class Trainer(Inference, TrainerState):
         if self._epoch_reads is None or not (loader.epoch or loader.position):
             return
         ahead = min(loader.position * loader.batch_size, len(loader.dataset))
+        kept = self._epoch_reads.start_state is not None
         self.reporter.log(
             f"resumed on a stream: epoch {loader.epoch + 1}'s pass is read again from its "
             f"start (__iter__, and set_epoch({loader.epoch}) where the dataset has one) and "
             f"its first {ahead} samples ({loader.position} batches) skipped, as "
-            "transformers skips them; a stream whose passes draw from its own state (a "
-            "generator kept across passes) reads other samples than the uninterrupted run",
+            "transformers skips them; " + (
+                "the dataset's state at the pass's start was put back first "
+                "(load_state_dict, torchdata's StatefulDataLoader convention), so the pass "
+                "is the uninterrupted run's" if kept else
+                "a stream whose passes draw from its own state (a generator kept across "
+                "passes) reads other samples than the uninterrupted run, unless the dataset "
+                "has state_dict() and load_state_dict() (torchdata's StatefulDataLoader "
+                "convention): then the checkpoint keeps its state"),
             level="info")
 
     def _say_once(self, note: str) -> None:
@@ -648,13 +667,15 @@ class Trainer(Inference, TrainerState):
         # reshuffled shards drawn once); a generator (one pass) or a held-out cut replays
         again = take is None and val_split is None and reread_each_epoch(source)
         self._epoch_reads = None
+        start_state = None
         if again:
             set_epoch(source, 0)  # transformers' set_epoch(epoch) before each epoch's pass
+            start_state = dataset_state(source)  # a stateful dataset's (round 45 h5)
         dataset = as_dataset(dataset, take=take)
         if again:
             items = getattr(dataset, "dataset", dataset)
             if isinstance(items, list):
-                self._epoch_reads = EpochReads(source, items)
+                self._epoch_reads = EpochReads(source, items, start_state=start_state)
         if take is not None:
             self.reporter.log(f"the stream's first {len(dataset)} samples read: {steps} steps "
                               f"x {self.grad_accum} x batch {batch_size}"
@@ -849,6 +870,9 @@ class Trainer(Inference, TrainerState):
         run.step, run.history, run.val_history = self._restore(state, run.loader)
         run.resumed["from_step"] = run.step
         self._end_at_the_epochs(run, state)
+        reads = self._epoch_reads
+        if reads is not None and (len(reads.items) != reads.first or reads.resized):
+            self._replan_stream(run, resumed=True)
         self._resume_early_stopping(run, state.get("early"))
         read = self.checkpoint_dir / checkpoint_name(run.step)
         if run.strategy.world_size == 1 and read.is_file():  # the file this state came from
@@ -943,6 +967,12 @@ class Trainer(Inference, TrainerState):
                 run.stopped = "stopped by a callback"
                 break
         run.elapsed = time.perf_counter() - run.t_start
+
+    def _schedule_due(self, run: Run) -> bool:
+        """Step the scheduler after this optimizer step? Every step, or with
+        ``schedule_interval="epoch"`` at an epoch's last (round 45 h5: a torch loop's
+        per-epoch ``StepLR(opt, 30)`` was stepped per batch, its lr cut 30 steps in)."""
+        return self.schedule_interval == "step" or run.epoch_done
 
     def _validation_due(self, run: Run) -> bool:
         """Validate after this step? With ``eval_every=N``: every N-th optimizer step (counted
@@ -1039,7 +1069,8 @@ class Trainer(Inference, TrainerState):
                 clip_values(self.optimizer, self.clip_value)
             strategy.optimizer_step(self.optimizer)
         self.optimizer.zero_grad()
-        if self.scheduler is not None and not on_plateau(self.scheduler):
+        if self.scheduler is not None and not on_plateau(self.scheduler) and \
+                self._schedule_due(run):
             self.scheduler.step()
         run.step += 1
         run.step_times.append(time.perf_counter() - t_step)
@@ -1112,7 +1143,8 @@ class Trainer(Inference, TrainerState):
         grad_norm = math.sqrt(sumsq) if math.isfinite(sumsq) else sumsq
         if not math.isfinite(grad_norm):  # the graph's AdamW left the weights as they were
             raise self._diverged(run.step + 1, f"gradient norm is {grad_norm}", run)
-        if self.scheduler is not None and not on_plateau(self.scheduler):
+        if self.scheduler is not None and not on_plateau(self.scheduler) and \
+                self._schedule_due(run):
             self.scheduler.step()
         if run.extras is not None:  # the captured step's values only (Python not called)
             run.note_extras(run.take_extras())

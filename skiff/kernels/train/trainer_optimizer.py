@@ -46,7 +46,7 @@ def optimizer_on(spec, params: list, source: list | None, strategy: str, *,
     if all(id(p) in own for p in params):  # its own tensors (the trainable ones, say)
         return spec
     settings = [{k: v for k, v in g.items() if k != "params"} for g in spec.param_groups]
-    stepped_names = decay_of = None
+    stepped_names = decay_of = lr_of = None
     if names is not None and spec_names is not None and len(names) == len(params):
         group_of = {n: i for i, group in enumerate(spec_names) for n in group}
         members = [[(p, n) for p, n in zip(params, names) if group_of.get(n) == i]
@@ -64,21 +64,32 @@ def optimizer_on(spec, params: list, source: list | None, strategy: str, *,
             differ = sorted({k for s in settings[1:] for k in {**s, **settings[0]}
                              if s.get(k) != settings[0].get(k)})
             kind = _decay_kind(spec, settings) if flat is not None else None
-            of = {id(p): float(g.get("weight_decay") or 0.0) for g in spec.param_groups
-                  for p in g["params"]}
-            if differ == ["weight_decay"] and kind is not None and all(
+            of = {id(p): g for g in spec.param_groups for p in g["params"]}
+            base = float(settings[0].get("lr") or 0.0)
+            lrs_differ = "lr" in differ
+            if set(differ) <= {"weight_decay", "lr", "initial_lr"} and kind is not None and \
+                    (base > 0 or not lrs_differ) and all(
                     id(q) in of for q in getattr(flat, "params", ())):
-                # groups of other weight decays alone (the usual no-decay group of biases
-                # and norms): one group of decay 0, each element decayed by its own
-                # parameter's group's (round 44 h11: refused)
-                decay_of = (lambda q: of[id(q)]), kind
+                # groups of other weight decays (the usual no-decay group of biases and
+                # norms; round 44 h11) or other lrs (a head trained faster than the body;
+                # round 45 h5): one group of decay 0 at the first group's lr, each element
+                # decayed by its own parameter's group's decay and its step scaled by its
+                # group's lr over the first's (refused before)
+                decay_of = (lambda q: float(of[id(q)].get("weight_decay") or 0.0)), kind
+                if lrs_differ:
+                    lr_of = lambda q: float(of[id(q)].get("lr") or 0.0) / base  # noqa: E731
                 settings = [{**settings[0], "weight_decay": 0.0}]
+            if lrs_differ and base <= 0 and decay_of is None:
+                differ = [*differ, "the first group's lr is 0"]
         if decay_of is None and any(s != settings[0] for s in settings[1:]):
             raise ValueError(
                 f"optimizer=... has {len(settings)} parameter groups of other settings "
                 f"({', '.join(differ)}); strategy {strategy!r} steps one flat slice of all "
-                "the parameters on each rank, one group: give one group's settings, or "
-                "strategy='dp' (it steps the groups as they are)")
+                "the parameters on each rank, one group, and takes groups that differ in lr "
+                "and weight_decay alone, of skiff's SGD, Adam and AdamW (a step is linear "
+                "in its lr, so each element's is scaled; betas or momentum per element "
+                "would change the optimizer's moments themselves): give one group's "
+                "settings, or strategy='dp' (it steps the groups as they are)")
         groups = [{**settings[0], "params": list(params)}]
     if not groups:
         raise ValueError(f"optimizer=... steps none of the parameters the Trainer trains "
@@ -93,7 +104,7 @@ def optimizer_on(spec, params: list, source: list | None, strategy: str, *,
                         f"{type(spec).__name__}(params, ...)") from None
     made._rebuilt_from = spec
     if decay_of is not None:
-        made = flat_decay(made, flat, decay_of[0], decoupled=decay_of[1])
+        made = flat_decay(made, flat, decay_of[0], decoupled=decay_of[1], lr_of=lr_of)
     if stepped_names is not None:  # the name at each optimizer index (parallel.sliced_state)
         made._stepped_names = stepped_names
     return made
@@ -127,31 +138,49 @@ def zero_slice(params: list, strategy):
     return shard if shard is not None and len(params) == 1 and params[0] is shard else None
 
 
-def flat_decay(optimizer, strategy, decay_of, *, decoupled: bool):
-    """Weight decays by parameter on ZeRO's flat slice, one group (round 44 h11; refused
-    before): ``decay_bias_norm=False`` (``decay_of(q)``: the decay for parameters of two or
-    more axes, 0 for biases and norm scales and shifts) and a user's optimizer of groups that
-    differ in ``weight_decay`` alone (``decay_of(q)``: q's group's). ``optimizer`` was built
-    with weight decay 0; each step first decays each element of the slice by its
+def flat_decay(optimizer, strategy, decay_of, *, decoupled: bool, lr_of=None):
+    """Weight decays and lrs by parameter on ZeRO's flat slice, one group (round 44 h11;
+    refused before): ``decay_bias_norm=False`` (``decay_of(q)``: the decay for parameters of
+    two or more axes, 0 for biases and norm scales and shifts) and a user's optimizer of
+    groups that differ in ``weight_decay`` (``decay_of(q)``: q's group's) or in ``lr``
+    (``lr_of(q)``: q's group's lr over the slice's group's; round 45 h5). ``optimizer`` was
+    built with weight decay 0; each step first decays each element of the slice by its
     parameter's decay, as the groups of one process do: ``x *= 1 - lr * decay`` before the
     step where the decay is decoupled (AdamW's, torch's order: before its update),
-    ``g += decay * x`` for SGD's and Adam's L2."""
+    ``g += decay * x`` for SGD's and Adam's L2. With ``lr_of``, each element's step is
+    scaled by its ratio after the step: SGD's (momentum, nesterov), Adam's and AdamW's
+    updates are their lr times a direction that does not depend on the lr, so the
+    element moves as its group's lr moves it (a schedule scales every group's lr alike:
+    the built-in ones, LambdaLR, OneCycleLR ...; a scheduler that moves the groups apart,
+    a CosineAnnealingLR with eta_min, follows the first group's)."""
     shard = strategy.shard
     xp = shard.xp
     decays = np.zeros(shard._data.shape[0], dtype=np.float64)
+    ratios = None if lr_of is None else np.ones(shard._data.shape[0], dtype=np.float64)
     for q, a, i, j in strategy._pieces(strategy.lo, strategy.hi):
         decays[a - strategy.lo:a - strategy.lo + j - i] = float(decay_of(q))
+        if ratios is not None:
+            ratios[a - strategy.lo:a - strategy.lo + j - i] = float(lr_of(q))
     decays = xp.asarray(decays.astype(shard._data.dtype))
+    if ratios is not None:
+        ratios = xp.asarray(ratios.astype(shard._data.dtype))
     inner = optimizer.step
 
     def step(closure=None):
-        if shard._grad is not None:
-            if decoupled:
-                lr = float(optimizer.param_groups[0]["lr"])
-                shard._data *= 1 - lr * decays
-            else:
-                shard._grad = shard._grad + decays * shard._data
-        return inner(closure)
+        if shard._grad is None:
+            return inner(closure)
+        if decoupled:
+            lr = float(optimizer.param_groups[0]["lr"])
+            shard._data *= 1 - lr * (decays if ratios is None else ratios * decays)
+        else:
+            shard._grad = shard._grad + decays * shard._data
+        if ratios is None:
+            return inner(closure)
+        before = shard._data.copy()
+        out = inner(closure)
+        # x + (r - 1)(x - before): the first group's elements (r = 1) exactly as stepped
+        shard._data[...] = shard._data + (ratios - 1) * (shard._data - before)
+        return out
 
     optimizer.step = step
     return optimizer

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from .core.optim import WarmupCosine
 
-__all__ = ["SCHEDULES", "WarmupLinear", "check_schedule", "make_schedule", "on_plateau",
+__all__ = ["SCHEDULES", "WarmupLinear", "check_schedule", "check_interval", "make_schedule",
+           "lightning_schedule",
+           "on_plateau",
            "check_plateau", "is_scheduler", "bound_scheduler", "schedule_name",
            "other_schedule", "schedule_settings", "restore_list_settings"]
 
@@ -49,6 +51,43 @@ def check_schedule(schedule) -> None:
                      f"{', '.join(map(repr, SCHEDULES))} (cosine and linear warm up first: "
                      "warmup_steps=, by default a tenth of the steps up to 100), or pass a "
                      "factory make(optimizer) -> lr scheduler")
+
+
+def lightning_schedule(schedule, interval: str, monitor: str = "val_loss"):
+    """``(schedule, interval)`` of Lightning's scheduler config, ``{"scheduler": s,
+    "interval": "epoch" | "step", "frequency": 1}`` (what ``configure_optimizers`` returns
+    beside the optimizer; its interval defaults to ``"epoch"``), or both as given (round 45
+    h5: "unknown schedule {...}")."""
+    if not isinstance(schedule, dict) or "scheduler" not in schedule:
+        return schedule, interval
+    other = sorted(set(schedule) - {"scheduler", "interval", "frequency", "monitor", "name",
+                                    "strict"})
+    frequency = schedule.get("frequency", 1)
+    if other or frequency != 1:
+        said = f"keys {other}" if other else f"frequency {frequency!r}"
+        raise ValueError(f"schedule is Lightning's scheduler config with {said}, which skiff "
+                         "does not follow: give {'scheduler': s, 'interval': 'epoch' or "
+                         "'step'} (frequency 1), or schedule=s with schedule_interval=")
+    if schedule.get("monitor", monitor) != monitor:  # a ReduceLROnPlateau's metric
+        raise ValueError(f"schedule's config monitors {schedule['monitor']!r} and the "
+                         f"Trainer's monitor is {monitor!r}: give Trainer(monitor="
+                         f"{schedule['monitor']!r}) (a ReduceLROnPlateau steps on it)")
+    return schedule["scheduler"], schedule.get("interval", "epoch")
+
+
+def check_interval(interval, schedule) -> str:
+    """``schedule_interval`` checked: ``"step"`` or ``"epoch"`` (round 45 h5); ``"epoch"``
+    steps a scheduler of one's own, not a named schedule (planned in optimizer steps)."""
+    if interval not in ("step", "epoch"):
+        raise ValueError(f"schedule_interval is 'step' (after every optimizer step) or 'epoch' "
+                         f"(at each epoch's end, as a torch loop's scheduler.step() after "
+                         f"its epoch), got {interval!r}")
+    if interval == "epoch" and isinstance(schedule, str):
+        raise ValueError(f"schedule_interval='epoch' steps a scheduler of your own once an "
+                         f"epoch (schedule=lambda opt: skiff.optim.lr_scheduler.StepLR(opt, "
+                         f"30)); schedule={schedule!r} is planned in optimizer steps "
+                         "(warmup_steps, the run's steps): leave schedule_interval='step'")
+    return interval
 
 
 def make_schedule(name: str, optimizer, warmup: int, total: int, min_lr_ratio: float):

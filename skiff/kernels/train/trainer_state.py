@@ -138,6 +138,10 @@ class TrainerState:
             "plan": {"strategy": self.plan.get("strategy"), "world_size": st.world_size},
             "precision": None if self.mixed is None else self._mixed_state(),
         }
+        reads = getattr(self, "_epoch_reads", None)
+        kept = None if reads is None else reads.state()
+        if kept is not None:  # a stateful stream's state at its pass's start (round 45 h5)
+            state["stream"] = kept
         if frozen:
             state["frozen"] = frozen_record(self.model, frozen)
         if st.name in ("single", "dp"):  # moments per parameter, by the optimizer's index
@@ -376,6 +380,35 @@ class TrainerState:
         self.reporter.log(f"epochs={run.epochs:g} end at step {total} at this batch size "
                           f"({run.step} done)", level="info")
 
+    def _replan_stream(self, run, *, resumed: bool = False) -> None:
+        """A stream's pass of another length than the one before (round 45 h5): an epoch is
+        one pass however long, as torch's loop takes it (it was refused: the run's steps
+        were planned from the first pass). ``train(epochs=E)`` ends where epoch E ends: this
+        pass's steps, then the epochs left at this pass's length (re-planned at each pass);
+        the Trainer's own schedule is planned to that total. ``steps=N`` is left alone."""
+        reads, loader = self._epoch_reads, run.loader
+        if reads is None or run.epochs is None:
+            return
+        accum = int(getattr(self, "grad_accum", 1))
+        per = max(1, -(-len(loader) // accum))
+        start = run.step - -(-loader.position // accum)  # the steps before this epoch's
+        total = start + max(1, math.ceil((run.epochs - loader.epoch) * per - 1e-9))
+        if total == run.total:
+            return
+        run.total = total
+        if run.resumed is not None:
+            run.resumed["total"] = total
+        sched = self.scheduler
+        if isinstance(self.schedule, str) and sched is not None and \
+                hasattr(sched, "total_steps"):
+            sched.total_steps = total
+            sched._apply()
+        self.reporter.log(
+            f"epoch {loader.epoch + 1}'s pass of the stream yielded {len(reads.items)} "
+            f"samples ({per} steps; the first pass had {reads.first}): an epoch is one pass "
+            f"however long, as torch's loop takes it; epochs={run.epochs:g} now end at step "
+            f"{total}" + (" (resumed)" if resumed else ""), level="info")
+
     def _say_resume(self, said: str) -> None:
         """A warning in a job's log and, in a script (nowhere else to say it), a
         ``UserWarning`` on rank 0."""
@@ -412,10 +445,38 @@ class TrainerState:
             self._weights_from_masters(state["precision"])
         train_random.set_state(state["rng"]["train"], self.rng)
         self._global_rngs_back(state, getattr(loader, "dataset", None))
+        stream = getattr(loader, "stream", None)
+        if stream is not None:  # a stream: the checkpoint's epoch's pass, of its own length
+            stream.pending = state.get("stream")  # a stateful dataset's, put back first
+            stream.to(int((state.get("data") or {}).get("epoch", 0)), replan=False)
+            state = {**state, "data": self._pass_read_again(state["data"], stream, loader)}
         loader.load_state_dict(state["data"])
         self._restore_callbacks(state)
         return int(state["step"]), self._restored_history(state), \
             list(state.get("val_history", []))
+
+    def _pass_read_again(self, data: dict, stream, loader) -> dict:
+        """The checkpoint's data position on a stream's pass read again at resume (round 45
+        h5): one of another length than the checkpoint's run read (a stream drawing its
+        samples from its own state, without ``state_dict``) was refused "the checkpoint's
+        data position is for 13 items, this dataset has 10". Now the new pass is taken, its
+        first batches skipped as far as they go (transformers skips as many batches of
+        whatever the pass yields), and said."""
+        saved = data.get("num_items")
+        if saved is None or int(saved) == len(stream.items):
+            return data
+        batch = max(1, int(data.get("batch_size") or loader.batch_size))
+        per = -(-len(stream.items) // batch)
+        self._say_resume(
+            f"resumed on a stream whose epoch {int(data.get('epoch', 0)) + 1} pass yielded "
+            f"{len(stream.items)} samples where the checkpoint's run read {saved}: its first "
+            f"{min(int(data.get('position', 0)), per)} batches are skipped and the epochs "
+            "re-planned, but the samples are not the uninterrupted run's (a stream that draws "
+            "from its own state: give it state_dict() and load_state_dict(), torchdata's "
+            "StatefulDataLoader convention, and the checkpoint keeps its state)")
+        stream.resized = True
+        return {**data, "num_items": len(stream.items),
+                "position": min(int(data.get("position", 0)), per)}
 
     def _global_rngs_back(self, state, dataset=None) -> None:
         """numpy's, Python's and torch's generators as the checkpoint kept them, where it was

@@ -75,30 +75,55 @@ def from_torch_loader(data):
         return data, None
     import torch.utils.data as tud
 
-    from .data_collate import Collated, Drawn, Sampled, torch_draw, weighted_sampling
+    from .data_collate import Collated, Drawn, Sampled, TorchDraw, torch_draw, weighted_sampling
 
     own = []
     collate = data.collate_fn is not tud.default_collate
     if isinstance(data.dataset, tud.IterableDataset):
-        # a stream, read in order at the loader's batch size (round 38: it was refused)
+        # a stream, read in order at the loader's batch size (round 38: it was refused),
+        # its batches through the loader's own collate_fn as torch makes them: consecutive
+        # samples, batch_size at a time (round 45 h5: refused); read by data.as_dataset
         if not collate:
             return data.dataset, _size(data.batch_size)
-        own.append("iterable dataset and collate_fn")
+        return Collated(data.dataset, data.collate_fn), _size(data.batch_size)
     sampling = weighted_sampling(data.sampler)  # followed: the Trainer's loader draws so
-    if sampling is None and not isinstance(data.sampler, (tud.SequentialSampler,
-                                                          tud.RandomSampler)) and not own:
+    subset = isinstance(data.sampler, tud.SubsetRandomSampler)  # followed (round 45 h5)
+    if sampling is None and not subset and not isinstance(
+            data.sampler, (tud.SequentialSampler, tud.RandomSampler)) and not own:
         own.append("sampler")
+    if isinstance(data.sampler, tud.DistributedSampler):
+        # a DDP script's: the Trainer shards every batch over the ranks itself, as the
+        # sampler does; "pass loader.dataset" alone left the batch size per rank
+        raise TypeError("the data is a torch DataLoader with a DistributedSampler, a DDP "
+                        "script's: the Trainer shards every batch over the ranks itself "
+                        "(rank r takes items r::ranks of each global batch, as "
+                        "DistributedSampler shares the dataset) and reshuffles each epoch: "
+                        "pass the loader's dataset (loader.dataset) and batch_size= the "
+                        "per-rank batch times the ranks (DDP's global batch)")
     if own:
         raise TypeError(f"the data is a torch DataLoader with its own {' and '.join(own)}, "
                         "which the Trainer cannot follow (it orders, batches and shards "
                         "the data itself): pass the loader's dataset (loader.dataset) and "
-                        "batch_size= to the Trainer (a WeightedRandomSampler is followed)")
+                        "batch_size= to the Trainer (a WeightedRandomSampler and a "
+                        "SubsetRandomSampler are followed)")
     dataset = data.dataset
     if isinstance(dataset, tud.TensorDataset) and not collate:  # its tensors as arrays
         from .data import ArrayDataset
 
         dataset = ArrayDataset(*[t.detach().cpu().numpy() for t in dataset.tensors])
     draw = torch_draw(data)  # a generator of the user's: torch's own order (round 43 h10)
+    if subset:  # torch's train/validation idiom, SubsetRandomSampler(train_idx) (round 45
+        # h5): refused naming loader.dataset, which trained on the validation rows too;
+        # now its rows, in torch's order from its generator (the Trainer's seed without one)
+        import copy
+
+        from .data import Subset
+
+        sub = copy.copy(data.sampler)
+        sub.indices = range(len(data.sampler.indices))  # randperm over positions, as torch
+        dataset = Subset(dataset, list(data.sampler.indices))
+        draw = TorchDraw(sub, data.sampler.generator is not None and
+                         data.generator is data.sampler.generator)
     if draw is not None:
         dataset = Drawn(dataset, draw)
     elif sampling is not None:
@@ -125,8 +150,8 @@ def loader_order(data) -> dict | None:
     sampler = type(getattr(data, "sampler", None)).__name__
     if not torch_style:
         order["shuffle"] = bool(data.shuffle)
-    elif sampler in ("RandomSampler", "SequentialSampler"):
-        order["shuffle"] = sampler == "RandomSampler"
+    elif sampler in ("RandomSampler", "SequentialSampler", "SubsetRandomSampler"):
+        order["shuffle"] = sampler != "SequentialSampler"
     elif sampler == "_InfiniteConstantSampler":  # over an IterableDataset: in its order
         order["shuffle"] = False
     return order

@@ -22,16 +22,18 @@ import pytest
 from .mpi_util import HERE, run_mpi
 
 sys.path.insert(0, str(HERE / "scripts"))
-from same_data_r29_check import Stream, arrays  # noqa: E402
+from same_data_r29_check import Stream, Varying, arrays, two_lrs, weighted  # noqa: E402
 
 
-def _one_process(data=None, epochs=1, shuffle=True, trained=False, **kw):
+def _one_process(data=None, epochs=1, shuffle=True, trained=False, optimizer=None, **kw):
     import skiff
     from skiff.nn import Linear, ReLU, Sequential
 
     skiff.seed(0)
-    tr = skiff.Trainer(Sequential(Linear(3, 16), ReLU(), Linear(16, 1)), lr=0.01,
-                       batch_size=8, seed=0, shuffle=shuffle, **kw)
+    model = Sequential(Linear(3, 16), ReLU(), Linear(16, 1))
+    if optimizer is not None:
+        kw["optimizer"] = optimizer(model)
+    tr = skiff.Trainer(model, lr=0.01, batch_size=8, seed=0, shuffle=shuffle, **kw)
     history = tr.train(arrays(64) if data is None else data, epochs=epochs).history
     if trained:
         return history, {k: np.asarray(v, np.float64).ravel()
@@ -85,3 +87,19 @@ def test_ranks_with_different_data_are_refused_on_every_rank():
             for k, w in weights.items():
                 np.testing.assert_allclose(got["weights"][k], w, rtol=0, atol=2e-6,
                                            err_msg=f"{z} {k}")
+    # round 45 h5: a stream whose passes differ in length (20, 13, 27 samples: 3, 2 and 4
+    # steps), one epoch each on every rank; ZeRO-2 with a user's AdamW groups of other lrs
+    # (refused before) and a WeightedRandomSampler's draw: one process's
+    want = _one_process(Varying(), epochs=3, shuffle=False)
+    assert len(want) == 9
+    history, weights = _one_process(trained=True, optimizer=two_lrs, clip=None,
+                                    schedule="constant")
+    drawn = _one_process(weighted(), epochs=2)
+    for r in results:
+        np.testing.assert_allclose(r["varying"]["losses"], want, rtol=1e-5)
+        got = r["lrs_zero2"]
+        assert got.get("strategy") == "zero2", got
+        np.testing.assert_allclose(got["losses"], [h["loss"] for h in history], rtol=1e-5)
+        for k, w in weights.items():
+            np.testing.assert_allclose(got["weights"][k], w, rtol=0, atol=2e-6, err_msg=k)
+        np.testing.assert_allclose(r["weighted"]["losses"], drawn, rtol=1e-5)

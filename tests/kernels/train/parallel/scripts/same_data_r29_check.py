@@ -37,10 +37,51 @@ class Stream:
             yield x[i] + np.float32(0.3) * self.rng.standard_normal(3, np.float32), y[i]
 
 
-def run(data, val=None, epochs=1, shuffle=True, weights=False, **kw):
+class Varying(Stream):
+    """Round 45 (h5): passes of 20, 13 and 27 samples (set_epoch'd), one epoch each."""
+
+    def __init__(self):
+        super().__init__()
+        self.epoch = 0
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
+
+    def __iter__(self):
+        self.passes += 1
+        x, y = arrays(40)
+        for i in range([20, 13, 27][self.epoch % 3]):
+            yield x[i], y[i]
+
+
+def two_lrs(model):
+    """Round 45 (h5): a user's AdamW of two groups, the head at a tenth of the body's lr
+    and without weight decay (refused under ZeRO before)."""
+    body = [p for n, p in model.named_parameters() if not n.startswith("2.")]
+    head = [p for n, p in model.named_parameters() if n.startswith("2.")]
+    return skiff.optim.AdamW([{"params": body, "lr": 0.02, "weight_decay": 0.3},
+                              {"params": head, "lr": 0.002, "weight_decay": 0.0}])
+
+
+def weighted(n=64):
+    """Round 45 (h5): skiff.utils.data's loader with a WeightedRandomSampler (the rows of
+    y > 1 drawn 3 times as often), 50 rows an epoch without replacement: batches of 8 and a
+    last of 2, one row a rank (weighed against the dataset's 64 rows before: as one of 8)."""
+    from skiff.utils.data import DataLoader, TensorDataset, WeightedRandomSampler
+
+    x, y = arrays(n)
+    w = np.where(y[:, 0] > 1.0, 3.0, 1.0)
+    return DataLoader(TensorDataset(skiff.tensor(x), skiff.tensor(y)), batch_size=8,
+                      sampler=WeightedRandomSampler(w.tolist(), num_samples=n - 14,
+                                                    replacement=False))
+
+
+def run(data, val=None, epochs=1, shuffle=True, weights=False, optimizer=None, **kw):
     skiff.seed(0)
-    tr = skiff.Trainer(Sequential(Linear(3, 16), ReLU(), Linear(16, 1)), lr=0.01,
-                       batch_size=8, seed=0, shuffle=shuffle, **kw)
+    model = Sequential(Linear(3, 16), ReLU(), Linear(16, 1))
+    if optimizer is not None:
+        kw["optimizer"] = optimizer(model)
+    tr = skiff.Trainer(model, lr=0.01, batch_size=8, seed=0, shuffle=shuffle, **kw)
     try:
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
@@ -78,7 +119,13 @@ def main():
            # to a global norm the steps reach
            **{f"nodecay_{z}": run(same, weights=True, strategy=z, decay_bias_norm=False,
                                   weight_decay=0.5, clip=2.0)
-              for z in ("zero1", "zero2")}}
+              for z in ("zero1", "zero2")},
+           # round 45 h5: a stream's passes of other lengths, one epoch each; ZeRO-2 with
+           # a user's groups of other lrs; a WeightedRandomSampler's draw shared by the ranks
+           "varying": run(Varying(), epochs=3, shuffle=False),
+           "lrs_zero2": run(same, weights=True, strategy="zero2", optimizer=two_lrs,
+                            clip=None, schedule="constant"),
+           "weighted": run(weighted(), epochs=2)}
     print("RESULT " + json.dumps(out), flush=True)
 
 
