@@ -1677,6 +1677,12 @@ def _lookup(values: dict, user_ns: dict):
             raise TypeError(f"MODEL {mname!r} is a {type(value).__name__}, not a skiff model")
     if dname is not None and dname in user_ns:
         value = user_ns[dname]
+        parts = value if isinstance(value, tuple) else (value,)
+        sparse = next((p for p in parts if type(p).__module__.startswith("scipy.sparse")), None)
+        if sparse is not None:  # len() raised SciPy's "sparse array length is ambiguous"
+            raise TypeError(f"DATA {dname!r} holds a sparse matrix ({type(sparse).__name__}): "
+                            f"%train takes dense arrays, e.g. X = S.toarray() then "
+                            f"%train {values.get('model') or 'MODEL'} (X, y)")
         if model_obj is None and values.get("model") == "mlp" and is_frame(value):
             # %train mlp df --target outcome: the frame is read as the table file it would
             # be (words one-hot, gaps filled, dates, --target/--drop, table.json for
