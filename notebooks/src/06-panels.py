@@ -115,12 +115,15 @@ ocr
 # The model and data pickers list the built-in models and data sets, and also the notebook
 # variables that hold a model or a data set, so a model you built in a cell is one click
 # away. **Plan** asks the planner how a model would be laid out over the ranks you chose
-# (data, tensor and pipeline parallel degrees, memory per device) before you launch.
+# (data, tensor and pipeline parallel degrees, memory per device) before you launch. The
+# table it puts in the form, above its fields, is the one `%plan` prints for the same model
+# and number of devices; here it is under the cell too:
 
 # %%
 train = panel.forms["train"]
 train.set(model="gpt-mini", np=2)
-train.plan()  # what the Plan button does; the table appears in the form
+train.plan()  # what the Plan button does: the table appears in the form
+%plan gpt-mini --devices 2
 
 # %% [markdown]
 # Then a small model on a built-in data set, launched from the same form. A plan is the one

@@ -228,8 +228,9 @@ for k in after:
     print(f"{k:8s} before: {before[k]!r}\n{'':8s} after:  {after[k]!r}")
 
 # %% [markdown]
-# What fine-tuning taught is the form, not the facts. The answers are now one sentence of the
-# instruction set's shape, and the held-out loss fell (full mode: 3.56 to 1.47, perplexity 35
+# What fine-tuning taught is the form, not the facts. The answers now take the instruction
+# set's shape, one sentence "The capital of X is Y." (quick mode: 3 of the 4 above; the
+# other garbled), and the held-out loss fell (full mode: 3.56 to 1.47, perplexity 35
 # to 4.4, nearly all of it in the first quarter of the steps). But greedy answers to held-out
 # questions name a country of the fine-tuning set (full mode: "The capital of Germany is
 # Berlin." asked about Belgium, Hungary and Serbia), so exact match stays at or near 0 (0 in

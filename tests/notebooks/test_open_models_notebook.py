@@ -6,6 +6,7 @@ planner costs the published shapes."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -26,6 +27,17 @@ def test_open_models_notebook_runs(runs_dir):
     assert "quick mode" in text and "tokenizer.model" in text
     assert "held-out loss lowered: True" in text  # the LoRA fine-tune generalises
     assert "before" in text and "after LoRA" in text
+    # the prose's count of the answers in the instruction set's shape is this run's (round
+    # 45: "the answers are now one sentence of that shape" under a quick run whose answers
+    # held "The capital of Madrid.")
+    after = re.findall(r"^ +after: +'(.*)'$", text, re.M)
+    assert len(after) == 4, text
+    shaped = sum(bool(re.fullmatch(r"The capital of [A-Z][\w ]* is [A-Z][\w ]*\.", a))
+                 for a in after)
+    prose = " ".join(next(c.source for c in nb.cells if c.cell_type == "markdown"
+                          and "What fine-tuning taught" in c.source).split())
+    m = re.search(r"quick mode: (\d) of the 4 above", prose)
+    assert m and int(m.group(1)) == shaped, (m and m.group(0), after)
     jobs = {r.name: json.loads((r / "config.json").read_text()) for r in runs_dir.iterdir()}
     kinds = sorted(j["kind"] for j in jobs.values())
     assert kinds == ["chat", "chat", "train"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
+import nbformat
 import pytest
 
 from tests.notebook_util import execute_notebook, outputs_text, widget_states
@@ -94,6 +95,12 @@ def test_panels_notebook(runs_dir):
     # the plan above the form is the form's own model's (round 44: the saved form held mlp
     # on 1 rank under the plan of gpt-mini on 2, made before the fields changed)
     assert "Plan for MLP" in plan["value"] and "Plan for gpt-mini" not in plan["value"]
+    # the gpt-mini plan asked for from the form is under its cell too (round 44: the cell
+    # `train.plan()` showed nothing; its table was in the form, whose saved view holds mlp's)
+    (plan_cell,) = [c for c in nb.cells if c.cell_type == "code"
+                    and 'train.set(model="gpt-mini", np=2)' in c.source]
+    shown_plan = outputs_text(nbformat.from_dict({"cells": [plan_cell]}))
+    assert re.search(r"Plan for gpt-mini \([\d.]+ M params\) on 2 x ", shown_plan), shown_plan
     # the monitor lists the three jobs, all done
     (heading,) = _with_class(states, "skiff-monitor-heading")
     assert "<b>3</b> jobs (0 running)" in heading["value"]
