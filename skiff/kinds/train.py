@@ -23,6 +23,7 @@ import json
 import math
 import os
 import shlex
+import threading
 
 from skiff.grammar.common import (
     cluster_options,
@@ -1767,10 +1768,32 @@ def _short(text: str, size: int = 40) -> str:
     return repr(text if len(text) <= size else text[:size] + "...")
 
 
+# the notebook models a thread job is training now: id -> (the model, its job's id). A
+# second %train of one model while the first runs (its cell run again) is refused: both
+# trained it at once, and one failed on gradients the other had cleared (round 45)
+_TRAINING: dict[int, tuple[object, str]] = {}
+_TRAINING_LOCK = threading.Lock()
+
+
+def _training_job(model) -> str | None:
+    """The id of the running job that trains ``model`` in place, or None."""
+    with _TRAINING_LOCK:
+        held = _TRAINING.get(id(model))
+    return held[1] if held is not None and held[0] is model else None
+
+
+def _busy(name: str, job_id: str) -> str:
+    return (f"MODEL {name!r} is being trained by job {job_id}, still running: one model "
+            f"cannot be trained by two jobs at once. Wait for it (%jobs wait {job_id}), "
+            f"cancel it (%jobs cancel {job_id}), or train a copy (copy.deepcopy({name}))")
+
+
 def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobRequest:
     """A thread job over notebook objects (a model, a data set, or both)."""
     from skiff.kernels.train.data import ArrayDataset, as_dataset
 
+    if model_obj is not None and (busy := _training_job(model_obj)) is not None:
+        raise ValueError(_busy(values["model"], busy))
     if data_obj is not None and loader_order(data_obj) is None:  # a loader: train() reads it
         data_obj = as_dataset(data_obj, what=f"DATA {values['data']!r}")
         has_loss = model_obj is not None and callable(getattr(model_obj, "loss", None))
@@ -1806,7 +1829,7 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
     seed = config["seed"]
     model_name, data_name = values["model"], values.get("data")
 
-    def job(cfg, reporter):
+    def run(cfg, reporter):
         from skiff.kernels.train import models
         from skiff.kernels.train.core import random as train_random
         from skiff.kernels.train.data import builtin_dataset
@@ -1843,6 +1866,20 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
 
         parts = {"model": model, "dataset": dataset, "val_dataset": None, "table": table}
         return train_parts(weigh_classes(parts, cfg, reporter), cfg, reporter)
+
+    def job(cfg, reporter):
+        if model_obj is None:
+            return run(cfg, reporter)
+        with _TRAINING_LOCK:  # two launches in a row: the second to start is refused
+            held = _TRAINING.get(id(model_obj))
+            if held is not None and held[0] is model_obj:
+                raise RuntimeError(_busy(model_name, held[1]))
+            _TRAINING[id(model_obj)] = (model_obj, reporter.run_dir.name)
+        try:
+            return run(cfg, reporter)
+        finally:
+            with _TRAINING_LOCK:
+                _TRAINING.pop(id(model_obj), None)
 
     return JobRequest("train", config, fn=job, local_only=local,
                       label=f"%train {values['model']}")
