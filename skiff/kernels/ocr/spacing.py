@@ -261,6 +261,19 @@ _INNER = frozenset(",.:")
 # 0.0014: the hint does not tell them apart, the ink does)
 WORD_NUMBER_HINT = 1e-4
 WORD_NUMBER_OF_LINE = 0.85
+# a word and a number in a line that reads no space of its own (a table's date cell "19 Nov"
+# in Liberation Serif 18-28 px blurred, DejaVu Serif 14-22: read "19Nov", the space's hint
+# 0.0017-0.046, under SPACE_P, and no read space to measure against) take a space where the
+# gap is at least LONE_GAP of the ink's height, LONE_OF_OTHERS times the widest other gap
+# of the line, and the hint at least LONE_HINT (round 45, h3's `wnprobe.py`: 52 words x 8
+# DejaVu and Liberation faces x 14-28 px x clean/blurred: the missed spaces 0.50-0.60 of the
+# height, 2.0 times the others or more, hints from 0.0017; 3,237 tight letter-digit pairs
+# ("Room12B", "iPhone15", "No1", "F16", "3rd") at most 0.33, hints up to 0.024)
+LONE_GAP = 0.45
+LONE_OF_OTHERS = 1.8
+LONE_HINT = 1.5e-3
+LONE_PEAK = 10.0  # the hint there over its most between the line's other pairs (0.0045
+# against 3.6e-7 in the statement's cell; a hint as high everywhere says nothing)
 _DIGITS = frozenset("0123456789")
 
 
@@ -527,7 +540,9 @@ def missed_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
     with no space read, where ``space_p`` (the space's probability per frame)
     reached ``SPACE_P`` between the two. Between a word and a number ("customer3875") the
     ink is looked at from a hint of ``WORD_NUMBER_HINT``; under ``SPACE_HINT`` the gap must
-    be ``WORD_NUMBER_OF_LINE`` of the line's narrowest read space."""
+    be ``WORD_NUMBER_OF_LINE`` of the line's narrowest read space; in a line with no space
+    read, a word and a number under ``SPACE_P`` take one where the gap and the hint stand
+    out of the line's (:func:`_lone_word_number`: a date cell's "19Nov")."""
     found = _solid(text, best, alphabet, crop)
     if found is None or space_p is None:
         return None
@@ -573,7 +588,10 @@ def missed_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
                 gap.glyph_after(k) < BAR_1:
             continue  # a seven-segment "1": a lone bar at the right of its cell (the frames
             # of a "1" and the digit after it can hold the gap before the next "1")
-        if hint < SPACE_HINT:  # a word and a number the recognizer hardly spaced
+        if least is None and hint < SPACE_P and _word_number(solid[k][1][-1], solid[k + 1][1][0]):
+            if _lone_word_number(gap, k, solid, space_p):
+                put.add(k)  # a date cell's "19 Nov": no read space to measure against
+        elif hint < SPACE_HINT:  # a word and a number the recognizer hardly spaced
             if least is not None and g >= WORD_NUMBER_OF_LINE * least:
                 put.add(k)
         elif (g >= SPACE_OF_LINE * least) if least is not None else hint >= SPACE_P:
@@ -583,6 +601,22 @@ def missed_spaces(text: str, best: np.ndarray, space_p: np.ndarray | None,
         return None
     return "".join(c + (" " if k in put or k in after else "")
                    for k, (_, c) in enumerate(solid)).strip()
+
+
+def _lone_word_number(gap, k: int, solid, space_p: np.ndarray) -> bool:
+    """Whether the pair ``k`` of a word and a number in a line that reads no space takes
+    one: its gap at least ``LONE_GAP`` and ``LONE_OF_OTHERS`` times the line's widest other
+    gap, the space's hint there at least ``LONE_HINT`` and ``LONE_PEAK`` times its most
+    between any other pair (the recognizer hesitated at this gap alone)."""
+    n = len(solid)
+    if n < 3:
+        return False
+    hint = [float(np.max(space_p[solid[i][0]:solid[i + 1][0] + 1])) for i in range(n - 1)]
+    others = [i for i in range(n - 1) if i != k]
+    if hint[k] < LONE_HINT or hint[k] < LONE_PEAK * max(hint[i] for i in others):
+        return False
+    g = gap(k)
+    return g >= LONE_GAP and g >= LONE_OF_OTHERS * max(gap(i) for i in others)
 
 
 def _both_sides(solid, k: int, spaced: set) -> bool:
