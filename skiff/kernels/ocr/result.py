@@ -28,7 +28,8 @@ def line_records(doc: dict) -> list[dict]:
     that has no pages), ``row`` (lines of one row share it), ``line`` (its index on the
     page), ``text``, ``score``, the box's extent ``x0, y0, x1, y1`` in image pixels, and
     ``error`` (None). An image that could not be read gives one dict with ``error`` set and
-    no text; one with no text, none."""
+    no text; a page read where nothing looked like text, one dict with no text and no line
+    (so that a table of a folder has every page read: a blank sheet is not a lost page)."""
     label = str(doc.get("image"))
     file, _, page = label.rpartition("#page=")
     if not (file and page.isdigit()):
@@ -37,6 +38,8 @@ def line_records(doc: dict) -> list[dict]:
     if doc.get("error"):
         return [{**dict.fromkeys(LINE_COLUMNS), "file": file, "page": page, "text": "",
                  "error": str(doc["error"])}]
+    if not doc.get("lines"):  # a blank page: its row, read, without text (round 45)
+        return [{**dict.fromkeys(LINE_COLUMNS), "file": file, "page": page, "text": ""}]
     out = []
     for k, line in enumerate(doc.get("lines") or []):
         xs = [float(p[0]) for p in line["box"]]
@@ -132,16 +135,20 @@ class OcrResult:
         return out
 
     def to_json(self) -> dict:
-        """The JSONL record: ``{"image", "page", "size", "dpi", "text", "lines", "error",
-        "unread", "elapsed_s"}`` (and ``"warnings"`` when there are any): ``page`` the page
+        """The JSONL record: ``{"image", "file", "page", "size", "dpi", "text", "lines",
+        "error", "unread", "elapsed_s"}`` (and ``"warnings"`` when there are any): ``file``
+        the image's path without ``#page=N`` (what a script opens), ``page`` the page
         number of a ``file#page=N`` label (from 1; None for an image that has no pages, as
         :func:`line_records` reads it), ``size``
         the ``[height, width]`` in pixels the page was read at (the boxes' frame; None when
         it could not be read), ``dpi`` the resolution a PDF page was rendered at (None for
         other images)."""
         file, _, page = str(self.image).rpartition("#page=")
+        paged = bool(file) and page.isdigit()
         dpi = None if self.pdf_dpi is None else float(self.pdf_dpi)
-        return {"image": self.image, "page": int(page) if file and page.isdigit() else None,
+        # "file": the path to open (a PDF's or TIFF's page label is no file; round 45)
+        return {"image": self.image, "file": file if paged else self.image,
+                "page": int(page) if paged else None,
                 "size": [int(v) for v in self.size[:2]] if self.size is not None else None,
                 "dpi": int(dpi) if dpi is not None and dpi.is_integer() else dpi,
                 "text": self.text,

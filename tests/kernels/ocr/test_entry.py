@@ -50,8 +50,8 @@ def folder(tmp_path_factory, fonts):
 
 
 def _check_line(doc):
-    assert set(doc) == {"image", "page", "size", "dpi", "text", "lines", "error", "unread",
-                        "elapsed_s"}
+    assert set(doc) == {"image", "file", "page", "size", "dpi", "text", "lines", "error",
+                        "unread", "elapsed_s"}
     assert isinstance(doc["image"], str) and isinstance(doc["elapsed_s"], float)
     assert isinstance(doc["unread"], int) and doc["unread"] >= 0
     assert doc["error"] is None or isinstance(doc["error"], str)

@@ -81,8 +81,8 @@ def test_result_objects_json_and_html(pipe, sample):
     r = pipe(sample.image)
     assert isinstance(r, OcrResult) and all(isinstance(x, TextLine) for x in r.lines)
     doc = r.to_json()
-    assert set(doc) == {"image", "page", "size", "dpi", "text", "lines", "error", "unread",
-                        "elapsed_s"}
+    assert set(doc) == {"image", "file", "page", "size", "dpi", "text", "lines", "error",
+                        "unread", "elapsed_s"}
     assert doc["text"] == "\n".join(line["text"] for line in doc["lines"])
     html = r._repr_html_()
     assert "<img src='data:image/png;base64," in html
