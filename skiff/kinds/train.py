@@ -528,8 +528,12 @@ def check_pair(model: str, data: str) -> None:
             model == "cnn" and os.path.isdir(str(data))):
         more = {"mlp": " or a table file (.csv, .tsv, .npz)",
                 "cnn": " or a folder of class folders of images"}.get(model, "")
+        # a JSON-lines, Parquet or Excel table: how to train on it (round 45 h11)
+        from skiff.kernels.train.tables import other_table_hint
+
+        hint = other_table_hint(data) if model == "mlp" else ""
         raise ValueError(f"model {model!r} trains on {default!r}{more} (or, in a notebook, "
-                         f"arrays of your own), got data {data!r}")
+                         f"arrays of your own), got data {data!r}{hint}")
 
 
 def _check_image_folder(data: str) -> str:

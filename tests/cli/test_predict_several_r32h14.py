@@ -58,7 +58,8 @@ def test_several_images_are_each_predicted_and_joined_in_order(run, capsys):
 
     assert main(["predict", str(run_dir), *paths]) == 0  # the CSV: a row each, same order
     rows = _rows(capsys.readouterr().out)
-    assert rows[0] == ["file", "class predicted", "probability"]
+    # then each class's probability (round 45 h11)
+    assert rows[0] == ["file", "class predicted", "probability", "P(dark)", "P(light)"]
     assert [r[0] for r in rows[1:]] == doc["files"]
 
 

@@ -7,6 +7,8 @@ ids into them; :func:`report_lines` writes them for a log or a prediction's note
 Used by ``Trainer.evaluate`` (``val_f1``, ``per_class``, ``confusion`` in each validation
 row, so in ``result.val_history`` and ``result.json``), by ``predict`` of a table or image
 run when the new rows carry their class, and by a job, which writes ``metrics.json``.
+:func:`confusion_png` draws the matrix as scikit-learn's ``ConfusionMatrixDisplay`` does
+(true classes down, predicted across, each cell's count written), for a notebook or a file.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["MAX_REPORTED", "MAX_F1", "confusion_matrix", "class_report", "report_lines",
-           "score_classes", "label_report"]
+           "score_classes", "label_report", "confusion_figure", "confusion_png"]
 
 MAX_REPORTED = 50  # classes up to which the matrix and per-class lists are kept
 MAX_F1 = 1024  # classes up to which the macro F1 is computed (a vocabulary is no classifier)
@@ -104,3 +106,46 @@ def report_lines(report: dict) -> list[str]:
                      f"{', '.join(per['class'])}): "
                      + " | ".join(" ".join(str(v) for v in row) for row in report["confusion"]))
     return lines
+
+
+def confusion_figure(classes, matrix, title: str | None = None):
+    """A matplotlib Figure of the confusion ``matrix`` (``m[t, p]``, rows true, columns
+    predicted, as :func:`confusion_matrix`) with the ``classes`` named on both axes, each
+    cell's count written (up to 30 classes; white on the darker half of the colour scale),
+    as scikit-learn's ``ConfusionMatrixDisplay.from_predictions(...).plot()`` draws it."""
+    from skiff.kernels.backend.figures import new_figure
+
+    m = np.asarray(matrix)
+    k = len(m)
+    if m.shape != (k, k) or len(classes) != k:
+        raise ValueError(f"a confusion matrix of shape {m.shape} for {len(classes)} classes")
+    side = min(9.0, 2.6 + 0.42 * k)
+    fig = new_figure(figsize=(side + 1.0, side), dpi=90)
+    ax = fig.add_subplot(1, 1, 1)
+    image = ax.imshow(m, cmap="Blues", interpolation="nearest", vmin=0)
+    fig.colorbar(image, ax=ax)
+    if k <= 30:
+        middle = (m.max() + m.min()) / 2.0
+        for t in range(k):
+            for p in range(k):
+                ax.text(p, t, f"{m[t, p]:g}", ha="center", va="center", fontsize=8,
+                        color="white" if m[t, p] > middle else "black")
+    names = [str(c) for c in classes]
+    long = max((len(n) for n in names), default=0) > 4
+    ax.set_xticks(range(k), labels=names, rotation=45 if long else 0,
+                  ha="right" if long else "center")
+    ax.set_yticks(range(k), labels=names)
+    ax.set_xlabel("predicted class")
+    ax.set_ylabel("true class")
+    if title:
+        ax.set_title(title, fontsize=10)
+    return fig
+
+
+def confusion_png(classes, matrix, path=None, title: str | None = None) -> bytes:
+    """The PNG bytes of :func:`confusion_figure` (also written to ``path`` when given);
+    ``report``'s ``per_class["class"]`` and ``confusion`` (``metrics.json``, a result's
+    ``class_metrics``) are its arguments."""
+    from skiff.kernels.backend.figures import render_png
+
+    return render_png(confusion_figure(classes, matrix, title), path)

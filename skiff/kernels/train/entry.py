@@ -383,6 +383,14 @@ def _write_class_metrics(result, parts: dict, run_dir: Path, reporter) -> None:
     step = result.best_step or result.steps
     path.write_text(json.dumps({"step": step, **report}, indent=1) + "\n")
     reporter.artifact("validation metrics per class", path, kind="file")
+    # the matrix drawn as scikit-learn's ConfusionMatrixDisplay (round 45 h11)
+    if report.get("confusion") is not None and (report.get("per_class") or {}).get("class"):
+        from skiff.kernels.train.class_metrics import confusion_png
+
+        drawn = run_dir / "confusion.png"
+        confusion_png(report["per_class"]["class"], report["confusion"], drawn,
+                      title=f"held-out rows, step {step}")
+        reporter.artifact("confusion matrix", drawn, kind="image")
     for line in report_lines(report):
         reporter.log(f"validation of the model kept: {line}")
 

@@ -36,12 +36,17 @@ class ImagePrediction:
     """Each image's predicted class and probability (and its true class when its folder
     names one), the accuracy then, and what was left out."""
 
-    def __init__(self, files, predictions, probabilities, truth, notes, classes=None):
+    def __init__(self, files, predictions, probabilities, truth, notes, classes=None,
+                 class_probabilities=None):
         self.files = files                  # paths relative to what was given
         self.predictions = predictions      # class names
         self.probabilities = probabilities  # of the predicted class
         self.truth = truth                  # class folder names, or None
         self.notes = notes
+        # every class's probability per image (predict_proba), in the order of ``classes``:
+        # the CSV's "P(<class>)" columns (only the predicted one's was written)
+        self.classes = list(classes) if classes else None
+        self.class_probabilities = class_probabilities
         self.score = {}
         if truth is not None and files:
             hits = [p == t for p, t in zip(predictions, truth)]
@@ -56,17 +61,22 @@ class ImagePrediction:
     def to_json(self) -> dict:
         return {"files": self.files, "predictions": self.predictions,
                 "probabilities": self.probabilities, "truth": self.truth,
-                "score": self.score, "notes": self.notes}
+                "score": self.score, "notes": self.notes,
+                **({"classes": self.classes, "class_probabilities": self.class_probabilities}
+                   if self.class_probabilities is not None else {})}
 
     def write_csv(self, fh) -> None:
         import csv
 
         w = csv.writer(fh, lineterminator="\n")
+        every = self.class_probabilities is not None and self.classes is not None
         w.writerow(["file", "class predicted", "probability"]
-                   + (["class"] if self.truth is not None else []))
+                   + (["class"] if self.truth is not None else [])
+                   + ([f"P({c})" for c in self.classes] if every else []))
         for k, f in enumerate(self.files):
             row = [f, self.predictions[k], f"{self.probabilities[k]:.4f}"]
-            w.writerow(row + ([self.truth[k]] if self.truth is not None else []))
+            w.writerow(row + ([self.truth[k]] if self.truth is not None else [])
+                       + ([f"{v:.4f}" for v in self.class_probabilities[k]] if every else []))
 
 
 def _files(path: Path):
@@ -163,4 +173,4 @@ def predict_images(run_dir, path) -> ImagePrediction:
     best = p.argmax(1) if len(p) else np.zeros(0, int)
     return ImagePrediction(names, [classes[b] for b in best],
                            [float(v) for v in p.max(1)] if len(p) else [], truth, notes,
-                           classes=classes)
+                           classes=classes, class_probabilities=p.tolist())

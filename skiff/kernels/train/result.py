@@ -129,6 +129,13 @@ class TrainResult:
         if self.history:
             data = base64.b64encode(self.loss_curve_png()).decode("ascii")
             img = f"<img src='data:image/png;base64,{data}' alt='loss curve'/>"
+        report = self.class_metrics or {}  # the matrix drawn too (round 45 h11)
+        if report.get("confusion") is not None and (report.get("per_class") or {}).get("class"):
+            from .class_metrics import confusion_png
+
+            data = base64.b64encode(confusion_png(report["per_class"]["class"],
+                                                  report["confusion"])).decode("ascii")
+            img += f"<img src='data:image/png;base64,{data}' alt='confusion matrix'/>"
         return (f"<div class='skiff-train-result'><b>TrainResult</b>"
                 f"<table>{cells}</table>{img}</div>")
 

@@ -28,7 +28,7 @@ class TablePrediction:
     """The rows of the file, their predictions and (when the target was in it) the score."""
 
     def __init__(self, header, rows, column, predictions, probabilities, score, target,
-                 notes=()):
+                 notes=(), classes=None, class_probabilities=None):
         self.header = header            # the file's columns (or "column N" without a header)
         self.rows = rows                # the file's rows, as text cells
         self.column = column            # the name of the added column ("<target> predicted")
@@ -37,22 +37,31 @@ class TablePrediction:
         self.score = score              # {"accuracy": ...} or {"r2": ..., "rmse": ...} or {}
         self.target = target
         self.notes = list(notes)        # how the rows were read (filled cells, unseen words)
+        # every class's probability per row (scikit-learn's predict_proba), in the order of
+        # ``classes``: the CSV's "P(<class>)" columns (only the predicted one's was written)
+        self.classes = list(classes) if classes else None
+        self.class_probabilities = class_probabilities
 
     def to_json(self) -> dict:
         return {"target": self.target, "predictions": self.predictions,
                 "probabilities": self.probabilities, "score": self.score,
-                "rows": len(self.rows), "notes": self.notes}
+                "rows": len(self.rows), "notes": self.notes,
+                **({"classes": self.classes, "class_probabilities": self.class_probabilities}
+                   if self.class_probabilities is not None else {})}
 
     def write_csv(self, fh) -> None:
         import csv
 
         w = csv.writer(fh, lineterminator="\n")
         extra = [self.column] + (["probability"] if self.probabilities is not None else [])
+        every = self.class_probabilities is not None
+        extra += [f"P({c})" for c in self.classes] if every else []
         w.writerow([*self.header, *extra])
         for k, cells in enumerate(self.rows):
             got = [self.predictions[k]]
             if self.probabilities is not None:
                 got.append(f"{self.probabilities[k]:.4f}")
+            got += [f"{v:.4f}" for v in self.class_probabilities[k]] if every else []
             w.writerow([*cells, *[f"{v:.6g}" if isinstance(v, float) else v for v in got]])
 
 
@@ -240,7 +249,9 @@ def predict_table(run_dir, path) -> TablePrediction:
                 score = {"r2": 1.0 - float(((yt - yk) ** 2).sum()) / ss,
                          "rmse": float(np.sqrt(((yt - yk) ** 2).mean())), "rows": len(yt)}
     return TablePrediction(shown, [cells for _, cells in rows], f"{target} predicted", preds,
-                           probs, score, target, notes)
+                           probs, score, target, notes, classes=[str(c) for c in classes]
+                           if classes else None,
+                           class_probabilities=p.tolist() if classes else None)
 
 
 def _label(text) -> str:
