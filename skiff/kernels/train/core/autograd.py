@@ -228,6 +228,7 @@ class Function:
     needs_input_grad: tuple = ()
     _tracing = False
     complex_aware = False  # see above: True where backward conjugates itself
+    materialize = True  # False: a multi-output node's missing output gradients stay None
     _parents: tuple = ()
     _pidx: tuple = ()
     _nout = 1
@@ -557,7 +558,7 @@ def _run_backward(root, grad, retain_graph):
                 _check_saved(n)
             if "_watch" in n.__dict__:
                 gouts = _watched(n, gouts)
-            if n._nout > 1 and any(g is None for g in gouts):
+            if n._nout > 1 and any(g is None for g in gouts) and n.materialize:
                 gouts = _fill_missing(n, gouts)
             if not n.complex_aware and any(g is not None and g.dtype.kind == "c"
                                            for g in gouts):

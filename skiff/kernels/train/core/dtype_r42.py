@@ -26,12 +26,27 @@ class TorchDType:
         self.dtype = np.dtype(dtype)
 
     @property
+    def __class__(self):
+        # round 45 (h7): ``x.dtype`` of every tensor is one of these now, so
+        # ``isinstance(x.dtype, np.dtype)`` (``torch.dtype``, skiff's own checks) must hold as
+        # it did: isinstance reads ``__class__`` (``type(d)`` is still this class)
+        return type(self.dtype)
+
+    @property
     def is_floating_point(self) -> bool:
         return self.dtype.kind == "f" or self.dtype.name == "bfloat16"
 
     @property
     def is_complex(self) -> bool:
         return self.dtype.kind == "c"
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def kind(self) -> str:
+        return self.dtype.kind
 
     @property
     def is_signed(self) -> bool:

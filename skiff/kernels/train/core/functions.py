@@ -62,8 +62,26 @@ def finfo(dtype=None):
     if dt.name == "bfloat16":
         import ml_dtypes
 
-        return ml_dtypes.finfo(dt)
-    return np.finfo(dt)
+        return _FInfo(ml_dtypes.finfo(dt), dt)
+    return _FInfo(np.finfo(dt), dt)
+
+
+class _FInfo:
+    """torch's ``finfo``: Python floats (round 45 h7: numpy scalars, so ``json.dumps`` of a
+    config holding ``finfo(x.dtype).eps`` failed), ``dtype`` a string, torch's repr."""
+
+    _FIELDS = ("resolution", "min", "max", "eps", "smallest_normal", "tiny")
+
+    def __init__(self, info, dt):
+        self.bits = _b.int(info.bits)  # (this module's ``int``/``float`` are dtypes)
+        for name in self._FIELDS:
+            setattr(self, name, _b.float(getattr(info, name)))
+        self.resolution = 10.0 ** -_b.int(info.precision)  # torch's: exactly 1e-6 for float32
+        self.dtype = dt.name
+
+    def __repr__(self):
+        parts = ", ".join(f"{n}={getattr(self, n):g}" for n in self._FIELDS)
+        return f"finfo({parts}, dtype={self.dtype})"
 float32 = float = np.dtype(np.float32)  # noqa: A001 - torch's names
 float64 = double = np.dtype(np.float64)
 int8, uint8, int16 = np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16)
@@ -220,8 +238,12 @@ def full_like(input, fill_value, *, dtype=None, device=None):  # noqa: A002
 
 
 @with_out(creation=True)
-def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """Zeros (skiff does not hand out uninitialised memory)."""
+def empty(*size, dtype=None, device=None, requires_grad=False, **kw) -> Tensor:
+    """Zeros (skiff does not hand out uninitialised memory); torch's ``size=`` keyword too."""
+    if "size" in kw:
+        size = _tensor_mod._size_kw(size, kw.pop("size"))
+    if kw:
+        raise TypeError(f"empty() got an unexpected keyword argument {next(iter(kw))!r}")
     device = _meta_device(device)  # meta inside torch.device("meta")
     dt = _as_dtype(dtype) or _dd.FLOAT
     if device is not None and str(device) == "meta":  # no memory (a broadcast zero)
@@ -417,3 +439,15 @@ from . import histogramdd_r44 as _r44h12  # noqa: E402
 
 globals().update({_n: getattr(_r44h12, _n) for _n in _r44h12.__all__})
 __all__ += list(_r44h12.__all__)
+
+# round 45 (h7): the ``*_like`` creators keep a dense input's layout (torch's
+# ``preserve_format``) and take ``memory_format=channels_last`` (were row-major always)
+from .layout_r45 import like_layout as _like_layout  # noqa: E402
+
+for _n in _r43h16.LIKE_CREATORS:
+    globals()[_n] = _like_layout(globals()[_n])
+# ``skiff.zeros_like``/``ones_like`` are read from ``tensor.py`` (skiff/api.py's NAMES, loaded
+# after this module): wrapped there too; skiff's own code calls them on row-major arrays
+for _n in ("zeros_like", "ones_like"):
+    setattr(_tensor_mod, _n, _like_layout(getattr(_tensor_mod, _n)))
+    globals()[_n] = getattr(_tensor_mod, _n)

@@ -790,6 +790,24 @@ class _CountNonzero(Function):
         return xp_of(g).zeros(self.shape, dtype=g.dtype)
 
 
+class _InfDist(Function):
+    """The largest absolute value along the last axis (``cdist``'s p = inf), torch's gradient:
+    every element at the largest gets the whole ``g`` times its sign (round 45 h7: ``amax``
+    shares ``g`` among ties, so two tied coordinates got half each; torch's full)."""
+
+    def forward(self, d):
+        xp = xp_of(d)
+        a = xp.abs(d)
+        out = a.max(-1) if d.shape[-1] else xp.zeros(d.shape[:-1], dtype=d.dtype)
+        self.save = (d, a, out)
+        return out
+
+    def backward(self, g):
+        d, a, out = self.save
+        xp = xp_of(d)
+        return (g[..., None] * xp.sign(d) * (a == out[..., None])).astype(d.dtype, copy=False)
+
+
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """torch's ``cdist``: ``(..., P, M)`` and ``(..., R, M)`` -> ``(..., P, R)`` p-norm
     distances; the gradient at a zero distance is 0, as torch's (a plain ``norm`` of the
@@ -801,7 +819,7 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     p = float(p)
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == math.inf:
-        return diff.abs().amax(-1)
+        return _InfDist.apply(diff)
     if p == 0.0:  # round 44 (h12): in the graph with a zero gradient, as torch's (was a
         # constant: ``cdist(a, b, 0).sum().backward()`` raised)
         return _CountNonzero.apply(diff)

@@ -300,6 +300,9 @@ globals().update(_tensor_r29_forms)  # torch.add, torch.argmin, ...: tensor_r29.
 from .tensor_r29b import FUNCTIONS as _tensor_r29b_functions  # noqa: E402
 
 globals().update(_tensor_r29b_functions)  # torch.cross, torch.mode, ...: tensor_r29b.TOP_LEVEL
+from .layout_r45 import like_layout as _like_layout  # noqa: E402
+
+randint_like = _like_layout(randint_like)  # noqa: F821 - round 45 (h7): torch's layout
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):

@@ -34,6 +34,8 @@ def _plain(obj, where="obj"):
         return np.array(to_numpy(obj), copy=True)
     if isinstance(obj, (np.generic, *_PLAIN)):
         return obj
+    if isinstance(obj, np.dtype):  # ``x.dtype`` (round 45: saved as numpy's, torch saves its own)
+        return np.dtype(obj)
     if isinstance(obj, dict):
         return {k: _plain(v, f"{where}[{k!r}]") for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -71,7 +73,10 @@ class _Unpickler(pickle.Unpickler):
     _ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "_reconstruct"),
                 ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
                 ("numpy._core.multiarray", "scalar"), ("collections", "OrderedDict"),
-                ("builtins", "complex"), ("builtins", "set"), ("builtins", "frozenset")}
+                ("builtins", "complex"), ("builtins", "set"), ("builtins", "frozenset"),
+                # round 45 (h7): ``x.shape``/``x.size()`` in a checkpoint (torch's loads its
+                # ``torch.Size`` with weights_only=True too)
+                ("skiff.kernels.train.core.torch_size", "Size")}
 
     def find_class(self, module, name):
         if (module, name) in self._ALLOWED or (module == "numpy.dtypes" and name.endswith("DType")):

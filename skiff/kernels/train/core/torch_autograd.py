@@ -9,11 +9,14 @@ torch in tests/kernels/train/core/test_torch_more.py.
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import autograd as _ag
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .double_backward import backward_graph, grad_graph
 from .double_backward import leaves_of as _leaves
 from .double_helpers import input_t, output_t
+from .ops_math import unbroadcast
 from .tensor import Tensor, as_array
 
 __all__ = ["Function", "FunctionCtx", "grad", "backward", "no_grad", "enable_grad",
@@ -90,6 +93,10 @@ class _Bridge(_ag.Function):
 
     def forward(self, *arrays, fn=None, ctx=None, outputs=None):
         self.fn, self.ctx, self.n_in = fn, ctx, len(arrays)
+        self.in_shapes = tuple(getattr(a, "shape", None) for a in arrays)
+        # round 45 (h7): ``ctx.set_materialize_grads(False)``: an output without a gradient
+        # reaches backward as None (was zeros), torch's
+        self.materialize = getattr(ctx, "_materialize", True)
         # the arrays of ctx's saved tensors, for the engine's in-place version check
         self.save_for_backward(*(t._data for t in ctx._saved if isinstance(t, Tensor)))
         return outputs if len(outputs) > 1 else outputs[0]
@@ -99,12 +106,33 @@ class _Bridge(_ag.Function):
         got = got if isinstance(got, tuple) else (got,)
         if len(got) < self.n_in:  # torch asks for one per input; trailing Nones may be left off
             got = got + (None,) * (self.n_in - len(got))
+        if len(got) > self.n_in and all(g is None for g in got[self.n_in:]):
+            # round 45 (h7): torch drops extra trailing Nones (a backward written for
+            # forward's defaulted arguments, ``return gx, gw, None, None``, called with two)
+            got = got[:self.n_in]
         if len(got) != self.n_in:
-            raise RuntimeError(f"{self.fn.__name__}.backward returned {len(got)} gradients for "
-                               f"{self.n_in} inputs of forward")
+            raise RuntimeError(f"function {self.fn.__name__}Backward returned an incorrect "
+                               f"number of gradients (expected {self.n_in}, got {len(got)})")
         return tuple(None if g is None or not need else
-                     (g._data if isinstance(g, Tensor) else as_array(g))
-                     for g, need in zip(got, self.needs_input_grad))
+                     self._fit(k, g._data if isinstance(g, Tensor) else as_array(g))
+                     for k, (g, need) in enumerate(zip(got, self.needs_input_grad)))
+
+    def _fit(self, k, g):
+        """torch's check of a returned gradient: the input's shape, or one the input's
+        broadcasts to (summed back to it); another is torch's RuntimeError (round 45 h7: was a
+        leaf's error past the graph, or a wrong gradient further on)."""
+        shape = self.in_shapes[k]
+        if shape is None or g.shape == shape:
+            return g
+        try:
+            fits = np.broadcast_shapes(shape, g.shape) == g.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise RuntimeError(
+                f"Function {self.fn.__name__}Backward returned an invalid gradient at index {k} "
+                f"- got {list(g.shape)} but expected shape compatible with {list(shape)}")
+        return unbroadcast(g, shape)
 
     def backward_t(self, want, *grads):
         """create_graph: the user's backward on tensors in the graph; a saved input or output

@@ -6,6 +6,9 @@ from __future__ import annotations
 import math
 import operator
 
+_new = tuple.__new__
+_getitem = tuple.__getitem__
+
 
 class _SizeMeta(type):
     def __instancecheck__(cls, obj):
@@ -25,8 +28,9 @@ class Size(tuple, metaclass=_SizeMeta):
         return f"torch.Size({list(self)})"
 
     def __getitem__(self, key):
-        out = tuple.__getitem__(self, key)
-        return Size(out) if isinstance(key, slice) else out
+        if key.__class__ is slice:
+            return _new(Size, _getitem(self, key))
+        return _getitem(self, key)
 
     def __add__(self, other):
         if not isinstance(other, tuple):

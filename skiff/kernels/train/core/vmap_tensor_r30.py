@@ -9,6 +9,7 @@ import collections
 import numpy as np
 
 from .tensor import Tensor, _Size
+from .torch_size import Size
 
 
 class NotBatchable(BaseException):
@@ -61,7 +62,7 @@ class BatchedTensor(Tensor):
 
     @property
     def shape(self) -> tuple:
-        return tuple(self._phys.shape[1:])
+        return tuple.__new__(Size, self._phys.shape[1:])  # torch's ``Size`` (round 45 h7)
 
     @property
     def ndim(self) -> int:

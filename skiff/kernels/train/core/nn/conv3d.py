@@ -18,6 +18,7 @@ import numpy as np
 from .. import autocast_ops as _ac
 from ..autograd import Function, xp_of
 from ..default_dtype import default_float
+from ..layout_r45 import keeps_channels_last
 from ..shape_error import check_conv_dtypes
 from ..tensor import Tensor
 from .conv import _AvgPoolNd, _BatchNorm, _conv_repr, _kernel_params, _MaxPoolNd
@@ -167,6 +168,7 @@ def _pool_args(x, kernel_size, stride, padding, dilation, ceil_mode, name):
     return k, s, p, _tuple(dilation, 3, "dilation")
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: A002
                ceil_mode=False, return_indices=False):
     k, s, p, d = _pool_args(input, kernel_size, stride, padding, dilation, ceil_mode,
@@ -177,6 +179,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: 
     return max_pool_nd(input, k, s, p, d, ceil_mode, return_indices)
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # noqa: A002
                count_include_pad=True, divisor_override=None):
     k, s, p, d = _pool_args(input, kernel_size, stride, padding, 1, ceil_mode, "avg_pool3d")
@@ -197,6 +200,7 @@ def _bins(xp, n_in, n_out, dtype):
     return a if xp is np else xp.asarray(a)
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def adaptive_avg_pool3d(input, output_size):  # noqa: A002
     """torch's ``F.adaptive_avg_pool3d``: one averaging matrix per axis (the bins of a box
     are products of per-axis bins, so the mean is separable)."""

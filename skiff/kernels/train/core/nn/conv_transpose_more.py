@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from ..default_dtype import default_float
+from ..layout_r45 import keeps_channels_last
 from ..shape_error import check_conv_dtypes
 from .conv import _kernel_params
 from .conv import conv_transpose2d as _conv_transpose2d
@@ -22,6 +23,7 @@ def _plain(groups, dilation, what):
     return groups == 1 and all(d == 1 for d in as_pair(dilation, "dilation"))
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0,  # noqa: A002
                      groups=1, dilation=1):
     """(N, C_in, H, W) with weight (C_in, C_out, kh, kw) -> (N, C_out, H', W'); an unbatched

@@ -6,6 +6,7 @@ their functional forms."""
 from __future__ import annotations
 
 from .. import tensor as T
+from ..layout_r45 import keeps_channels_last
 from ..loss_policy import float32_in_mixed
 from ..ops_shape import scatter_add
 from ..tensor import Tensor
@@ -107,6 +108,7 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # n
     return _lp_root(avg_pool1d(input ** p, k, stride) * k, p)
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # noqa: A002
     if ceil_mode:
         raise ValueError("lp_pool2d: ceil_mode=True is not supported")

@@ -6,6 +6,7 @@ dropout of whole channels, for SELU convolution nets)."""
 from __future__ import annotations
 
 from .. import tensor as T
+from ..layout_r45 import keeps_channels_last
 from .conv3d import avg_pool3d
 from .layers_r27 import _SELU_ALPHA, _SELU_SCALE, _Dropout
 from .layers_r28b import LPPool1d, _lp_root
@@ -26,6 +27,7 @@ def _triple(v):
     return tuple(v) if isinstance(v, (tuple, list)) else (v, v, v)
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def adaptive_max_pool3d(input, output_size, return_indices=False):  # noqa: A002
     """torch's ``adaptive_max_pool3d`` on (N, C, D, H, W) or (C, D, H, W) with torch's bins
     (with ``return_indices``, round 44: ``(values, indices)`` as torch's)."""

@@ -8,6 +8,7 @@ tests/kernels/train/core/test_torch_gaps2_r26.py compares each with torch in flo
 from __future__ import annotations
 
 from .. import tensor as T
+from ..layout_r45 import keeps_channels_last
 from .layers import _positive
 from .module import Module
 
@@ -71,6 +72,7 @@ def _bins(n, out):
     return [(i * n // out, -(-(i + 1) * n // out)) for i in range(out)]
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def adaptive_max_pool2d(x, output_size, return_indices=False):
     """torch's ``adaptive_max_pool2d`` on ``(N, C, H, W)`` or ``(C, H, W)`` (with
     ``return_indices``, round 44: ``(values, indices)`` as torch's)."""

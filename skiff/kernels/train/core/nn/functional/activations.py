@@ -16,6 +16,7 @@ from ... import half_cast as _hc
 from ... import random as _random
 from ...autograd import Function, xp_of
 from ...gemm import active as gemm_active
+from ...layout_r45 import keeps_channels_last
 from ...loss_policy import float32_in_mixed
 from ...ops_math import Relu, Sigmoid
 from ...random import get_generator
@@ -377,6 +378,7 @@ def _sum_of_products(xp, a, b, c_axis, axes):
     return xp.einsum("abc,abc->" + "abc"[c_axis], a, b)
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=True,
                momentum=0.1, eps=1e-5):
     """Batch normalisation (N, C, ...); in training updates the running statistics in place
@@ -421,6 +423,7 @@ class DropoutFn(Function):
         return g * mask * g.dtype.type(self.scale), None
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def dropout(x: Tensor, p: float = 0.5, training: bool = True, generator=None,
             inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by 1/(1-p). torch's

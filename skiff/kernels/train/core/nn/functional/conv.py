@@ -14,6 +14,7 @@ from ... import half_cast as _hc
 from ...autograd import Function, xp_of
 from ...gemm import active as gemm_active
 from ...gemm import mm
+from ...layout_r45 import keeps_channels_last
 from ...shape_error import check_conv_dtypes
 from ...tensor import Tensor
 from ..fused import col2im, max_pool_bwd
@@ -445,6 +446,7 @@ class _PadFn(Function):
         return g[:, :, self.ph:self.ph + h, self.pw:self.pw + w]
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False) -> Tensor:
     """Max over (kh, kw) windows of NCHW input (stride defaults to the kernel size);
@@ -472,6 +474,7 @@ def max_pool2d(x: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_
     return MaxPool2dFn.apply(x, geom=_pool_geom(x, kernel_size, stride))
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def avg_pool2d(x: Tensor, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None) -> Tensor:
     """Mean over (kh, kw) windows of NCHW input (stride defaults to the kernel size);

@@ -13,6 +13,7 @@ import numpy as np
 from ... import autograd as _autograd
 from ... import tensor as T
 from ...autograd import xp_of
+from ...layout_r45 import keeps_channels_last
 from ...loss_policy import float32_in_mixed
 from ...tensor import Tensor, where
 from .conv import as_pair, avg_pool2d
@@ -201,6 +202,7 @@ def one_hot(target, num_classes=-1):
     return _const((t[..., None] == xp.arange(n)).astype(np.int64))
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def pad(x, pad, mode="constant", value=0.0):
     """torch's ``pad``: ``(left, right, top, bottom, ...)`` from the last axis backwards;
     constant padding (negative amounts cut), or ``reflect`` / ``replicate`` / ``circular``
@@ -252,6 +254,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(axis=dim)
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def adaptive_avg_pool2d(x, output_size):
     """Average pooling to ``output_size`` (h, w; ``None`` keeps that size): 1 is global
     average pooling; sizes that divide the input's are equal windows; others torch's
@@ -276,6 +279,7 @@ def adaptive_avg_pool2d(x, output_size):
     return avg_pool2d(x, (h // oh, w // ow), (h // oh, w // ow))
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def interpolate(x, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """torch's ``interpolate`` (its argument order): whole-factor nearest upsampling of
@@ -374,6 +378,7 @@ def _interpolate_aa(x, size, scale_factor, mode, align_corners, recompute_scale_
     return mh @ x @ mw
 
 
+@keeps_channels_last  # round 45 (h7): torch's layout of the result
 def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
     n, c = x.shape[0], x.shape[1]
     if c % num_groups:
