@@ -196,7 +196,10 @@ class Surrogate:
     def _scale_static(domain, params):
         lo = np.array([domain[k][0] for k in PARAMS])
         hi = np.array([domain[k][1] for k in PARAMS])
-        return 2.0 * (np.asarray(params, float) - lo) / (hi - lo) - 1.0
+        # a parameter the sweep held fixed (lo == hi) is 0 (round 45: it was 0/0, NaN)
+        width = np.where(hi > lo, hi - lo, 1.0)
+        z = 2.0 * (np.asarray(params, float) - lo) / width - 1.0
+        return np.where(hi > lo, z, 0.0)
 
     def _leverage(self, z):
         """The quadratic fit's leverage ``x(z)^T (X^T X)^+ x(z)`` at scaled points ``z``."""
@@ -284,6 +287,9 @@ class Surrogate:
         for k, v in zip(PARAMS, row):
             lo, hi = self.domain[k]
             if lo - 1e-12 <= v <= hi + 1e-12:
+                continue
+            if lo == hi:
+                out.append(f"{k} {_beyond(v, lo, hi)} (the sweep held it at {lo:g})")
                 continue
             out.append(f"{k} {_beyond(v, lo, hi)} ({'below' if v < lo else 'above'} the "
                        f"sampled {lo:g}..{hi:g})")
@@ -407,7 +413,8 @@ class Surrogate:
                 "at_least": at_least, "confidence": confidence, "text": text}
 
     def __repr__(self) -> str:
-        box = ", ".join(f"{k} {lo:g}..{hi:g}" for k, (lo, hi) in self.domain.items())
+        box = ", ".join(f"{k} {lo:g}..{hi:g}" if hi > lo else f"{k} {lo:g} (fixed)"
+                        for k, (lo, hi) in self.domain.items())
         n = self.record.get("calibration")
         cover = ""
         if n:
@@ -532,6 +539,8 @@ def _edges(domain: dict, best: dict) -> dict:
     out = {}
     for name in PARAMS:
         lo, hi = domain[name]
+        if lo == hi:            # held fixed by the sweep: no edge to move past
+            continue
         tol = 1e-9 * (hi - lo)
         end = ("lower" if abs(best[name] - lo) <= tol else
                "upper" if abs(best[name] - hi) <= tol else None)

@@ -128,16 +128,24 @@ class Samples:
 
 
 def check_domain(**ranges) -> dict:
-    """``{name: (lo, hi)}`` checked: each a pair with ``lo < hi`` inside the model's limits."""
+    """``{name: (lo, hi)}`` checked: each a pair with ``lo < hi`` inside the model's limits,
+    or one number (or ``lo == hi``): that parameter held fixed, ``(v, v)`` (round 45: a
+    sweep over two parameters, ``sweep(clearance=0.15)``, was refused "clearance must be a
+    range")."""
     out = {}
     for name in PARAMS:
         value = ranges.get(name)
+        if isinstance(value, (int, float, numpy.integer, numpy.floating)) and \
+                not isinstance(value, bool):
+            value = (value, value)
         try:
             lo, hi = (float(v) for v in value)
         except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a range (lo, hi), got {value!r}") from None
-        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-            raise ValueError(f"{name} range must have lo < hi, got {value!r}")
+            raise ValueError(f"{name} must be a range (lo, hi) or one number (held fixed), "
+                             f"got {value!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+            raise ValueError(f"{name} range must have lo < hi (or one number, held fixed), "
+                             f"got {value!r}")
         NoseShape(**{**{"length": 3.0, "bluntness": 0.4, "clearance": 0.15}, name: lo})
         NoseShape(**{**{"length": 3.0, "bluntness": 0.4, "clearance": 0.15}, name: hi})
         out[name] = (lo, hi)

@@ -6,7 +6,10 @@ with ``format='vtu-ascii'``); ``.vtk``: the legacy unstructured grid (binary big
 ``format='vtk-ascii'``, which gmsh also reads); both hold the triangles on the mesh vertices
 with the vertex values (the P2 velocity's and P1 pressure's nodal values there) as point
 data and the coefficients as field data. ``.npz``: the same arrays and the record as JSON.
-``.csv``: the body's surface (a nose's ``s, x, y, cp``; a cylinder's ``theta, cp``).
+``.csv``: the body's surface (a nose's ``s, x, y, cp``; a cylinder's ``theta, cp``);
+``.history.csv`` or ``format='csv-history'``: an unsteady run's coefficients at every time
+step (2D-2 / 2D-3's ``t, cd, cl, dp``: the curves the benchmark's papers plot; round 45,
+before which they could be drawn but not written).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import numpy as np
 
 __all__ = ["save_flow", "write_vtu", "write_vtk_unstructured", "FORMATS"]
 
-FORMATS = ("vtu", "vtu-ascii", "vtk", "vtk-ascii", "npz", "csv")
+FORMATS = ("vtu", "vtu-ascii", "vtk", "vtk-ascii", "npz", "csv", "csv-history")
 _SUFFIX = {".vtu": "vtu", ".vtk": "vtk", ".npz": "npz", ".csv": "csv"}
 VTK_TRIANGLE = 5
 
@@ -29,11 +32,14 @@ def _format(path: Path, format: str | None) -> str:
         if format not in FORMATS:
             raise ValueError(f"unknown format {format!r}: choose from {', '.join(FORMATS)}")
         return format
+    if path.name.lower().endswith(".history.csv"):
+        return "csv-history"
     fmt = _SUFFIX.get(path.suffix.lower())
     if fmt is None:
         raise ValueError(f"cannot tell the format of {path.name!r} from its suffix: name a "
-                         ".vtu or .vtk file (ParaView), .npz (numpy) or .csv (the surface's "
-                         "cp), or pass format= one of " + ", ".join(FORMATS))
+                         ".vtu or .vtk file (ParaView), .npz (numpy), .csv (the surface's "
+                         "cp) or .history.csv (an unsteady run's cd, cl, dp in time), or pass "
+                         "format= one of " + ", ".join(FORMATS))
     return fmt
 
 
@@ -156,24 +162,37 @@ def write_vtk_unstructured(path, p, t, point_data: dict, field_data: dict | None
     return path
 
 
-def _csv(path: Path, columns: dict, comment: str) -> Path:
+def _csv(path: Path, columns: dict) -> Path:
+    """Column names on the first line, then the rows: what ParaView's CSV reader (headers on,
+    no comment lines before VTK 9.5), a spreadsheet and ``csv.DictReader`` take. Round 45:
+    a ``# title`` line came first, which ParaView read as the column names (and the real
+    names as a row of data); the title is in the ``.npz`` / ``.vtu`` files' record."""
     names = list(columns)
     rows = np.column_stack([np.asarray(columns[k], float) for k in names])
-    lines = [f"# {comment}", ",".join(names)]
+    lines = [",".join(names)]
     lines += [",".join(f"{v:.9g}" for v in r) for r in rows]
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
 def save_flow(path, *, mesh, point_data: dict, field_data: dict, surface: dict,
-              record: dict, title: str, format: str | None = None) -> Path:
-    """Write one flow solve to ``path`` in the format its suffix (or ``format``) names."""
+              record: dict, title: str, format: str | None = None,
+              history: dict | None = None) -> Path:
+    """Write one flow solve to ``path`` in the format its suffix (or ``format``) names;
+    ``history`` (``{name: (steps,) array}``, ``t`` first) is what ``csv-history`` writes and
+    ``.npz`` holds as ``history_<name>``."""
     path = Path(path)
     fmt = _format(path, format)
+    if fmt == "csv-history":
+        if not history or len(np.asarray(history.get("t", ()))) == 0:
+            raise ValueError("this result has no time history (a steady solve): its "
+                             "coefficients are single numbers (result.values); the history "
+                             "CSV is for the unsteady cases 2d-2 and 2d-3")
+        return _csv(path, history)
     if fmt == "csv":
         if not surface:
             raise ValueError("this result has no surface values to write as CSV")
-        return _csv(path, surface, title)
+        return _csv(path, surface)
     if mesh is None or not point_data:
         raise ValueError("this result kept no fields (solved with keep=False or "
                          "keep_fields=False): solve it again keeping them to save the flow; "
@@ -184,6 +203,7 @@ def save_flow(path, *, mesh, point_data: dict, field_data: dict, surface: dict,
     if fmt == "npz":
         np.savez(path, points=np.asarray(p, float), triangles=np.asarray(t, np.int64),
                  **{k: np.asarray(v, float) for k, v in point_data.items()},
+                 **{f"history_{k}": np.asarray(v, float) for k, v in (history or {}).items()},
                  record=np.array(json.dumps(record)))
         return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
     if fmt.startswith("vtu"):

@@ -14,11 +14,13 @@ __all__ = ["run"]
 def run(config: dict, reporter: Reporter | None = None) -> FlowResult:
     """Config keys: ``case``, ``resolution``, ``re``, ``dt``, ``t_end`` (None: the case's),
     ``device`` (where an unsteady case's linear solves run), ``save`` (a path the flow is
-    written to: :meth:`~.result.FlowResult.save`)."""
+    written to: :meth:`~.result.FlowResult.save`), ``channel`` (another channel around the
+    cylinder, a dict: :func:`~.dfg.run_case`; the grammar has no option for it yet)."""
     reporter = reporter or NullReporter()
     res = run_case(config.get("case") or "2d-1", resolution=config.get("resolution"),
                    re=config.get("re"), dt=config.get("dt"), t_end=config.get("t_end"),
-                   reporter=reporter, device=config.get("device") or "cpu")
+                   reporter=reporter, device=config.get("device") or "cpu",
+                   channel=config.get("channel"))
     reporter.log(repr(res))
     reporter.log(f"linear solves {res.linear_seconds:.2f} s of {res.seconds:.2f} s "
                  f"({100 * res.linear_share:.0f}%); {res.method}")

@@ -17,7 +17,8 @@ STEADY_KEYS = ("cd", "cl", "dp")
 # density 1 kg/m^3, so a pressure difference in Pa is also in m^2/s^2)
 UNITS = {"re": "1", "cd": "1", "cl": "1", "cd_max": "1", "cl_max": "1", "cd_mean": "1",
          "cl_amplitude": "1", "st": "1", "dp": "Pa", "dp_end": "Pa", "dp_half": "Pa",
-         "la": "m", "seconds": "s", "linear_seconds": "s", "t": "s"}
+         "la": "m", "t_cd_max": "s", "t_cl_max": "s", "seconds": "s", "linear_seconds": "s",
+         "t": "s"}
 PERIODIC_KEYS = ("cd_max", "cl_max", "st")
 
 
@@ -33,7 +34,8 @@ class FlowResult:
         Reynolds number ``U_mean D / nu``.
     values : dict
         The benchmark's quantities: ``cd, cl, dp`` (steady); ``cd_max, cl_max, st`` (periodic;
-        also ``cd_mean``, ``cl_amplitude``); ``cd_max, cl_max, dp_end`` (2d-3).
+        also ``cd_mean``, ``cl_amplitude``); ``cd_max, cl_max, dp_end`` and the times of the
+        maxima ``t_cd_max, t_cl_max`` (2d-3).
     bands : dict
         The published reference interval of each value (empty when ``re`` is not the case's).
     reference : dict
@@ -115,7 +117,8 @@ class FlowResult:
 
     def save(self, path, *, format: str | None = None):
         """Write the flow for ParaView (``.vtu``, ``.vtk``), numpy (``.npz``) or a
-        spreadsheet (``.csv``: the cylinder's ``theta, x, y, cp``); the format from the
+        spreadsheet (``.csv``: the cylinder's ``theta, x, y, cp``; ``.history.csv`` or
+        ``format='csv-history'``: an unsteady run's ``t, cd, cl, dp``); the format from the
         suffix or ``format`` (:data:`~.export.FORMATS`). The grid files hold the mesh's
         vertices (metres, the DFG channel) with ``velocity``, ``speed`` and ``pressure``
         (Pa, density 1) there (the last time step's for 2D-2 and 2D-3) and the case's
@@ -136,7 +139,7 @@ class FlowResult:
         return save_flow(path, mesh=self.mesh, point_data=data, field_data=field,
                          surface=surface, record=self.to_json(),
                          title=f"skiff cylinder {self.case} Re {self.re:g}: {vals}",
-                         format=format)
+                         format=format, history=self.history)
 
     def __repr__(self) -> str:
         vals = ", ".join(f"{k} {v:.5g}" for k, v in self.values.items())

@@ -10,7 +10,8 @@ import pytest
 from skiff.kernels.solve.flow import CASES, run_case
 
 PUBLISHED_2D1 = {"cd": 5.57953523384, "cl": 0.010618948146, "dp": 0.11752016697}
-PUBLISHED_2D3 = {"cd_max": 2.950921575, "cl_max": 0.47795, "dp_end": -0.1116}
+PUBLISHED_2D3 = {"cd_max": 2.950921575, "cl_max": 0.47795, "dp_end": -0.1116,
+                 "t_cd_max": 3.93625, "t_cl_max": 5.693125}   # the times: round 45
 
 
 def test_2d1_reports_its_error_against_the_refined_values_and_it_shrinks():
@@ -39,6 +40,8 @@ def test_refined_values_lie_inside_the_1996_bands():
         c = CASES[case]
         assert c.reference == pytest.approx(published, rel=1e-12)
         for k, v in published.items():
+            if k.startswith("t_"):        # the times of 2D-3's maxima have no 1996 band
+                continue
             lo, hi = c.bands[k]
             assert lo <= v <= hi, (case, k, v, (lo, hi))
     assert CASES["2d-2"].reference == {}
