@@ -2041,7 +2041,8 @@ KIND = SolveKind()
 
 _FLOW_NAMES = {"cd": "cd", "cl": "cl", "dp": "dp", "la": "recirculation length",
                "cd_max": "cd max", "cl_max": "cl max", "st": "Strouhal", "dp_end": "dp at t=8",
-               "cd_mean": "cd mean", "cl_amplitude": "cl amplitude"}
+               "cd_mean": "cd mean", "cl_amplitude": "cl amplitude",
+               "t_cd_max": "t of cd max", "t_cl_max": "t of cl max"}
 
 
 def _refined(result: dict, key: str) -> str:
@@ -2111,6 +2112,9 @@ def _cylinder_summary(result: dict) -> list[str]:
                 text += f" (DFG at t={figure(full)}: {span})"    # another time: no verdict
             else:
                 text += f" (DFG {span}{'' if ok.get(key) else ': outside'}{_refined(result, key)})"
+        elif _refined(result, key):
+            # 2D-3's times of the maxima (round 45): John 2004's value, no 1996 band
+            text += f" ({_refined(result, key)[2:]})"
         parts.append(text)
     lines += [", ".join(parts[i:i + 2]) for i in range(0, len(parts), 2)]
     if result.get("case") == "2d-2" and result.get("st") is None:

@@ -82,3 +82,21 @@ def test_a_steady_result_has_no_history_to_write(short_2d3, tmp_path):
     res = dataclasses.replace(short_2d3, history={})   # what a steady solve (2D-1) holds
     with pytest.raises(ValueError, match="no time history"):
         res.save(tmp_path / "x.history.csv")
+
+
+def test_the_summary_prints_the_times_against_john():
+    from skiff.kinds.solve import _cylinder_summary
+
+    result = {"case": "2d-3", "re": 100.0, "cells": 3093, "dofs": 14000, "steps": 3200,
+              "seconds": 80.0, "linear_share": 0.5, "t_end": 8.0,
+              "cd_max": 2.9440, "cl_max": 0.534, "dp_end": -0.1117,
+              "t_cd_max": 3.93646, "t_cl_max": 5.70191,
+              "bands": {"cd_max": [2.93, 2.97], "cl_max": [0.47, 0.49],
+                        "dp_end": [-0.115, -0.105]},
+              "in_bands": {"cd_max": True, "cl_max": False, "dp_end": True},
+              "reference": {"t_cd_max": 3.93625, "t_cl_max": 5.693125},
+              "relative_error": {"t_cd_max": (3.93646 - 3.93625) / 3.93625,
+                                 "t_cl_max": (5.70191 - 5.693125) / 5.693125}}
+    text = "\n".join(_cylinder_summary(result))
+    assert "t of cd max 3.9365 (refined 3.93625, +0.0053%)" in text, text
+    assert "t of cl max 5.7019 (refined 5.69313, +0.15%)" in text, text
