@@ -32,7 +32,7 @@ _TAIL = 64  # bytes of the log kept to tell that the log is still the one folded
 _METRIC_NAME = re.compile(rb'"type":"metric","rank":-?\d+,"name":("(?:[^"\\]|\\.)*")')
 
 # fields held as tuples (JSON has lists only)
-_TUPLES = ("_point", "_anchor", "own", "_wpoint", "_from", "_seg", "_unit_work")
+_TUPLES = ("_point", "_anchor", "own", "_wpoint", "_from", "_seg", "_unit_work", "_bstart", "_bend")
 _TUPLE_LISTS = ("progress_times", "logs")
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from .events import FINAL, EventReader, EventWriter
 from .folded import light_reader
 from .signals import NotJobProcess, identity_mismatch, process_identity
-from .state import JobState
+from .state import JobState, shown_eta
 from .store import (
     DamagedRunFolder,
     apply_mode,
@@ -68,6 +68,15 @@ def _cut(text: str, width: int) -> str:
 def _fraction(state: JobState) -> float | None:
     """The work done as a fraction of the total, to 4 places; None without a total."""
     return None if not state.total else round(state.done / float(state.total), 4)
+
+
+def _eta_of(state: JobState, now: float) -> float | None:
+    """Seconds left as the views show them (:func:`state.shown_eta`; None while the job is
+    quiet, has ended or has not measured enough), to 0.1 s."""
+    if state.status != "running" or state.stalled(now) is not None:
+        return None
+    eta = shown_eta(state)
+    return None if eta is None else round(eta, 1)
 
 
 class JobFailed(RuntimeError):
@@ -633,6 +642,7 @@ class Job:
     # display -----------------------------------------------------------------------------
     def summary(self) -> dict:
         state = self.refresh()
+        now = time.time()
         return {
             "id": self.id,
             "kind": self.kind,
@@ -641,8 +651,16 @@ class Job:
             "ranks": self.meta.get("np", 1),
             "device": self.meta.get("device"),
             "progress": _fraction(state),
+            # the units done and in all, and the ETA and quiet time the terminal's line
+            # shows, for a script that polls `jobs show ID --json` (round 45: only the
+            # fraction was there)
+            "done": state.done if state.total or state.done else None,
+            "total": state.total,
+            "unit": state.unit,
+            "eta_s": _eta_of(state, now),
+            "quiet_s": None if (quiet := state.stalled(now)) is None else round(quiet, 1),
             "elapsed_s": None if state.started is None else
-            round(state.elapsed(time.time()) or 0.0, 3),
+            round(state.elapsed(now) or 0.0, 3),
             "error": state.error,
             "run_dir": str(self.run_dir),
             "trust": self.trust,
@@ -717,7 +735,8 @@ class DamagedJob:
 
     def summary(self) -> dict:
         return {"id": self.id, "kind": self.kind, "status": self.status, "runner": None,
-                "ranks": None, "device": None, "progress": None, "elapsed_s": None,
+                "ranks": None, "device": None, "progress": None, "done": None, "total": None,
+                "unit": None, "eta_s": None, "quiet_s": None, "elapsed_s": None,
                 "error": self.error, "run_dir": str(self.run_dir), "damaged": self.reason,
                 "trust": None, "name": None, "created": None, "command": None}
 

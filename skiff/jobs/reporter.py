@@ -91,13 +91,16 @@ class RunReporter(Reporter):
         write_rank_progress(self.run_dir, self.rank, fields)
 
     def progress(self, done, total=None, *, unit="step", message=None, work=None,
-                 work_total=None):
+                 work_total=None, ready=None):
         """``done`` of ``total`` units; ``work`` of ``work_total`` (optional, any measure of
         what the units take: an OCR job's pixels) weights the ETA where units differ in size
-        (three small images, then large pages)."""
+        (three small images, then large pages); ``ready``: units already read and not yet
+        given out (the rest of a batch whose results come out one by one; round 45)."""
         fields = {"done": done, "total": total, "unit": unit}
         if message:
             fields["message"] = message
+        if ready is not None:
+            fields["ready"] = int(ready)
         if work is not None and work_total is not None:
             fields["work"], fields["work_total"] = float(work), float(work_total)
         now = time.monotonic()

@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 from .events import FINAL, STATUSES
 from .series import Series
 
-__all__ = ["JobState"]
+__all__ = ["JobState", "shown_eta"]
 
 LOG_TAIL = 200
 # the recent past the rates are measured over (weight exp(-age / tau)): a fifth of the time
@@ -124,6 +124,19 @@ class JobState:
     # ``progress_from``: an OCR job's models are made, its first image is read now): the first
     # progress is measured from there (round 43)
     _from: tuple | None = field(default=None, repr=False)
+    # the units the kernel reads together (``progress_from``'s ``batch``: an OCR pipeline's
+    # four images), whose results come out together: at a batch's first result the time of
+    # the whole batch is spent and its other units are read, not left (round 45)
+    _batch: float = field(default=1.0, repr=False)
+    # (done, work) where the batch in hand began: its ready units weigh as its given-out ones
+    _bstart: tuple | None = field(default=None, repr=False)
+    # the units read and not yet given out, as the kernel says with its progress (``ready``:
+    # exact where a batch is cut short, at a full pixel budget); ``_ready_said`` once any
+    # progress said it (else they are counted in ``_batch``s); ``_bend``: the (done, work)
+    # of the last progress that gave out a batch's last unit
+    _ready_now: float | None = field(default=None, repr=False)
+    _ready_said: bool = field(default=False, repr=False)
+    _bend: tuple | None = field(default=None, repr=False)
 
     @property
     def final(self) -> bool:
@@ -180,6 +193,9 @@ class JobState:
                 work = work_total = None
             self.work, self.work_total = work, work_total
             self.unit = _text(event.get("unit", self.unit))
+            ready = _number(event.get("ready"))
+            self._ready_now = ready if ready is not None and 0 <= ready < 1e9 else None
+            self._ready_said = self._ready_said or self._ready_now is not None
             if event.get("message") is not None:
                 self.message = _text(event["message"])
             if t is not None:
@@ -199,6 +215,8 @@ class JobState:
                 self._from = (float(t), _number(start.get("done")) or 0.0,
                               _number(start.get("work")))
                 batch, per_unit = _number(start.get("batch")), _number(start.get("per_unit"))
+                self._batch = float(int(batch)) if batch is not None and 1 <= batch < 1e6 \
+                    else 1.0
                 if per_unit is not None and 0 <= per_unit < 1e300:  # else the work alone
                     self._unit_work = (batch if batch is not None and 1 <= batch < 1e6
                                        else 1.0, per_unit)
@@ -262,6 +280,7 @@ class JobState:
             self._worked, self._wpoint, self._fit = _Window(3), None, _Window(5)
             self._seg = (0.0, 0.0, 0.0)
             return
+        self._mark_batch()
         if self._wpoint is None:
             self._wpoint = (t, self.work, self.done)
             start = self._from
@@ -274,6 +293,32 @@ class JobState:
             self._add_work(_tau(t - self._first), max(0.0, self.done - d0),
                            max(0.0, self.work - w0), t - t0, t - self._first)
             self._wpoint = (t, max(w0, self.work), max(d0, self.done))
+
+    def _mark_batch(self) -> None:
+        """Keep where the batch in hand began (``_bstart``): the last batch boundary at or
+        before this progress, its work interpolated where one event passed it."""
+        if self._from is None:
+            return
+        d0, w0 = self._from[1], self._from[2]
+        if self._bstart is None:
+            self._bstart = (d0, w0 if w0 is not None else 0.0)
+        if self._ready_said:  # the kernel says: the batch began after the last one's end
+            self._bstart = self._bend or self._bstart
+            if self._ready_now == 0:
+                self._bend = (max(self.done, self._bstart[0]), self.work)
+            return
+        if self._batch <= 1:
+            return
+        if self._wpoint is not None:
+            prev_d, prev_w = self._wpoint[2], self._wpoint[1]
+        else:
+            prev_d, prev_w = self._bstart
+        done, work = max(self.done, prev_d), max(self.work, prev_w)
+        edge = d0 + ((done - d0) // self._batch) * self._batch
+        if edge <= self._bstart[0]:
+            return
+        share = (edge - prev_d) / (done - prev_d) if done > prev_d else 1.0
+        self._bstart = (edge, prev_w + (work - prev_w) * min(1.0, max(0.0, share)))
 
     def _add_work(self, tau: float, du: float, dw: float, dt: float,
                   elapsed: float = 0.0) -> None:
@@ -322,6 +367,11 @@ class JobState:
             rate = stepped[0] / stepped[1]
         else:
             rate = self._timed.ratio(0, 1)
+            # the batch in hand's units are read with its first result (see :meth:`eta`)
+            ready = self._ready(max(0.0, float(self.total) - self._best)) \
+                if self.total else 0.0
+            if rate is not None and ready and self._timed.sums[1] > 0:
+                rate = (self._timed.sums[0] + ready) / self._timed.sums[1]
         if rate is not None and self.split and self.own[1] and self.total:
             rate *= float(self.total) / float(self.own[1])  # measured on rank 0's part
         return rate if rate is not None and rate > 0 else None
@@ -338,22 +388,46 @@ class JobState:
         # ranks that share the work (skiff.jobs.split): the whole job's rest at its rate
         done = self.done if self.split else self._best
         left = max(0.0, float(self.total) - done)
+        # the units of the batch in hand that are read but not yet given out: its time is
+        # spent, so they are work done, not left (at the first result of a batch of four the
+        # rate was one unit's work over four units' time: 'ETA' 2-7x the time left, round 45)
+        ready = self._ready(left)
         if self.work is not None and not self.split:
             # the work left and the units' own part (a page's fixed cost) at their rate
             r = self._per_unit()
             work, seconds, units = self._worked.sums
             work_left = max(0.0, self.work_total - self.work)
+            # the ready units' work (their sizes are not said): as the batch's units given
+            # out (a batch reads neighbours: a file's pages, one folder's photos)
+            ready_work = 0.0
+            if ready and self._bstart is not None and self._best > self._bstart[0]:
+                ready_work = min(work_left, ready * max(0.0, self.work - self._bstart[1])
+                                 / (self._best - self._bstart[0]))
             if math.isinf(r):
-                spent, rest = units, left
+                spent, rest = units + ready, left - ready
             else:
-                spent, rest = work + r * units, work_left + r * left
+                spent = work + ready_work + r * (units + ready)
+                rest = work_left - ready_work + r * (left - ready)
             if spent > 0 and seconds > 0:
-                return self._plausible(rest * seconds / spent)
+                return self._plausible(max(0.0, rest) * seconds / spent)
         stepped = self._per_step()
         if stepped is not None and stepped[0] > 0:
             return self._plausible(left / stepped[0] * stepped[1])
-        rate = self.rate()
-        return None if rate is None else self._plausible(left / rate)
+        rate = self.rate()  # with the ready units of the batch in hand
+        return None if rate is None else self._plausible((left - ready) / rate)
+
+    def _ready(self, left: float) -> float:
+        """The units of the batch in hand read with its first result and not yet given out
+        (``_batch`` units a batch, counted from where the units' work began); 0 where the
+        kernel reads one at a time, the ranks share the work or no unit has come yet."""
+        if self.split or self._point is None:
+            return 0.0
+        if self._ready_said:
+            return min(self._ready_now or 0.0, left)
+        if self._batch <= 1 or self._from is None:
+            return 0.0
+        into = (self._best - self._from[1]) % self._batch
+        return min(self._batch - into, left) if into > 1e-9 else 0.0
 
     def _plausible(self, eta: float) -> float | None:
         """``eta``, or None (unknown) where it is over ``ETA_RATIO`` times the time so far
@@ -408,3 +482,33 @@ class JobState:
     def last(self, metric: str) -> float | None:
         series = self.metrics.get(metric)
         return series[-1][1] if series else None
+
+
+# an ETA is shown once the job's progress has been measured over ETA_AFTER_S seconds (from
+# its first progress event to its latest), or sooner where it reaches no further ahead than
+# ETA_REACH times the time measured (half a solve done at a steady rate): before that the
+# rate is that of the first few units alone. An OCR job's three small images in 0.2 s said
+# "ETA 3.2 s, 14.3 images/s" for the 46 pages ahead (about 2 min 30 s); a few seconds of
+# progress carry the larger pages' time.
+ETA_AFTER_S, ETA_REACH = 5.0, 2.0
+
+
+def shown_eta(state) -> float | None:
+    """``state.eta()`` once the progress it rests on spans at least ``ETA_AFTER_S`` seconds
+    (the job's first progress event to its latest, or a full record of them), or the ETA is
+    at most ``ETA_REACH`` times that span; else None (shown as unknown). A job's first units
+    may be unlike the rest (small images before large pages, a first step that compiles),
+    and an ETA of a minute from a fraction of a second of them is no estimate."""
+    eta = state.eta()
+    if eta is None:
+        return None
+    times = getattr(state, "progress_times", None) or []
+    if len(times) < 2:
+        return None
+    span = float(times[-1][0]) - float(times[0][0])
+    if span >= ETA_AFTER_S or len(times) >= PROGRESS_KEPT or eta <= ETA_REACH * span:
+        return eta
+    return None
+
+
+PROGRESS_KEPT = 50  # JobState keeps its last 50 progress times: a full record spans enough

@@ -24,6 +24,7 @@ from skiff.kinds.base import figure
 
 from .going_on import resume_hint
 from .render import fmt_seconds
+from .state import ETA_AFTER_S, ETA_REACH, PROGRESS_KEPT, shown_eta  # noqa: F401
 
 __all__ = ["clean", "fmt_rate", "fmt_clock", "live_line", "plain_line", "running_lines", "summary",
            "LiveDisplay", "KEY_METRICS", "shown_eta", "ETA_AFTER_S"]
@@ -57,34 +58,7 @@ def _plural(unit: str) -> str:
     return unit if unit.endswith("s") else f"{unit}s"
 
 
-# an ETA is shown once the job's progress has been measured over ETA_AFTER_S seconds (from
-# its first progress event to its latest), or sooner where it reaches no further ahead than
-# ETA_REACH times the time measured (half a solve done at a steady rate): before that the
-# rate is that of the first few units alone. An OCR job's three small images in 0.2 s said
-# "ETA 3.2 s, 14.3 images/s" for the 46 pages ahead (about 2 min 30 s); a few seconds of
-# progress carry the larger pages' time.
-ETA_AFTER_S, ETA_REACH = 5.0, 2.0
-
-
-def shown_eta(state) -> float | None:
-    """``state.eta()`` once the progress it rests on spans at least ``ETA_AFTER_S`` seconds
-    (the job's first progress event to its latest, or a full record of them), or the ETA is
-    at most ``ETA_REACH`` times that span; else None (shown as unknown). A job's first units
-    may be unlike the rest (small images before large pages, a first step that compiles),
-    and an ETA of a minute from a fraction of a second of them is no estimate."""
-    eta = state.eta()
-    if eta is None:
-        return None
-    times = getattr(state, "progress_times", None) or []
-    if len(times) < 2:
-        return None
-    span = float(times[-1][0]) - float(times[0][0])
-    if span >= ETA_AFTER_S or len(times) >= PROGRESS_KEPT or eta <= ETA_REACH * span:
-        return eta
-    return None
-
-
-PROGRESS_KEPT = 50  # JobState keeps its last 50 progress times: a full record spans enough
+# shown_eta, ETA_AFTER_S: in state.py (the job's JSON summary gives it too, round 45)
 
 
 def fmt_rate(rate: float | None, unit: str) -> str:

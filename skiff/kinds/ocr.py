@@ -474,16 +474,23 @@ class OcrKind(Kind):
     def summary(self, result: dict) -> list[str]:
         images, errors = result.get("images", 0), result.get("errors", 0)
         read = f"{figure(images - errors)} of {figure(images)}" if errors else figure(images)
+        # pages of documents are said as pages of their files: '45 of 47 pages read from
+        # 33 files', not '45 of 47 images' (round 45); a file a page, or not known: images
+        files = result.get("files")
+        several = type(files) is int and files > 0 and files != images
+        noun = "page" if several else "image"
+        read += f" {noun}{'' if images == 1 else 's'} read"
+        if several:
+            read += f" from {figure(files)} file{'' if files == 1 else 's'}"
         count = result.get("lines", 0)
-        lines = [f"{read} image{'' if images == 1 else 's'} read, {figure(count)} "
-                 f"line{'' if count == 1 else 's'} of text"
+        lines = [f"{read}, {figure(count)} line{'' if count == 1 else 's'} of text"
                  + (f" ({figure(errors)} could not be read)" if errors else "")]
         if result.get("kept"):  # jobs resume: pages read by the run it went on with
             lines.append(f"{figure(result['kept'])} of them kept from the run it resumed, "
                          "not read again")
         timing = f"{figure(result.get('seconds', 0.0))} s"
         if result.get("images_per_s"):
-            timing += f" ({figure(result['images_per_s'])} images/s)"
+            timing += f" ({figure(result['images_per_s'])} {noun}s/s)"
         lines.append(f"{timing} on {result.get('device', '?')} with {result.get('model', '?')}")
         skipped = result.get("skipped") or []
         if skipped:  # what a folder held besides images and PDFs: not read, said so
@@ -495,6 +502,8 @@ class OcrKind(Kind):
 
             lines.append(silent_line(int(result["silent"]), int(result.get("unread") or 0),
                                      str(result.get("model", "?")), bool(result.get("whole"))))
+        if result.get("short") and result.get("short_line"):  # --pages past their ends
+            lines.append(str(result["short_line"]))
         if result.get("blank"):  # pages where nothing looked like text: named (round 45)
             from skiff.kernels.ocr.entry import blank_line
 

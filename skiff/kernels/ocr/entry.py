@@ -271,11 +271,14 @@ def parse_pages(spec: str) -> list[tuple[int, int | None]]:
     return ranges
 
 
-def select_pages(paths: list[str], spec: str | None, cwd: str | None = None) -> list[str]:
+def select_pages(paths: list[str], spec: str | None, cwd: str | None = None,
+                 short: list | None = None) -> list[str]:
     """``paths`` with each PDF, multi-page TIFF and animation replaced by its pages in ``spec``
     (:func:`parse_pages`), as ``"file.pdf#page=N"`` labels in the order asked; other images
     stay as they are. A document with none of the pages asked for gives the first of them,
-    so that its result says how many pages it has."""
+    so that its result says how many pages it has; with ``short`` (a list) it is left out
+    and ``(path, its pages)`` added there instead: a folder of PDFs of different lengths
+    reads the pages that exist and notes the rest (round 45)."""
     if not spec:
         return list(paths)
     ranges = parse_pages(spec)
@@ -288,8 +291,21 @@ def select_pages(paths: list[str], spec: str | None, cwd: str | None = None) -> 
             continue
         n = count_pages(at)
         pages = [k for a, b in ranges for k in range(a, min(n, b or n) + 1)]
+        if not pages and short is not None and n > 0:
+            short.append((path, n))
+            continue
         out.extend(f"{path}#page={k}" for k in (pages or [ranges[0][0]]))
     return out
+
+
+def short_line(short: list, spec: str | None) -> str:
+    """One line naming the documents with none of the pages ``--pages`` asked for (not
+    read): ``2 documents have none of pages 10-: fax batch.tif (4 pages), a.pdf (2 pages)``."""
+    shown = [f"{os.path.basename(str(p))} ({_count(int(n), 'page')})" for p, n in short[:5]]
+    more = ", ..." if len(short) > 5 else ""
+    have = "has" if len(short) == 1 else "have"
+    return (f"{_count(len(short), 'document')} {have} none of --pages {spec}, not read: "
+            f"{', '.join(shown)}{more}")
 
 
 class OcrRun:
@@ -300,8 +316,15 @@ class OcrRun:
                  seconds: float, out: str | None, device: str, model: str,
                  skipped: list[str] | None = None, text_out: str | None = None,
                  silent: int = 0, unread: int = 0, kept: int = 0, whole: bool = False,
-                 blank: list[str] | None = None):
+                 blank: list[str] | None = None, files: int | None = None,
+                 short: tuple[int, str] | None = None):
         self.results = results
+        # the documents with none of the pages --pages asked for, not read: (how many, the
+        # line naming them) (round 45)
+        self.short = short or (0, None)
+        # the files the pages came from (a PDF's 12 pages are 12 results, one file); None
+        # for notebook objects
+        self.files = files
         self.kept = kept  # pages a resumed job kept from the run it goes on with (not read)
         self.text_out = text_out  # the file --out wrote (FILE.txt text, FILE.csv rows), else None
         self.skipped = list(skipped or [])  # what the folders held besides images (subfolder/)
@@ -344,10 +367,11 @@ class OcrRun:
                 "skipped": self.skipped, "text_out": self.text_out,
                 "silent": self.silent, "unread": self.unread, "whole": self.whole,
                 "blank": len(self.blank), "blank_pages": self.blank[:BLANK_NAMES],
+                "files": self.files, "short": self.short[0], "short_line": self.short[1],
                 "results": self.results.to_json()}
 
     def _repr_html_(self) -> str:
-        head = (f"<div><b>OCR</b>: {_count(self.images, 'image')}, "
+        head = (f"<div><b>OCR</b>: {pages_files(self.images, self.files)}, "
                 f"{_count(self.lines, 'line')}, {_count(self.errors, 'error')}, "
                 f"{self.seconds:.2f} s on {html.escape(self.device)}"
                 + (f", written to <code>{html.escape(self.out)}</code>" if self.out else "")
@@ -357,6 +381,8 @@ class OcrRun:
             head += f"<div>{html.escape(said)}</div>"
         if self.blank:
             head += f"<div>{html.escape(blank_line(len(self.blank), self.blank))}</div>"
+        if self.short[1]:
+            head += f"<div>{html.escape(self.short[1])}</div>"
         return head + self.results._repr_html_()
 
     def __repr__(self) -> str:
@@ -421,15 +447,22 @@ def run(config: dict, reporter) -> OcrRun:
     # while a thread job reads moves nothing) and recorded as written
     cwd = config.get("cwd")
     skipped: list[str] = []
+    short: list = []  # documents with none of the pages asked for: noted, not read
     if images is not None:
         items = list(images) if isinstance(images, (list, tuple)) else [images]
         keep_pixels = True
     else:
         items = select_pages(expand_inputs(config.get("inputs") or [], skipped, cwd),
-                             config.get("pages"), cwd)
+                             config.get("pages"), cwd, short=short)
         keep_pixels = False
         if skipped and reporter.rank == 0:  # said once, in the log and the summary
             reporter.log(skipped_line(skipped), level="warning")
+        if short and items and reporter.rank == 0:
+            reporter.log(short_line(short, config.get("pages")), level="warning")
+    if not items and short:  # every document short of the pages asked: each its error
+        # line ("'a.pdf' has 1 page, asked for page 5"), the job fails (a page asked of
+        # one document that lacks it is no folder's difference in lengths)
+        items, short = select_pages([p for p, _n in short], config.get("pages"), cwd), []
     total = len(items)
     if not items:
         raise ValueError("no images to read: give files, folders or patterns")
@@ -466,8 +499,10 @@ def run(config: dict, reporter) -> OcrRun:
     reason = device_reason(config, pipe)
     reporter.info(device=pipe.device, device_reason=reason, images=len(items),
                   **{f"model_{k}": v for k, v in pipe.models.describe().items()})
-    reporter.log(f"OCR of {len(items)} images with {pipe.models.name} on {pipe.device} "
-                 f"({reason})")
+    # 'OCR of 15 pages of 13 files', not '13 images', where documents give several pages
+    said = pages_files(total, file_count(items, cwd)) if images is None else \
+        _count(len(items), "image")
+    reporter.log(f"OCR of {said} with {pipe.models.name} on {pipe.device} ({reason})")
     overlays = int(config.get("overlays", 4))
     kept = OcrResults()
     n = errors = lines = silent = unread = 0
@@ -588,7 +623,10 @@ def run(config: dict, reporter) -> OcrRun:
                   skipped=skipped, text_out=text_out, silent=silent, unread=unread,
                   blank=blank if rank == 0 else [],
                   device=pipe.device, model=pipe.models.name,
-                  kept=len(kept_records) if rank == 0 else 0, whole=not pipe.use_det)
+                  kept=len(kept_records) if rank == 0 else 0, whole=not pipe.use_det,
+                  files=file_count(every, cwd) if every else None,
+                  short=(len(short), short_line(short, config.get("pages")))
+                  if short and rank == 0 else None)
 
 
 class _Written:
@@ -619,6 +657,7 @@ class _Kept:
     def __init__(self, reporter, offset: int, work: float = 0.0):
         self._reporter, self._offset, self._work = reporter, int(offset), float(work)
         self.takes_work = takes_work(reporter)
+        self.takes_ready = _takes_ready(reporter)
 
     def progress(self, done, total=None, **kwargs):
         if kwargs.get("work") is not None and kwargs.get("work_total") is not None:
@@ -632,6 +671,21 @@ class _Kept:
         return getattr(self._reporter, name)
 
 
+def _takes_ready(reporter) -> bool:
+    """Whether ``reporter.progress`` takes ``ready`` (the units of a batch read and not yet
+    given out: the job's ETA counts them done; ``RunReporter``'s, round 45); a wrapper here
+    says so for what it wraps, since its own ``progress`` takes any keyword."""
+    known = getattr(reporter, "takes_ready", None)
+    if isinstance(known, bool):
+        return known
+    import inspect
+
+    try:
+        return "ready" in inspect.signature(reporter.progress).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False
+
+
 class _Flushed:
     """``reporter`` whose ``check`` (the pipeline's, before each batch) first writes the
     progress its rate limit held back: a batch's results are given out together, and the
@@ -642,6 +696,7 @@ class _Flushed:
     def __init__(self, reporter):
         self._reporter = reporter
         self.takes_work = takes_work(reporter)
+        self.takes_ready = _takes_ready(reporter)
 
     def check(self):
         flush = getattr(self._reporter, "flush", None)
@@ -862,6 +917,20 @@ def blank_line(count: int, labels: list[str]) -> str:
             f"{', '.join(shown)}{more}")
 
 
+def file_count(items: list[str], cwd: str | None = None) -> int:
+    """The files ``items`` (paths, pages as ``doc.pdf#page=3``) come from."""
+    return len({p.rpartition("#page=")[0] if _PAGE_REF.match(p) and
+                not os.path.exists(_at(p, cwd)) else p for p in map(str, items)})
+
+
+def pages_files(pages: int, files: int | None) -> str:
+    """'5 images' where each file gave one result (or the files are not known); '47 pages
+    of 33 files' where a document gave several."""
+    if files is None or files == pages:
+        return _count(pages, "image")
+    return f"{_count(pages, 'page')} of {_count(files, 'file')}"
+
+
 def reading_note(config: dict) -> str | None:
     """What a job of ``config`` would read, for its dry run (``plan: reads 38 files, 53
     pages; skipped 2 files that are not an image or PDF: notes.txt, truth.json``): its inputs
@@ -873,14 +942,15 @@ def reading_note(config: dict) -> str | None:
     skipped: list[str] = []
     try:
         found = expand_inputs(config.get("inputs") or [], skipped, cwd)
-        items = select_pages(found, config.get("pages"), cwd)
+        short: list = []
+        items = select_pages(found, config.get("pages"), cwd, short=short)
     except (OSError, ValueError):
         return None
     pages = sum(count_pages(_at(p, cwd)) if "#page=" not in p or os.path.exists(_at(p, cwd))
                 else 1 for p in items)
-    files = len({p.rpartition("#page=")[0] if _PAGE_REF.match(p) and
-                 not os.path.exists(_at(p, cwd)) else p for p in items})
+    files = file_count(items, cwd)
     note = f"reads {_count(files, 'file')}, {_count(pages, 'page')}"
+    note += f"; {short_line(short, config.get('pages'))}" if short else ""
     return note + (f"; {skipped_line(skipped)}" if skipped else "")
 
 

@@ -265,7 +265,8 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
                         if page > frames:
                             # the file's name, as the other errors give it (the job's
                             # full path of a relative input said nothing more; round 45)
-                            raise ImageError(f"{Path(path).name!r} has {frames} pages, "
+                            raise ImageError(f"{Path(path).name!r} has {frames} "
+                                             f"page{'s' * (frames != 1)}, "
                                              f"asked for page {page}")
                         im.seek(page - 1)
                         stretch = pixel_stretch(im.info.get("dpi"))  # a page's own
@@ -517,7 +518,8 @@ def _pdf_pages(path: str, only: int | None, dpi: float, budget: PixelBudget | No
             raise ImageError(_pdf_failure(Path(path).name, exc)) from None
     try:
         if only is not None and not 1 <= only <= n:
-            raise ImageError(f"{Path(path).name!r} has {n} pages, asked for page {only}")
+            raise ImageError(f"{Path(path).name!r} has {n} page{'s' * (n != 1)}, "
+                             f"asked for page {only}")
         for page_no in [only] if only else range(1, n + 1):
             label = f"{path}#page={page_no}"
             try:
