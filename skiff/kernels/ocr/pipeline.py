@@ -129,6 +129,23 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def takes_ready(reporter) -> bool:
+    """Whether ``reporter.progress`` takes ``ready`` (round 45: the units of a batch read and
+    not yet given out; ``skiff.jobs.reporter.RunReporter``'s)."""
+    if reporter is None:
+        return False
+    known = getattr(reporter, "takes_ready", None)  # a wrapper says for what it wraps
+    if isinstance(known, bool):
+        return known
+    import inspect
+
+    try:
+        params = inspect.signature(reporter.progress).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return "ready" in params
+
+
 def takes_work(reporter) -> bool:
     """Whether ``reporter.progress`` takes ``work`` and ``work_total`` (round 32): a
     reporter written before (a notebook's own, a test's) is called without them."""
@@ -260,6 +277,9 @@ class OcrPipeline(DetectionPasses, LineReading):
             raise ValueError(f"use_cls must be True, False or 'always', got {use_cls!r}")
         # a fine-tuned recognizer whose domain the direction model turns over says so
         self.upright_rec = use_cls is True and says_upright(models.rec)
+        # a fine-tune whose labels wrote dashes reads its user's "-" and "–": not rewritten
+        # from the ink's width (a handwritten hyphen spans an en dash's share: round 45)
+        self.learnt_dashes = says_learnt_dashes(models.rec)
         self.use_cls = bool(use_cls) and not self.upright_rec
         self.use_det = use_det
         self.words = (not (rec_model or dict)) if words is None else bool(words)
@@ -520,6 +540,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         pool = ThreadPoolExecutor(1, thread_name_prefix="skiff-ocr-det")
         done = 0
         pending = None
+        ready_too = takes_ready(reporter)
         try:
             for batch in itertools.chain(batches(), [None]):
                 if reporter is not None:
@@ -533,8 +554,11 @@ class OcrPipeline(DetectionPasses, LineReading):
                         if it.bgr is not None:
                             budget.release(it.bgr)
                     give_back_memory()
-                    for it, result in zip(previous, results):
+                    for k, (it, result) in enumerate(zip(previous, results)):
                         done += 1
+                        # the batch's results read and not yet given out: the job's ETA
+                        # counts them done (a batch cut short at the pixel budget too)
+                        said = {"ready": len(results) - k - 1} if ready_too else {}
                         if done > KEEP_FILE_PIXELS and result.pixels is not None and \
                                 result.image and not result.image.startswith("<"):
                             result.pixels = None  # the file has them (OcrResult._rgb)
@@ -546,9 +570,9 @@ class OcrPipeline(DetectionPasses, LineReading):
                         elif work is not None:
                             reporter.progress(done, total, unit="image",
                                               work=min(work_done, work_total),
-                                              work_total=work_total)
+                                              work_total=work_total, **said)
                         else:
-                            reporter.progress(done, total, unit="image")
+                            reporter.progress(done, total, unit="image", **said)
                         yield result
                 pending = (batch, ahead) if batch else None
         finally:
@@ -688,7 +712,8 @@ class OcrPipeline(DetectionPasses, LineReading):
             text = one_width(page_number_spaces(text, crops[k]))
             text = empty_brackets(text, crops[k])   # monospaced "f( )" -> "f()"
             text = footnote_marks(text, crops[k])   # "notes1" of a raised "1" -> "notes¹"
-            text = en_dashes(text, crops[k])   # "8:00 - 18:30" of an en dash's wide ink -> "–"
+            if not self.learnt_dashes:   # "8:00 - 18:30" of an en dash's wide ink -> "–"
+                text = en_dashes(text, crops[k])
             text = full_width_colons(text, crops[k], cjk_page)   # a CJK form's "Tel：021"
             text = letter_case(text, crops[k])   # a keycap's "ctrl + c" of capital ink
             text = fraction_echoes(text)   # a photo's "1½2" for "½"
@@ -822,9 +847,24 @@ SCRIPTS_READ = {"ch": "Chinese, Japanese kana, Latin, Greek",
 UPRIGHT_KEY = "skiff_upright"  # a recognizer's metadata: "1" when its crops come upright
 
 
+# a recognizer's metadata: "1" when a fine-tune's labels wrote dashes (ocr_train's
+# export_marks): its "-" and "–" are read as its user labelled them, en_dashes leaves them
+DASHES_KEY = "skiff_dashes"
+
+
 def says_upright(rec) -> bool:
     """Whether the recognizer file ``rec`` (a path; a shipped set's file is not looked at)
     carries ``skiff_upright`` = "1": the direction model is not run before it."""
+    return _says(rec, UPRIGHT_KEY)
+
+
+def says_learnt_dashes(rec) -> bool:
+    """Whether the recognizer file ``rec`` carries ``skiff_dashes`` = "1": its dashes are
+    kept as it reads them (:func:`en_dashes` not run)."""
+    return _says(rec, DASHES_KEY)
+
+
+def _says(rec, key: str) -> bool:
     if not isinstance(rec, (str, Path)):
         return False
     try:
@@ -833,7 +873,7 @@ def says_upright(rec) -> bool:
         model = onnx.load(str(Path(rec).expanduser()), load_external_data=False)
     except Exception:  # noqa: BLE001 - a missing or broken file is reported where it loads
         return False
-    return any(p.key == UPRIGHT_KEY and p.value.strip() == "1" for p in model.metadata_props)
+    return any(p.key == key and p.value.strip() == "1" for p in model.metadata_props)
 
 
 def _pdf_page(label: str) -> bool:
