@@ -80,13 +80,17 @@ def _kernels():
 
 
 class ILU0:
-    """ILU(0) of a square sparse matrix (real): :meth:`solve` applies ``(L U)^-1``. A zero
+    """ILU(0) of a square sparse matrix, real or complex (round 45 h14: complex128, the same
+    kernels compiled for it; a Hermitian A gives ``U = D L^H``, a complex symmetric one ``U
+    = D L^T``): :meth:`solve` applies ``(L U)^-1``. A zero
     pivot (a zero on the diagonal, or one made by the elimination) is refused in one line.
     ``names``: the user's index of each row when A is a reordering ``P A P^T`` (``names[i]``
     the row the message names; round 44 h17), else the rows' own."""
 
     def __init__(self, A, what="ILU(0)", names=None):
-        A = sp.csr_matrix(A, dtype=np.float64, copy=True)
+        self.dtype = np.dtype(np.complex128 if np.iscomplexobj(A.data if sp.issparse(A)
+                                                                else A) else np.float64)
+        A = sp.csr_matrix(A, dtype=self.dtype, copy=True)
         A.sum_duplicates()
         A.sort_indices()
         n = A.shape[0]
@@ -110,6 +114,10 @@ class ILU0:
         self.n = n
 
     def solve(self, r) -> np.ndarray:
-        r = np.ascontiguousarray(r, dtype=np.float64)
+        dtype = np.result_type(self.dtype, np.asarray(r).dtype)
+        if dtype.kind == "c" and self.dtype.kind != "c":   # a real factor, a complex r: by parts
+            r = np.asarray(r)
+            return self.solve(r.real) + 1j * self.solve(r.imag)
+        r = np.ascontiguousarray(r, dtype=self.dtype)
         return self._solve(self.indptr, self.indices, self.data, self.diag, r,
-                           np.empty(self.n))
+                           np.empty(self.n, dtype=self.dtype))

@@ -70,13 +70,13 @@ def _ilut_factor(n, indptr, indices, data, drop_tol, fill_factor, zero_floor,
     """ILUT of the CSR matrix (``indptr``, ``indices``, ``data``) into L (strict lower, unit
     diagonal) and U (strict upper + ``u_diag``), both CSR with sorted columns, in the
     preallocated arrays. Returns -1, or the first row that is all zeros."""
-    w = np.zeros(n)
+    w = np.zeros(n, dtype=data.dtype)   # real or complex (round 45 h14)
     where = np.full(n, -1, dtype=np.int64)     # position of a column in cols, or -1
     cols = np.empty(n, dtype=np.int64)
     lc = np.empty(n, dtype=np.int64)
-    lv = np.empty(n)
+    lv = np.empty(n, dtype=data.dtype)
     uc = np.empty(n, dtype=np.int64)
-    uv = np.empty(n)
+    uv = np.empty(n, dtype=data.dtype)
     heap = np.empty(n, dtype=np.int64)   # the columns k < i of w still to eliminate
     nl = 0
     nu = 0
@@ -98,7 +98,8 @@ def _ilut_factor(n, indptr, indices, data, drop_tol, fill_factor, zero_floor,
                     h = _push(heap, h, j)
             else:
                 w[j] += v
-            norm += v * v
+            av = abs(v)
+            norm += av * av   # |v|^2: v * v for a real v, bit for bit
         norm = math.sqrt(norm)
         if norm == 0.0:
             for t in range(m):
@@ -237,7 +238,9 @@ def check_options(drop_tol, fill_factor):
 
 
 class ILUT:
-    """ILUT of a square real sparse matrix: :meth:`solve` applies ``(L U)^-1``.
+    """ILUT of a square sparse matrix, real or complex (complex128, round 45 h14: the same
+    kernels compiled for it, ``|v|`` for a row's norm and the dropping, as spilu's complex
+    ``zgsitrf``): :meth:`solve` applies ``(L U)^-1``.
     ``drop_tol``, ``fill_factor``: SciPy ``spilu``'s names and defaults (1e-4, 10), with the
     per-row meaning of the module's docstring. ``python=True`` runs the factor's and the
     solve's Python source (the numba kernels'), whatever numba is there (its heap helpers
@@ -246,7 +249,9 @@ class ILUT:
     def __init__(self, A, drop_tol: float = DROP_TOL, fill_factor: float = FILL_FACTOR,
                  what: str = "ILUT", python: bool = False):
         check_options(drop_tol, fill_factor)
-        A = sp.csr_matrix(A, dtype=np.float64, copy=True)
+        self.dtype = np.dtype(np.complex128 if np.iscomplexobj(A.data if sp.issparse(A)
+                                                                else A) else np.float64)
+        A = sp.csr_matrix(A, dtype=self.dtype, copy=True)
         if A.shape[0] != A.shape[1]:
             raise ValueError(f"{what}: the matrix must be square, got {A.shape}")
         A.sum_duplicates()
@@ -260,9 +265,9 @@ class ILUT:
         cap_u = int(np.minimum(lfil, n - 1 - ar).sum())
         self.l_ptr = np.zeros(n + 1, dtype=np.int64)
         self.u_ptr = np.zeros(n + 1, dtype=np.int64)
-        l_idx, l_val = np.empty(cap_l, dtype=np.int64), np.empty(cap_l)
-        u_idx, u_val = np.empty(cap_u, dtype=np.int64), np.empty(cap_u)
-        self.u_diag = np.empty(n)
+        l_idx, l_val = np.empty(cap_l, dtype=np.int64), np.empty(cap_l, dtype=self.dtype)
+        u_idx, u_val = np.empty(cap_u, dtype=np.int64), np.empty(cap_u, dtype=self.dtype)
+        self.u_diag = np.empty(n, dtype=self.dtype)
         factor, self._solve = _kernels(python)
         bad = int(factor(n, A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data,
                          self.drop_tol, self.fill_factor, max(self.drop_tol, 1e-8),
@@ -286,6 +291,9 @@ class ILUT:
         return L.tocsr(), U.tocsr()
 
     def solve(self, r) -> np.ndarray:
-        r = np.ascontiguousarray(r, dtype=np.float64)
+        if np.iscomplexobj(r) and self.dtype.kind != "c":   # a real factor: by parts
+            r = np.asarray(r)
+            return self.solve(r.real) + 1j * self.solve(r.imag)
+        r = np.ascontiguousarray(r, dtype=self.dtype)
         return self._solve(self.l_ptr, self.l_idx, self.l_val, self.u_ptr, self.u_idx,
-                           self.u_val, self.u_diag, r, np.empty(self.n))
+                           self.u_val, self.u_diag, r, np.empty(self.n, dtype=self.dtype))

@@ -77,7 +77,8 @@ SCIPY_RESTART = 20   # restart=None: SciPy's gmres default
 COMPLEX_SHIFT_AMG = 0.02
 # what runs on complex vectors
 COMPLEX_METHODS = ("cg", "bicgstab", "gmres", "minres", "cocg", "direct")
-COMPLEX_PRECONDS = ("none", "jacobi", "amg", "user")   # on a complex matrix (real: any, by parts)
+# on a complex matrix (real: any, by parts); ilu / ilut since round 45 (h14)
+COMPLEX_PRECONDS = ("none", "jacobi", "amg", "user", "ilu", "ilut")
 PRECONDS = ("auto", "none", "jacobi", "chebyshev", "mg", "amg", "saddle", "ilu", "ilut")
 # names of ILU(0) / IC(0) (precond='ilu', round 40 h10: the row split's block kernel, ilu0.py)
 ILU_NAMES = ("ilu0", "ic", "ic0", "ichol", "ichol0", "incomplete-lu")
@@ -646,7 +647,7 @@ class ILUPrecond:
         if self.perm is None:
             out[...] = self.ilu.solve(r).reshape(out.shape)
         else:          # M r = P^T (L U)^-1 P r
-            y = np.empty(r.shape[0], dtype=np.float64)
+            y = np.empty(r.shape[0], dtype=np.result_type(self.ilu.dtype, r.dtype))
             y[self.perm] = self.ilu.solve(np.ascontiguousarray(r[self.perm]))
             out[...] = y.reshape(out.shape)
         return out
@@ -810,7 +811,7 @@ class ILUTPrecond:
         if self.perm is None:
             out[...] = self.ilu.solve(r).reshape(out.shape)
         else:          # M r = P^T (L U)^-1 P r
-            y = np.empty_like(self.ilu.u_diag)
+            y = np.empty(r.shape[0], dtype=np.result_type(self.ilu.dtype, r.dtype))
             y[self.perm] = self.ilu.solve(r[self.perm])
             out[...] = y.reshape(out.shape)
         return out
@@ -1052,8 +1053,10 @@ class Solver:
                 # 439 iterations in 0.05 s against GMRES(30)'s 1130 in 0.49 s)
                 self.method = "minres"
             if (self.auto and self.complex and self.method == "gmres"
-                    and self.precond_name in ("amg", "jacobi", "none")
+                    and self.precond_name in ("amg", "jacobi", "none", "ilu")
                     and self._transpose_asymmetry() is None):
+                # round 45 (h14): ILU(0) of a complex symmetric A is L D L^T, complex
+                # symmetric as well (damped Helmholtz 20^2: COCG 50 iterations, GMRES(30) 80)
                 # complex symmetric (A = A^T: Helmholtz with an absorbing boundary): COCG,
                 # CG's short recurrence with u^T v, and AMG's V-cycle is complex symmetric
                 # too. 16 641 unknowns: 66 iterations 0.15 s, GMRES(30)+AMG 75 in 0.84 s
@@ -1172,7 +1175,8 @@ class Solver:
             else:
                 raise ValueError(f"precond {self.precond_name!r} builds on real matrices only "
                                  f"and the matrix is complex ({np.dtype(self.dtype)}); use "
-                                 f"precond='amg', 'jacobi', 'none' or your own M (precond=M)")
+                                 f"precond='amg', 'jacobi', 'none', 'ilu', 'ilut' or your own M "
+                                 f"(precond=M)")
 
     def _check_memory(self):
         """Refuse a grid whose solve cannot fit in the device's memory before anything of the

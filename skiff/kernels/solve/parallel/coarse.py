@@ -29,7 +29,9 @@ The two-level preconditioner with the block solve ``B``:
 * for CG with block Jacobi the symmetric V-cycle ``z = S r; z += Q (r - A z); z += S (r -
   A z)`` with ``S = p(B A) B`` a degree-2 Chebyshev polynomial in ``B A`` (round 45 h4;
   until then ``S = w B``, ``w`` damping ``B`` where the largest eigenvalue of ``B A`` nears
-  2: past 8 ranks the jump and elasticity took about twice one rank's iterations); with additive
+  2: past 8 ranks the jump and elasticity took about twice one rank's iterations; a plain
+  Poisson-like matrix past 8 ranks keeps the damped B, :func:`smoothing_degree`, round 45
+  h14); with additive
   Schwarz the balancing form ``M = Q + (I - Q A) B (I - A Q)`` (Mandel's BNN): symmetric
   positive definite whenever ``B`` is (``B A`` of an overlap passes 2: the V-cycle form
   diverged, 587 iterations on an anisotropic Poisson);
@@ -57,6 +59,13 @@ LANCZOS_STEPS = 8   # two_level's estimate of lambda_max(B A) for its smoothing
 # iterations). Safer too: the V-cycle stays positive definite for lambda_max(B A) up to
 # (1 + 1 / CHEB_RATIO) CHEB_TOP = 1.375 times the estimate, the damped B's to 1.8 / 1.8 = 1.11.
 CHEB_DEGREE, CHEB_RATIO, CHEB_TOP = 2, 4.0, 1.1
+# round 45 (h14): ... except for a plain Poisson-like matrix past PLAIN_RANKS ranks
+# (:func:`smoothing_degree`): there the Chebyshev cut at most one CG iteration of 8-10 and
+# doubled the block solves, so the solve cost up to 1.3x h23's damped B (Poisson 160^2 over
+# 24 thread ranks, 8 -> 8 iterations, solve CPU 0.52 -> 0.67 s); such a matrix smooths with
+# the damped B again (degree 1). PLAIN_SPREAD: the largest ratio of two off-diagonal
+# magnitudes of A that still counts as one constant coefficient.
+PLAIN_RANKS, PLAIN_SPREAD = 8, 10.0
 _DENSE_MAX = 3000
 
 
@@ -266,7 +275,32 @@ class CoarseLevel:
         return self.P @ self._solve(self.restrict(r))
 
 
-def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=None):
+def smoothing_degree(A, size: int, contrast) -> int:
+    """The degree of CG's V-cycle smoother in ``B A`` (:func:`two_level`): 1 (``B`` damped by
+    ``min(1, 1.8 / lambda)``, round 44 h23) for a plain matrix over more than
+    ``PLAIN_RANKS`` ranks, else ``CHEB_DEGREE`` (the Chebyshev polynomial, round 45 h4).
+    Plain: an M-matrix (every off-diagonal entry <= 0) with no coefficient contrast
+    (``contrast``, the whole matrix's, :func:`~.rows.whole_contrast`) whose off-diagonal
+    magnitudes lie within ``PLAIN_SPREAD`` of each other: a constant-coefficient Laplacian
+    with or without a reaction term (round 45 h14, thread ranks, CG iterations damped /
+    Chebyshev and solve CPU: Poisson 160^2 over 16 / 24 / 32 ranks 10 / 8 / 9 against 9 / 8
+    / 8, 0.30 / 0.52 / 0.64 s against 0.38 / 0.67 / 0.72). Everything else keeps the
+    Chebyshev: the jump (contrast, 11 -> 8 over 16-32 ranks), elasticity (positive
+    off-diagonals, 12 -> 8 over 16), an anisotropic Laplacian (1:100, its off-diagonals 100
+    apart, 9 -> 6 over 32), a variable coefficient (its spread), and every split over up to
+    8 ranks (Poisson 100^2 over 8 ranks 8 -> 6 at the same CPU)."""
+    if size <= PLAIN_RANKS or contrast:
+        return CHEB_DEGREE
+    A = sp.coo_matrix(A)
+    off = A.data[(A.row != A.col) & (A.data != 0)]
+    if off.size == 0 or np.any(off > 0):
+        return CHEB_DEGREE
+    off = np.abs(off)
+    return 1 if float(off.max()) <= PLAIN_SPREAD * float(off.min()) else CHEB_DEGREE
+
+
+def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=None,
+              degree: int = CHEB_DEGREE):
     """The two-level preconditioner from the block solve ``B`` and the coarse solve ``Q``
     (module docstring): for CG (``symmetric``) with block Jacobi (``overlap`` 0) the
     symmetric V-cycle ``S, Q, S`` with ``S`` the Chebyshev polynomial in ``B A`` of
@@ -285,13 +319,20 @@ def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=Non
         return apply
     if symmetric and overlap == 0:
         lam = lambda_max(B, op, LANCZOS_STEPS)
-        smooth = chebyshev(B, op, CHEB_TOP * lam / CHEB_RATIO, CHEB_TOP * lam, CHEB_DEGREE)
+        if degree == 1:   # round 44 (h23)'s damped B (smoothing_degree: a plain matrix)
+            omega = 1.0 if lam <= 1.8 else 1.8 / lam
+
+            def smooth(r):
+                return omega * B(r)
+            smooth.interval = None
+        else:
+            smooth = chebyshev(B, op, CHEB_TOP * lam / CHEB_RATIO, CHEB_TOP * lam, degree)
 
         def apply(r):
             z = smooth(r)
             z = z + Q(r - op.matvec(z))
             return z + smooth(r - op.matvec(z))
-        apply.lam, apply.interval = lam, smooth.interval
+        apply.lam, apply.interval, apply.degree = lam, smooth.interval, degree
     elif symmetric:
         def apply(r):
             z = Q(r)

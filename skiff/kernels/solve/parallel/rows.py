@@ -412,7 +412,7 @@ class RowSolver:
                 coarse = self.coarse = "aggregates"
                 P = coarse_basis(block, coarse, hi - lo, getattr(B, "amg", None))
             if coarse != "none":   # a coarse level across the ranks (every rank here)
-                from .coarse import CoarseLevel, two_level
+                from .coarse import CoarseLevel, smoothing_degree, two_level
 
                 try:   # a singular coarse problem: the same A_c on every rank, all say it
                     Q = CoarseLevel(self.op, P, comm, cycle=coarse == "amg",
@@ -420,7 +420,8 @@ class RowSolver:
                 except ValueError as e:
                     raise ValueError(f"row_solve: {e}") from None
                 self.coarse_size, self.coarse_level = Q.N, Q
-                self.M = two_level(self.M, Q, self.op, method == "cg", self.overlap)
+                self.M = two_level(self.M, Q, self.op, method == "cg", self.overlap,
+                                   degree=smoothing_degree(A, self.size, self.contrast))
         self.setup_time = time.perf_counter() - t0
 
     def _cut(self, whole):
