@@ -234,6 +234,7 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
         raise ValueError(f"{first}: {kind} DIR \"text\" (or --prompt TEXT; in a notebook "
                          f"%{kind} DIR \"text\" or the cell of %%{kind} DIR)")
     job_total = None  # a gpt-* train job's: what its context holds (or what was asked)
+    checkpoint = None  # a checkpoint folder (or adapter): its prompts measured at the end
     if check_folder:
         path = os.path.expanduser(str(model))
         if not os.path.isdir(path):
@@ -253,6 +254,7 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
             from skiff.kernels.train.models.hf_checkpoint import adapter_base
 
             adapter_base(path)  # the base it names must be a checkpoint folder here
+            checkpoint = path
         elif job is not None:  # a skiff train job's run folder: the model it trained
             built = str(job.get("model"))
             if not built.startswith("gpt"):
@@ -303,6 +305,7 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
                                  f"model's context of {limit} positions (the prompt's tokens "
                                  "and the new ones)")
             open_folder(path)  # no weights, a missing shard: the same (the index only)
+            checkpoint = path
         model = os.path.abspath(path)
     empty = [s for s in values.get("stop") or [] if not s]
     if empty:  # before: the job began and failed ("stop strings must be non-empty")
@@ -330,6 +333,14 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
                                  f"{'--raw' if use is False else 'generate'} leaves out: "
                                  f"add --chat, or drop {flag}")
     history = _history(values.get("history"), values.get("system")) if chat else None
+    if checkpoint is not None:  # a prompt past the context: said here, before a run folder
+        from skiff.kernels.train.models.chat_fits import check_folder_fits  # (round 45 h16)
+
+        check_folder_fits(checkpoint, prompts or [str(prompt)],
+                          max_new_tokens=int(values.get("max_new_tokens") or 256),
+                          given=values.get("max_new_tokens") is not None, chat=chat,
+                          system=values.get("system"), history=history,
+                          thinking=False if values.get("no_thinking") else None)
     return {
         "model": str(model),
         "prompt": str(prompt),
@@ -453,6 +464,15 @@ class ChatKind(Kind):
             raise TypeError(f"variable {name!r} holds a {type(obj).__name__}: expected a "
                             "checkpoint folder or a model loaded with from_pretrained")
         config = to_config(values, chat_default=self.chat_default, check_folder=False)
+        limit = getattr(getattr(obj, "config", None), "max_position_embeddings", None)
+        if isinstance(limit, int):  # its prompts past its context: said before the job
+            from skiff.kernels.train.models.chat_fits import check_fits
+
+            check_fits(obj.tokenizer, limit, config.get("prompts") or [config["prompt"]],
+                       max_new_tokens=config["max_new_tokens"],
+                       given=values.get("max_new_tokens") is not None, chat=config["chat"],
+                       system=config["system"], history=config["history"],
+                       thinking=config["thinking"])
         config["model"] = f"<notebook {name}>"
 
         def job(cfg, reporter):

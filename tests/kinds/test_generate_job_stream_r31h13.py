@@ -186,8 +186,11 @@ def test_a_checkpoints_refusals_come_before_a_job(ernie):
     limit = json.load(open(os.path.join(ernie, "config.json")))["max_position_embeddings"]
     with pytest.raises(ValueError, match=f"passes the model's context of {limit} positions"):
         chat.to_config({"model": ernie, "prompt": "Hello", "max_new_tokens": limit})
-    assert chat.to_config({"model": ernie, "prompt": "Hello", "max_new_tokens": limit - 1})[
-        "max_new_tokens"] == limit - 1
+    assert chat.to_config({"model": ernie, "prompt": "Hello", "max_new_tokens": limit - 64})[
+        "max_new_tokens"] == limit - 64
+    with pytest.raises(ValueError, match="the prompt 'Hello' is .* tokens as the chat "
+                                         "template renders it"):  # the prompt's tokens
+        chat.to_config({"model": ernie, "prompt": "Hello", "max_new_tokens": limit - 1})
     with pytest.raises(ValueError, match="give a prompt: generate DIR .*%generate DIR"):
         chat.to_config({"model": ernie, "prompt": None}, chat_default=False)
     # as the job would have said it: the same limit (the oracle: the model's own check)

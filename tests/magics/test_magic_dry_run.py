@@ -92,6 +92,12 @@ def test_ocr_and_chat_dry_runs_make_no_folder(shell, runs_dir, tmp_path):
         "intermediate_size": 32, "vocab_size": 100, "tie_word_embeddings": True}))
     save_file({"model.embed_tokens.weight": np.zeros((100, 16), np.float32)},
               str(ckpt / "model.safetensors"))
+    from tokenizers import Tokenizer, models  # the tokenizer the prompt's length is read
+    # with at submit (round 45 h16: a checkpoint without one is refused before the job)
+    Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]")).save(
+        str(ckpt / "tokenizer.json"))
+    (ckpt / "tokenizer_config.json").write_text(json.dumps(
+        {"chat_template": "{% for m in messages %}{{ m['content'] }}{% endfor %}"}))
     doc = shell.run_line_magic("chat", f"{ckpt} 'what does --dry-run do' --dry-run")
     assert doc["kind"] in ("chat", "generate") and _no_run_folder(runs_dir)
     assert "what does --dry-run do" in json.dumps(doc["config"])
