@@ -498,7 +498,9 @@ def join_fragments(boxes: list[tuple[np.ndarray, float]]) -> list[tuple[np.ndarr
     wider and no taller than the row is high, within its height, from 0.3 of that height
     into the row to 0.6 of it before or after it (a line's last "." boxed apart,
     overlapping it by 3 px). Separate lines on a page do not overlap, columns and turned
-    lines are not level rows, so they are left as they are.
+    lines are not level rows, so they are left as they are; two lines of small print set
+    close, whose grown boxes do overlap, stand one over the other sharing their width
+    (:func:`_stacked`), and are left apart too.
     """
     import cv2
 
@@ -555,6 +557,9 @@ def join_fragments(boxes: list[tuple[np.ndarray, float]]) -> list[tuple[np.ndarr
             # overlapping pieces of one row are about as tall as it: a caption under a
             # picture the detector boxed whole lies inside that box, and is no piece of it
             overlap = small > 0 and inter > 0.25 * small and 0.5 * bh <= np.ptp(ys) <= 2 * bh
+            # two lines of small print set close, one over the other: their grown boxes
+            # overlap, but they share their width, not their row
+            overlap = overlap and not _stacked(xs, ys, bw, bh)
             fragment = (np.ptp(xs) <= bh and np.ptp(ys) <= bh and np.ptp(xs) < bw
                         and ys.min() >= -0.25 * bh and ys.max() <= 1.25 * bh
                         and -0.3 * bh <= gap <= 0.6 * bh)
@@ -569,6 +574,24 @@ def join_fragments(boxes: list[tuple[np.ndarray, float]]) -> list[tuple[np.ndarr
                 todo.extend(int(k) for k in near(j))  # neighbours may join it now
                 break
     return [item for item, keep in zip(items, alive) if keep]
+
+
+# two level boxes are lines one over the other (not pieces of one row) when their middles
+# stand at least STACKED of the taller one's height apart across the row and they share at
+# least STACKED_SHARE of the narrower one's width along it
+STACKED = 0.45
+STACKED_SHARE = 0.5
+
+
+def _stacked(xs: np.ndarray, ys: np.ndarray, bw: float, bh: float) -> bool:
+    """Whether a box with corners at ``xs`` along and ``ys`` across a row of width ``bw``
+    and height ``bh`` (in the row's frame) stands over or under it: a shipping label's
+    9-px "FROM: ..." and its street 12 px apart, boxed apart and grown by the unclip so
+    that their boxes overlap by a third, were joined into one box read as nothing."""
+    off = abs(float(ys.min() + ys.max()) / 2 - bh / 2)
+    shared = min(float(xs.max()), bw) - max(float(xs.min()), 0.0)
+    return off >= STACKED * max(float(np.ptp(ys)), bh) and \
+        shared >= STACKED_SHARE * min(float(np.ptp(xs)), bw)
 
 
 def join_columns(boxes: list[tuple[np.ndarray, float]]) -> list[tuple[np.ndarray, float]]:

@@ -788,6 +788,14 @@ _SPACED_COLON = re.compile(r" ?: ?")
 LEFT_COLON_BEFORE = (0.12, 0.3)
 LEFT_COLON_AFTER = 0.65
 LEFT_COLON_SPAN = 0.41
+# Noto Serif CJK SC's "：" at 16-28 px (clean, blurred, as a phone photo) stands 0.33-0.41
+# apart too, but its dots are small: each 0.013-0.023 of the digit height squared in ink,
+# UKai's half-width ones 0.020-0.065 (round 45 h15, `colon2.py`: of UKai's 66 ": " in the
+# window above, the one at 0.385 or more has dots of 0.065, the nearest under it 0.379 and
+# 0.023); such a pair at LEFT_COLON_NEAR or more with dots of at most LEFT_COLON_DOT is
+# "：" too
+LEFT_COLON_NEAR = 0.385
+LEFT_COLON_DOT = 0.024
 
 
 def full_width_colons(text: str, crop: np.ndarray, cjk_page: bool) -> str:
@@ -813,14 +821,15 @@ def full_width_colons(text: str, crop: np.ndarray, cjk_page: bool) -> str:
     if len(spots) != len(colons):
         return text
     out, at = [], 0
-    for m, (before, after, span) in zip(spots, colons, strict=True):
+    for m, (before, after, span, dot) in zip(spots, colons, strict=True):
         out.append(text[at:m.start()])
         last = text[:m.start()][-1:]
         full = min(before, after) >= FULL_COLON and (last.isalnum() or last == ".") and \
             m.group() != " : "  # read spaced both sides: as a French "Tel : 021" is set
         full = full or ("\u4e00" <= last <= "\u9fff" and m.group() in (":", ": ")
                         and LEFT_COLON_BEFORE[0] <= before <= LEFT_COLON_BEFORE[1]
-                        and after >= LEFT_COLON_AFTER and span >= LEFT_COLON_SPAN)
+                        and after >= LEFT_COLON_AFTER and (span >= LEFT_COLON_SPAN or (
+                            span >= LEFT_COLON_NEAR and dot <= LEFT_COLON_DOT)))
         out.append("\uff1a" if full else m.group())
         at = m.end()
     return "".join(out) + text[at:]
@@ -829,18 +838,19 @@ def full_width_colons(text: str, crop: np.ndarray, cjk_page: bool) -> str:
 def _colon_blanks(bw: np.ndarray, tall: float) -> list[tuple[float, float]]:
     """The colons of an ink mask, left to right, as the blank columns before and after
     each over ``tall`` (:func:`_colon_marks` without the dots' span)."""
-    return [(before, after) for before, after, _ in _colon_marks(bw, tall)]
+    return [(before, after) for before, after, _, _ in _colon_marks(bw, tall)]
 
 
-def _colon_marks(bw: np.ndarray, tall: float) -> list[tuple[float, float, float]]:
+def _colon_marks(bw: np.ndarray, tall: float) -> list[tuple[float, float, float, float]]:
     """The colons of an ink mask, left to right, as the blank columns before and after
     each and the rows from the top of its upper dot to the top of its lower one, over
-    ``tall``: two components no bigger than 0.3 of ``tall`` each way, one over the other
-    (their centres within 0.15 of ``tall`` across, 0.3 of it apart down)."""
+    ``tall``, and its dots' mean ink over ``tall`` squared: two components no bigger than
+    0.3 of ``tall`` each way, one over the other (their centres within 0.15 of ``tall``
+    across, 0.3 of it apart down)."""
     import cv2
 
     n, _, stats, _ = cv2.connectedComponentsWithStats(bw, connectivity=8)
-    x, y, w, h = (stats[1:, k].astype(float) for k in range(4))
+    x, y, w, h, area = (stats[1:, k].astype(float) for k in range(5))
     small = np.flatnonzero((h <= 0.3 * tall) & (w <= 0.3 * tall))
     inked = np.flatnonzero(bw.any(0))
     out = []
@@ -852,5 +862,5 @@ def _colon_marks(bw: np.ndarray, tall: float) -> list[tuple[float, float, float]
             left, right = inked[inked < lo], inked[inked >= hi]
             out.append((lo, (lo - left[-1] - 1) / tall if len(left) else np.inf,
                         (right[0] - hi) / tall if len(right) else np.inf,
-                        (y[b] - y[a]) / tall))
-    return [(before, after, span) for _, before, after, span in sorted(out)]
+                        (y[b] - y[a]) / tall, (area[a] + area[b]) / 2 / tall ** 2))
+    return [(before, after, span, dot) for _, before, after, span, dot in sorted(out)]
