@@ -129,29 +129,12 @@ def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def takes_ready(reporter) -> bool:
-    """Whether ``reporter.progress`` takes ``ready`` (round 45: the units of a batch read and
-    not yet given out; ``skiff.jobs.reporter.RunReporter``'s)."""
+def _progress_takes(reporter, attr: str, names: set, var_keyword: bool) -> bool:
+    """Whether ``reporter.progress`` takes the keywords ``names`` (or ``**kwargs`` where
+    ``var_keyword``); a wrapper says so for what it wraps by a bool attribute ``attr``."""
     if reporter is None:
         return False
-    known = getattr(reporter, "takes_ready", None)  # a wrapper says for what it wraps
-    if isinstance(known, bool):
-        return known
-    import inspect
-
-    try:
-        params = inspect.signature(reporter.progress).parameters
-    except (TypeError, ValueError, AttributeError):
-        return False
-    return "ready" in params
-
-
-def takes_work(reporter) -> bool:
-    """Whether ``reporter.progress`` takes ``work`` and ``work_total`` (round 32): a
-    reporter written before (a notebook's own, a test's) is called without them."""
-    if reporter is None:
-        return False
-    known = getattr(reporter, "takes_work", None)  # a wrapper says for what it wraps
+    known = getattr(reporter, attr, None)
     if isinstance(known, bool):
         return known
     import inspect
@@ -160,8 +143,20 @@ def takes_work(reporter) -> bool:
         params = inspect.signature(reporter.progress).parameters.values()
     except (TypeError, ValueError, AttributeError):
         return False
-    names = {p.name for p in params}
-    return {"work", "work_total"} <= names or any(p.kind is p.VAR_KEYWORD for p in params)
+    return names <= {p.name for p in params} or \
+        (var_keyword and any(p.kind is p.VAR_KEYWORD for p in params))
+
+
+def takes_ready(reporter) -> bool:
+    """Whether ``reporter.progress`` takes ``ready`` (round 45: the units of a batch read and
+    not yet given out; ``skiff.jobs.reporter.RunReporter``'s)."""
+    return _progress_takes(reporter, "takes_ready", {"ready"}, var_keyword=False)
+
+
+def takes_work(reporter) -> bool:
+    """Whether ``reporter.progress`` takes ``work`` and ``work_total`` (round 32): a
+    reporter written before (a notebook's own, a test's) is called without them."""
+    return _progress_takes(reporter, "takes_work", {"work", "work_total"}, var_keyword=True)
 
 
 def _work_of(work: list, where: tuple[int, int] | None, failed: bool) -> float:

@@ -192,6 +192,19 @@ def _jac_msg(oi):
     return msg
 
 
+def _twice_differentiable(grads) -> None:
+    """strict mode's check (torch's words): each first gradient must depend on the inputs."""
+    for i, g in enumerate(grads):
+        if not g.requires_grad:
+            raise RuntimeError(
+                "While computing the hessian, found that the jacobian of the "
+                f"user-provided function with respect to input {i} is independent of "
+                "the input. This is not allowed in strict mode. You should ensure that "
+                "your function is twice differentiable and that the jacobian depends "
+                "on the inputs (this would be violated by a linear function for "
+                "example).")
+
+
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
     """The Hessian of a function with one-element output: in.shape + in.shape for one input, a
@@ -206,15 +219,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             raise RuntimeError("hessian: the function must return a tensor of one element")
         jac = _grads((out,), xs, (None,), True)
         if strict:
-            for i, g in enumerate(jac):
-                if not g.requires_grad:
-                    raise RuntimeError(
-                        "While computing the hessian, found that the jacobian of the "
-                        f"user-provided function with respect to input {i} is independent of "
-                        "the input. This is not allowed in strict mode. You should ensure that "
-                        "your function is twice differentiable and that the jacobian depends "
-                        "on the inputs (this would be violated by a linear function for "
-                        "example).")
+            _twice_differentiable(jac)
         return jac
 
     got = _jacobian(gradient, tuple(_tuple(inputs)), create_graph, strict, vectorize, False)
@@ -232,15 +237,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         _check_outputs((out,), strict)
         gs = _grads((out,), xs, (None,), True, _strict_msg(strict and "back"), False)
         if strict:
-            for i, g in enumerate(gs):
-                if not g.requires_grad:
-                    raise RuntimeError(
-                        "While computing the hessian, found that the jacobian of the "
-                        f"user-provided function with respect to input {i} is independent of "
-                        "the input. This is not allowed in strict mode. You should ensure that "
-                        "your function is twice differentiable and that the jacobian depends "
-                        "on the inputs (this would be violated by a linear function for "
-                        "example).")
+            _twice_differentiable(gs)
         res = _grads(gs, xs, _tuple(v), create_graph, _strict_msg(strict and "double_back"),
                      False)
     return _finish((out,), create_graph)[0], _shape_like(single, _finish(res, create_graph))
