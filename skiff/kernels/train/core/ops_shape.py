@@ -213,7 +213,10 @@ class MaskedFill(Function):
         xp = xp_of(a)
         self.sa = a.shape
         self.save_for_backward(mask)
-        return xp.where(mask, xp.asarray(value, dtype=a.dtype), a)
+        out = xp.where(mask, xp.asarray(value, dtype=a.dtype), a)
+        # torch's masked_fill is row-major whatever the layouts (round 45 h17); a meta array
+        # (strides 0) stays one
+        return out if out.flags.c_contiguous or 0 in out.strides else xp.ascontiguousarray(out)
 
     def backward(self, g):
         (mask,) = self.saved

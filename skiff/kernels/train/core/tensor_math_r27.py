@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import math
 from collections import namedtuple
+from collections.abc import Sequence
 
 import numpy as np
 
 from . import default_dtype as _dd
 from .autograd import Function, xp_of
+from .shape_error import ShapeError, broadcast_error
+from .torch_size import Size
 
 _BASE: dict = {}  # Tensor, where, in_place, tensor module: set by install()
 _MinMax = namedtuple("aminmax", ["min", "max"])
@@ -493,8 +496,32 @@ def column_stack(tensors):
 
 
 def broadcast_shapes(*shapes):
-    return tuple(np.broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s)
-                                       for s in shapes]))
+    """torch's ``broadcast_shapes``: a ``torch.Size`` (round 45 h17: was a plain tuple), torch's
+    errors (a RuntimeError naming the mismatching argument, a ValueError for a negative length
+    broadcast; ``None`` skipped)."""
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
+    for s in shapes:
+        if not isinstance(s, Sequence):
+            raise RuntimeError("Input shapes should be of type ints, a tuple of ints, or a list "
+                               f"of ints, got {s}")
+    if not shapes:
+        return Size()
+    common = [1] * max(len(s) for s in shapes)
+    for k, s in enumerate(shapes):
+        for i in range(-1, -1 - len(s), -1):
+            d = s[i]
+            if d == common[i]:
+                continue
+            if common[i] == 1:
+                if d < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[i] = d
+            if d != 1 and common[i] != d:
+                raise ShapeError(  # (a RuntimeError, torch's; a ValueError, numpy's)
+                    f"Attempting to broadcast a dimension of length {d} at {i}! Mismatching "
+                    f"argument at index {k} had {s}; but expected shape should be broadcastable "
+                    f"to {common}")
+    return Size(common)
 
 
 def broadcast_to(input, shape):  # noqa: A002
@@ -503,7 +530,12 @@ def broadcast_to(input, shape):  # noqa: A002
 
 def broadcast_tensors(*tensors):
     ts = _tensors(_flat_args(tensors))
-    shape = broadcast_shapes(*[tuple(t.shape) for t in ts])
+    shape = ts[0].shape if ts else ()
+    for t in ts[1:]:  # torch's pairwise fold, its message (round 45 h17)
+        try:
+            shape = np.broadcast_shapes(shape, t.shape)
+        except ValueError:
+            raise broadcast_error(shape, t.shape) from None
     return tuple(t if tuple(t.shape) == shape else t.expand(*shape) for t in ts)
 
 

@@ -87,6 +87,11 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
+    # torch's instance_norm is row-major whatever the input's layout (round 45 h17)
+    if not getattr(out, "_batched", False):
+        flags = getattr(getattr(out, "_data", None), "flags", None)
+        if flags is not None and not flags.c_contiguous:
+            out = out.contiguous()
     return out
 
 

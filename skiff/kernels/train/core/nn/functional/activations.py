@@ -102,6 +102,9 @@ class SoftmaxFn(Function):
         xp = xp_of(x)
         self.axis = axis
         e = x - x.max(axis=axis, keepdims=True)
+        if not e.flags.c_contiguous and 0 not in e.strides:  # torch's softmax is row-major
+            e = xp.ascontiguousarray(e)  # whatever the input's layout (channels-last kept it:
+            # round 45 h17; a meta array, strides 0, stays one)
         xp.exp(e, out=e)
         e /= e.sum(axis=axis, keepdims=True)
         self.save_for_backward(e)
