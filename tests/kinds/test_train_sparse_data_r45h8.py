@@ -7,14 +7,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from IPython.core.error import UsageError
-from IPython.testing.globalipapp import get_ipython
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def ip():
-    shell = get_ipython()
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()  # a worker's shell, as other magic tests make it
     shell.run_line_magic("load_ext", "skiff")
-    return shell
+    yield shell
+    InteractiveShell.clear_instance()
 
 
 @pytest.mark.parametrize("cell", ["S", "pair"])
