@@ -6,13 +6,13 @@ the recognizer's misreadings of such lines."""
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from skiff.kernels.ocr.marks import full_width_colons
+
+from .test_stacked_lines_r45h15 import phone_shot  # the same phone shot
 
 NOTO_SERIF = "/usr/share/fonts/opentype/noto/NotoSerifCJK-Regular.ttc"
 UKAI = "/usr/share/fonts/truetype/arphic/ukai.ttc"
@@ -28,13 +28,7 @@ def crop(text: str, path: str, index: int, px: int, kind: str) -> np.ndarray:
     if kind == "blur":
         im = im.filter(ImageFilter.GaussianBlur(0.6 + px / 40))
     elif kind.startswith("phone"):  # blur, sensor noise and JPEG, seeded
-        rng = np.random.default_rng(int(kind[-1]))
-        im = im.filter(ImageFilter.GaussianBlur(0.8))
-        a = np.asarray(im).astype(np.float32) + rng.normal(0, 8, (im.height, im.width, 1))
-        im = Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
-        buf = io.BytesIO()
-        im.save(buf, "JPEG", quality=50)
-        im = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+        im = phone_shot(im, int(kind[-1]))
     return np.asarray(im)
 
 

@@ -19,8 +19,21 @@ STREET = "Hafenstr. 7, 20457 Hamburg"
 SHIP = "SHIP TO: Lukas Meyer"
 
 
+def phone_shot(im, seed: int):
+    """``im`` (an RGB PIL image) shot as a phone photo: blur, seeded sensor noise, JPEG 50."""
+    from PIL import Image, ImageFilter
+
+    rng = np.random.default_rng(seed)
+    im = im.filter(ImageFilter.GaussianBlur(0.8))
+    a = np.asarray(im).astype(np.float32) + rng.normal(0, 8, (im.height, im.width, 1))
+    im = Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
+    buf = io.BytesIO()
+    im.save(buf, "JPEG", quality=50)
+    return Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+
+
 def _label(fonts_dir, size: int, pitch: int, phone_seed: int | None = None) -> np.ndarray:
-    from PIL import Image, ImageDraw, ImageFilter, ImageFont
+    from PIL import Image, ImageDraw, ImageFont
 
     im = Image.new("RGB", (640, 200), "white")
     d = ImageDraw.Draw(im)
@@ -33,13 +46,7 @@ def _label(fonts_dir, size: int, pitch: int, phone_seed: int | None = None) -> n
            fill=0)
     im = im.resize((320, 100), Image.LANCZOS)  # the label at half size: 8-9 px print
     if phone_seed is not None:  # shot as a photo: blur, sensor noise, JPEG
-        rng = np.random.default_rng(phone_seed)
-        im = im.filter(ImageFilter.GaussianBlur(0.8))
-        a = np.asarray(im).astype(np.float32) + rng.normal(0, 8, (im.height, im.width, 1))
-        im = Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
-        buf = io.BytesIO()
-        im.save(buf, "JPEG", quality=50)
-        im = Image.open(io.BytesIO(buf.getvalue())).convert("RGB")
+        im = phone_shot(im, phone_seed)
     return np.asarray(im)
 
 
