@@ -2,7 +2,7 @@
 
 Every case trains a tiny checkpoint (written by skiff in the Hugging Face layout) for a few
 AdamW steps with ``train_parts`` (the ``%train ernie --from DIR`` path): once on all ranks
-with the case's strategy, once in one process (strategy "single", on the last rank). Rank 0
+with the case's strategy, once in one process (strategy "single", on one rank). Rank 0
 reports both loss trajectories, the largest weight difference, and the saved folders' files
 for the test to compare. usage: ernie_parallel_check.py WORKDIR CASE... with CASE =
 strategy:shape:mode (mode "full" or "lora") and optional flags: ":chat", packed
@@ -13,6 +13,7 @@ from its last checkpoint (on the same ranks), and so does the one-process job fr
 """
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -120,8 +121,8 @@ def reshard_diff(folder, shape, mode, run):
 
 
 def reference(run, folder, shape, mode, chat, *args, **kw):
-    """On the last rank, while rank 0 checks the checkpoint: the one-process job; its
-    losses go to ``run/losses.json``."""
+    """On one rank, while the other runs another reference or checks a checkpoint: the
+    one-process job; its losses go to ``run/losses.json``."""
     run.mkdir(exist_ok=True)
     losses, _ = train(folder, shape, mode, "single", Ranks(0, 1, run), chat, *args, **kw)
     (run / "losses.json").write_text(json.dumps(losses))
@@ -134,31 +135,54 @@ def compare(mine, one) -> tuple[float, bool]:
 
 
 def main():
+    """The ranks train every case together first; then the one-process references (one per
+    checkpoint, mode and data: the same job for every strategy that shares them) and the
+    reshard checks are dealt out over the ranks, which run them side by side (round 46 h3:
+    before, the last rank ran each case's reference while rank 0 waited)."""
     workdir, cases = sys.argv[1], sys.argv[2:]
     comm = world()
-    last = comm.rank == comm.size - 1
     out = {"rank": comm.rank, "cases": {}}
+    plan = []
     for case in cases:
         strategy, shape, mode, *flags = case.split(":")
         chat = "ragged" if "ragged" in flags else "chat" in flags
         folder = checkpoint(workdir, shape)
         run = Path(workdir) / case.replace(":", "-")
-        mine, one = run / "ranks", run / "one"
+        mine = run / "ranks"
         mine.mkdir(parents=True, exist_ok=True)
         losses, ran = train(folder, shape, mode, strategy, Ranks(comm.rank, comm.size, mine),
                             chat)
+        plan.append((case, strategy, shape, mode, flags, chat, folder, run, losses, ran))
         comm.barrier()
-        if last:
-            reference(one, folder, shape, mode, chat)
-        if comm.rank == 0:
-            resharded = reshard_diff(folder, shape, mode, mine)
+    # the references: one per (shape, mode, data); a resumed case gets its own (it goes on
+    # from its reference's checkpoint, which the resume writes into)
+    refs = {}
+    for case, _, shape, mode, flags, chat, folder, *_ in plan:
+        key = (shape, mode, chat, "resume" in flags and case)
+        refs.setdefault(key, (Path(workdir) / ("one-" + case.replace(":", "-")), folder))
+    tasks = [("ref", key) for key in refs] + [("reshard", i) for i in range(len(plan))]
+    reshards = {}
+    for n, (kind, what) in enumerate(tasks):
+        if n % comm.size != comm.rank:
+            continue
+        if kind == "ref":
+            where, folder = refs[what]
+            reference(where, folder, what[0], what[1], what[2])
+        else:
+            case, _, shape, mode, _, _, folder, run, *_ = plan[what]
+            reshards[case] = reshard_diff(folder, shape, mode, run / "ranks")
+    reshards = {k: v for part in comm.allgather_object(reshards) for k, v in part.items()}
+    for case, strategy, shape, mode, flags, chat, folder, run, losses, ran in plan:
+        mine, one = run / "ranks", run / "one"
+        if comm.rank == 0:  # each case's own copy of its reference's folder
+            shutil.copytree(refs[(shape, mode, chat, "resume" in flags and case)][0], one)
         comm.barrier()
         if comm.rank == 0:
             diff, same_keys = compare(mine, one)
             out["cases"][case] = {"strategy": ran, "losses": losses, "weight_diff": diff,
                                   "ref": json.loads((one / "losses.json").read_text()),
                                   "same_keys": same_keys, "run": str(run),
-                                  "reshard_diff": resharded}
+                                  "reshard_diff": reshards[case]}
         if "resume" in flags:  # one more step from the checkpoint the job wrote at its end
             more, whole = run / "resumed", run / "one-more"
             more.mkdir(exist_ok=True)
@@ -166,7 +190,7 @@ def main():
                               Ranks(comm.rank, comm.size, more), chat, STEPS + 1,
                               resume=mine / "checkpoints")
             comm.barrier()
-            if last:
+            if comm.rank == comm.size - 1:
                 reference(whole, folder, shape, mode, chat, STEPS + 1,
                           resume=one / "checkpoints")
             comm.barrier()
@@ -176,6 +200,5 @@ def main():
                     resumed_diff=compare(more, whole)[0])
         comm.barrier()
     print("RESULT " + json.dumps(out), flush=True)
-
 
 main()

@@ -231,8 +231,10 @@ def main():
     # and bf16-mixed (refused before: "resume with one process, dp or zero1/zero2")
     for case, strategy, precision in (("one-to-tp", "tp", "32"), ("one-to-pp", "pp", "32"),
                                       ("one-to-tp-bf16", "tp", "bf16-mixed")):
-        if comm.rank == 0:
+        if comm.rank == 0 and case != "one-to-pp":  # pp's: a copy of tp's (below)
             run("single", precision, ck=root / f"ck-{case}", stop_at=5, one=True)
+            if case == "one-to-tp":  # the same one-process checkpoint for pp, kept before
+                shutil.copytree(root / f"ck-{case}", root / "ck-one-to-pp")  # tp resumes
             if precision != "32":  # its masters at step 5, and the checkpoint kept as it is
                 one = {n: m.numpy() for (n, _), m in zip(last.model.named_parameters(),
                                                          last.mixed.master)}
