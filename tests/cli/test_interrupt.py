@@ -5,6 +5,7 @@ the cancel with a traceback and no checkpoint was written."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -23,7 +24,7 @@ def _progress_started(runs: Path) -> bool:
     return False
 
 
-def test_ctrl_c_cancels_with_a_checkpoint_and_says_how_to_resume(runs_dir, tmp_path):
+def test_ctrl_c_cancels_with_a_checkpoint_and_says_how_to_resume(runs_dir, tmp_path, capsys):
     ckpt = tmp_path / "ckpt"
     cmd = [sys.executable, "-m", "skiff", "train", "mlp", "--steps", "1000000",
            "--checkpoint-dir", str(ckpt), "--checkpoint-every", "1000000"]
@@ -52,12 +53,15 @@ def test_ctrl_c_cancels_with_a_checkpoint_and_says_how_to_resume(runs_dir, tmp_p
     # since round 31 the summary names the job to resume (its checkpoints outside its run
     # folder are found by the job's own record); --resume --checkpoint-dir goes on as well
     assert re.search(r"to continue: python -m skiff jobs resume \d{8}-\d{6}-train-\w+", err), err
-    # going on from it: the resumed job starts at that step and runs to the new end
-    again = subprocess.run([sys.executable, "-m", "skiff", "train", "mlp", "--steps",
-                            str(step + 3), "--resume", "--checkpoint-dir", str(ckpt), "--json"],
-                           capture_output=True, text=True, timeout=120,
-                           env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
-    assert again.returncode == 0, again.stderr
+    # going on from it: the resumed job starts at that step and runs to the new end (in this
+    # process: ``python -m skiff`` is ``sys.exit(main())``; a second interpreter paid its
+    # imports again, round 46)
+    from skiff.cli import main
+
+    capsys.readouterr()
+    assert main(["train", "mlp", "--steps", str(step + 3), "--resume", "--checkpoint-dir",
+                 str(ckpt), "--json"]) == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["result"]["resumed"]["from_step"] == step
     last = sorted(ckpt.glob("step-*.npz"))[-1]
     assert int(last.stem.split("-")[1]) == step + 3
     with np.load(last, allow_pickle=False) as f:

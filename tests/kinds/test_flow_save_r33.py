@@ -5,23 +5,23 @@ the flow has) and, for a wrong suffix, one line naming what --save writes."""
 
 import json
 import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
 
+def test_nose_flow_saved_for_paraview(tmp_path, runs_dir, monkeypatch, capsys):
+    # ``python -m skiff`` in this process, from tmp_path (``skiff.__main__`` is
+    # ``sys.exit(main())``): a subprocess paid the interpreter's imports again (round 46)
+    from skiff.cli import main
 
-def test_nose_flow_saved_for_paraview(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "skiff", "solve", "train-nose", "--clearance",
-                          "0.3", "--re", "100", "--adapt", "graded", "--resolution", "14",
-                          "--save", "nose.vtu", "--json"], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert out.returncode == 0, out.stderr[-2000:]
-    doc = json.loads(out.stdout)
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    status = main(["solve", "train-nose", "--clearance", "0.3", "--re", "100", "--adapt",
+                   "graded", "--resolution", "14", "--save", "nose.vtu", "--json"])
+    out = capsys.readouterr()
+    assert status == 0, out.err[-2000:]
+    doc = json.loads(out.out)
     assert doc["job"]["status"] == "done"
     path = tmp_path / "nose.vtu"
     assert path.is_file()

@@ -10,10 +10,12 @@ token is the non-streamed :meth:`GPT.generate` with the same arguments and seed.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
-import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -24,8 +26,19 @@ from skiff.kinds import chat
 
 
 def _skiff(*args, env):
-    return subprocess.run([sys.executable, "-m", "skiff", *args], capture_output=True,
-                          text=True, timeout=300, env=env)
+    """``python -m skiff ARGS`` in this process with ``env`` (``skiff.__main__`` is
+    ``sys.exit(main())``): its exit status and what it printed. A subprocess paid the
+    interpreter's and torch's imports again (round 46)."""
+    from skiff.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
+        for key, value in env.items():
+            if os.environ.get(key) != value:
+                mp.setenv(key, value)
+        status = main(list(args))
+    return SimpleNamespace(returncode=status, stdout=out.getvalue(), stderr=err.getvalue())
 
 
 class _Recorder(Reporter):

@@ -6,26 +6,30 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
+
+from skiff.cli import main
 
 
-def _skiff(*args, env):
-    return subprocess.run([sys.executable, "-m", "skiff", *args], capture_output=True,
-                          text=True, timeout=300, env=env)
+def _skiff(capsys, *args):
+    """``python -m skiff ARGS`` in this process (``skiff.__main__`` is ``sys.exit(main())``):
+    its exit status and what it printed; a subprocess each paid the interpreter's and torch's
+    imports again (round 46)."""
+    capsys.readouterr()
+    status = main(list(args))
+    out = capsys.readouterr()
+    return status, out.out, out.err
 
 
-def test_a_gpt_moe_job_continues_a_text_by_its_name(tmp_path):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               SKIFF_RUNS=str(tmp_path / "runs"))
-    proc = _skiff("train", "gpt-moe", "--steps", "2", "--name", "m", "--device", "cpu",
-                  "--json", env=env)
-    assert proc.returncode == 0, proc.stderr
-    run_dir = json.loads(proc.stdout)["job"]["run_dir"]
-    proc = _skiff("generate", "m", "Shall I", "--max-new-tokens", "8", "--temperature", "0",
-                  "--json", env=env)
-    assert proc.returncode == 0, proc.stderr
-    result = json.loads(proc.stdout)["result"]
+def test_a_gpt_moe_job_continues_a_text_by_its_name(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("SKIFF_RUNS", str(tmp_path / "runs"))
+    status, out, err = _skiff(capsys, "train", "gpt-moe", "--steps", "2", "--name", "m",
+                              "--device", "cpu", "--json")
+    assert status == 0, err
+    run_dir = json.loads(out)["job"]["run_dir"]
+    status, out, err = _skiff(capsys, "generate", "m", "Shall I", "--max-new-tokens", "8",
+                              "--temperature", "0", "--json")
+    assert status == 0, err
+    result = json.loads(out)["result"]
     assert result["model"] == "gpt-moe" and result["tokens"] == 8
 
     from skiff.kernels.train.entry import load_trained_model

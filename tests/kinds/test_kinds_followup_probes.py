@@ -5,9 +5,7 @@ used to fail inside a job, or to say the wrong thing, no longer does."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -15,6 +13,7 @@ import scipy.sparse as sp
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
+from skiff.cli import main
 from skiff.kinds.solve import KIND as SOLVE
 from skiff.kinds.train import COMMAND as TRAIN
 from skiff.kinds.train import KIND as TRAIN_KIND
@@ -28,10 +27,18 @@ def shell():
     return ip
 
 
-def cli(*args, timeout=120):
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "skiff", *args], capture_output=True,
-                          text=True, timeout=timeout, env=env)
+def cli(capsys, *args):
+    """``python -m skiff ARGS`` run in this process (``skiff.__main__`` is
+    ``sys.exit(main())``): its exit status and what it printed. A subprocess each paid the
+    interpreter, torch and skiff's imports again: 6 of them were ~17 of this file's 55 s
+    at load 14 (round 46)."""
+    capsys.readouterr()
+    try:
+        status = main(list(args))
+    except SystemExit as exc:  # the grammar's own exit, as the process would have it
+        status = exc.code
+    out = capsys.readouterr()
+    return SimpleNamespace(returncode=status, stdout=out.out, stderr=out.err)
 
 
 def no_run_folder(runs_dir) -> bool:
@@ -60,7 +67,7 @@ def test_a_cell_with_a_syntax_error_is_refused_naming_its_line(shell, runs_dir):
 
 
 # 2. --seed --------------------------------------------------------------------------------------
-def test_a_negative_seed_is_refused_by_the_grammar(runs_dir):
+def test_a_negative_seed_is_refused_by_the_grammar(runs_dir, capsys):
     from skiff.grammar.common import GrammarError
 
     with pytest.raises(GrammarError, match="--seed: expected an integer >= 0, got '-1'"):
@@ -68,7 +75,7 @@ def test_a_negative_seed_is_refused_by_the_grammar(runs_dir):
     assert TRAIN.parse("mlp --seed 0").seed == 0
     with pytest.raises(ValueError, match="--seed must be an integer >= 0"):  # a form's values
         train_config({**TRAIN.defaults(), "model": "mlp", "seed": -3})
-    one_line_refusal(cli("train", "mlp", "--seed", "-1"), "--seed", "'-1'")
+    one_line_refusal(cli(capsys, "train", "mlp", "--seed", "-1"), "--seed", "'-1'")
     assert no_run_folder(runs_dir)
     # generate/chat's sampling seed too (it failed in the job: "expected non-negative integer")
     from skiff.kinds import KINDS
@@ -93,20 +100,24 @@ def test_early_stop_on_the_built_in_arrays_needs_a_split(line, runs_dir):
     assert train_config(vars(TRAIN.parse("gpt-mini --early-stop 3")))["early_stopping"] == 3
 
 
-def test_val_split_on_the_built_in_arrays_holds_rows_out(runs_dir):
+def test_val_split_on_the_built_in_arrays_holds_rows_out(runs_dir, capsys):
     """It was dropped without a word (an empty val_history): the entry called every built-in
-    data set split already."""
-    out = cli("train", "mlp", "--val-split", "0.25", "--epochs", "2", "--json")
+    data set split already. (--batch-size 256: 2 epochs in 6 steps, not 48; the split does
+    not depend on the batch.)"""
+    out = cli(capsys, "train", "mlp", "--val-split", "0.25", "--epochs", "2",
+              "--batch-size", "256", "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)["result"]
     assert result["val_history"] and result["val_history"][-1]["val_loss"] > 0, result
-    out = cli("train", "mlp", "--epochs", "2", "--json")
+    assert [h["epoch"] for h in result["val_history"]] == [1.0, 2.0], result["val_history"]
+    out = cli(capsys, "train", "mlp", "--epochs", "2", "--batch-size", "256", "--json")
     assert out.returncode == 0, out.stderr
     assert not json.loads(out.stdout)["result"]["val_history"]
 
 
-def test_early_stop_without_a_validation_set_exits_2_before_a_run_folder(runs_dir):
-    one_line_refusal(cli("train", "mlp", "--early-stop", "3"), "--early-stop", "--val-split")
+def test_early_stop_without_a_validation_set_exits_2_before_a_run_folder(runs_dir, capsys):
+    one_line_refusal(cli(capsys, "train", "mlp", "--early-stop", "3"), "--early-stop",
+                     "--val-split")
     assert no_run_folder(runs_dir)
 
 
@@ -156,11 +167,11 @@ def test_a_variable_holding_text_is_named_with_what_it_holds(shell, runs_dir):
 
 
 # 5. jobs resume of a finished training -----------------------------------------------------------
-def test_resume_of_a_finished_training_trains_as_many_steps_again(runs_dir):
-    done = cli("train", "mlp", "--steps", "5", "--json")
+def test_resume_of_a_finished_training_trains_as_many_steps_again(runs_dir, capsys):
+    done = cli(capsys, "train", "mlp", "--steps", "5", "--json")
     assert done.returncode == 0, done.stderr
     first = json.loads(done.stdout)
-    out = cli("jobs", "resume", first["job"]["id"], "--json")
+    out = cli(capsys, "jobs", "resume", first["job"]["id"], "--json")
     assert out.returncode == 0, out.stderr
     again = json.loads(out.stdout)
     result = again["result"]
@@ -175,12 +186,12 @@ def test_resume_of_a_finished_training_trains_as_many_steps_again(runs_dir):
     assert "resumed from step 5" in lines and not any("nothing" in x for x in lines)
 
 
-def test_resume_of_a_training_of_epochs_trains_one_more_epoch_each(runs_dir):
-    done = cli("train", "mlp", "--epochs", "1", "--batch-size", "256", "--json")
+def test_resume_of_a_training_of_epochs_trains_one_more_epoch_each(runs_dir, capsys):
+    done = cli(capsys, "train", "mlp", "--epochs", "1", "--batch-size", "256", "--json")
     assert done.returncode == 0, done.stderr
     first = json.loads(done.stdout)
     per_epoch = first["result"]["steps"]
-    out = cli("jobs", "resume", first["job"]["id"], "--json")
+    out = cli(capsys, "jobs", "resume", first["job"]["id"], "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)["result"]
     assert result["resumed"]["from_step"] == per_epoch and result["steps"] == 2 * per_epoch
@@ -210,12 +221,13 @@ def _base(folder):
     return folder
 
 
-def test_an_ernie_data_file_of_another_format_exits_2_before_a_run_folder(tmp_path, runs_dir):
+def test_an_ernie_data_file_of_another_format_exits_2_before_a_run_folder(tmp_path, runs_dir,
+                                                                          capsys):
     base = _base(tmp_path / "base")
     data = tmp_path / "alpaca.json"
     # (Alpaca rows with their output are read since round 34; one without it is not)
     data.write_text(json.dumps([{"instruction": "add", "input": "1 2"}]))
-    out = cli("train", "ernie", str(data), "--from", str(base))
+    out = cli(capsys, "train", "ernie", str(data), "--from", str(base))
     one_line_refusal(out, "alpaca.json: row 1 has keys instruction, input")
     assert no_run_folder(runs_dir)
     rows = tmp_path / "rows.jsonl"

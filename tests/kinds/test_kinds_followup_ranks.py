@@ -5,22 +5,28 @@ notebook."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from types import SimpleNamespace
 
 import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
+from skiff.cli import main
 from skiff.grammar.common import split_launch
 from skiff.kinds import KINDS
 
 
-def cli(*args, timeout=120):
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, "-m", "skiff", *args], capture_output=True,
-                          text=True, timeout=timeout, env=env)
+def cli(capsys, *args):
+    """``python -m skiff ARGS`` in this process (``skiff.__main__`` is ``sys.exit(main())``):
+    its exit status and what it printed (a subprocess each paid the interpreter's imports
+    again, round 46)."""
+    capsys.readouterr()
+    try:
+        status = main(list(args))
+    except SystemExit as exc:  # the grammar's own exit, as the process would have it
+        status = exc.code
+    out = capsys.readouterr()
+    return SimpleNamespace(returncode=status, stdout=out.out, stderr=out.err)
 
 
 @pytest.mark.parametrize("kind", ["train", "solve", "ocr", "chat"])
@@ -48,12 +54,12 @@ def test_ranks_is_checked_like_np():
         command.parse("poisson --ranks 0")
 
 
-def test_the_terminal_takes_ranks(runs_dir):
-    out = cli("solve", "poisson", "--grid", "16x16", "--ranks", "2", "--runner", "thread")
+def test_the_terminal_takes_ranks(runs_dir, capsys):
+    out = cli(capsys, "solve", "poisson", "--grid", "16x16", "--ranks", "2", "--runner", "thread")
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "--runner thread runs one rank, got --np 2" in out.stderr
     assert not runs_dir.exists() or not any(runs_dir.iterdir())
-    out = cli("solve", "poisson", "--grid", "32x32", "--ranks", "2", "--json")
+    out = cli(capsys, "solve", "poisson", "--grid", "32x32", "--ranks", "2", "--json")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)["result"]
     assert result["ranks"] == 2 and result["converged"]

@@ -7,28 +7,30 @@ SciPy's ``spsolve`` of the same system."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve
 
-ROOT = Path(__file__).resolve().parents[2]
 
+def _cli(tmp_path, runs, *args, monkeypatch, capsys):
+    """``python -m skiff solve ARGS`` in this process, from ``tmp_path`` (``skiff.__main__``
+    is ``sys.exit(main())``; the job's rank is still a process of its own): a subprocess
+    paid the interpreter's, numpy's and scipy's imports again (round 46)."""
+    from skiff.cli import main
 
-def _cli(tmp_path, runs, *args):
-    env = dict(os.environ, SKIFF_RUNS=str(runs), OPENBLAS_NUM_THREADS="1",
-               PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "skiff", "solve", *args], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=300)
+    monkeypatch.setenv("SKIFF_RUNS", str(runs))
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    status = main(["solve", *args])
+    out = capsys.readouterr()
+    return SimpleNamespace(returncode=status, stdout=out.out, stderr=out.err)
 
 
 def test_a_matrix_file_runs_in_a_process_and_minres_is_refused_on_two_ranks(tmp_path,
-                                                                         monkeypatch):
+                                                                         monkeypatch, capsys):
     from skiff.jobs.process import find_mpiexec
 
     try:
@@ -41,7 +43,7 @@ def test_a_matrix_file_runs_in_a_process_and_minres_is_refused_on_two_ranks(tmp_
     sp.save_npz(tmp_path / "A.npz", A)
     np.save(tmp_path / "b.npy", b)
     out = _cli(tmp_path, tmp_path / "runs", "A.npz", "b.npy", "--runner", "process",
-               "--save", "x.npz", "--wait", "--json")
+               "--save", "x.npz", "--wait", "--json", monkeypatch=monkeypatch, capsys=capsys)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     doc = json.loads(out.stdout)
     assert doc["job"]["status"] == "done"

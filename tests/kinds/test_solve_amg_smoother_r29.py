@@ -6,9 +6,7 @@ refuses them naming --precond amg. Oracle: SciPy's spsolve."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -34,21 +32,33 @@ def _jump_matrix(n=24, seed=3):
     return sp.csr_matrix(parts[0] + parts[1])
 
 
-def _cli(*args, tmp_path):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", SKIFF_RUNS=str(tmp_path / "runs"))
-    return subprocess.run([sys.executable, "-m", "skiff", "solve", *args], capture_output=True,
-                          text=True, timeout=180, env=env)
+def _cli(*args, tmp_path, monkeypatch, capsys):
+    """``python -m skiff solve ARGS`` in this process (``skiff.__main__`` is
+    ``sys.exit(main())``): its exit status and what it printed. A subprocess each paid the
+    interpreter's, numpy's and scipy's imports again (round 46)."""
+    from skiff.cli import main
+
+    monkeypatch.setenv("SKIFF_RUNS", str(tmp_path / "runs"))
+    capsys.readouterr()
+    try:
+        status = main(["solve", *args])
+    except SystemExit as exc:  # the grammar's own exit, as the process would have it
+        status = exc.code
+    out = capsys.readouterr()
+    return SimpleNamespace(returncode=status, stdout=out.out, stderr=out.err)
 
 
 @pytest.mark.parametrize("smoother", ["schwarz", "schwarz-overlap"])
-def test_a_matrix_file_solves_with_amgs_block_smoothers(tmp_path, smoother):
+def test_a_matrix_file_solves_with_amgs_block_smoothers(tmp_path, smoother, monkeypatch,
+                                                       capsys):
     A = _jump_matrix()
     b = np.random.default_rng(0).standard_normal(A.shape[0])
     scipy.io.mmwrite(str(tmp_path / "A.mtx"), A)
     np.save(tmp_path / "b.npy", b)
     save = tmp_path / "x.npz"
     out = _cli(str(tmp_path / "A.mtx"), str(tmp_path / "b.npy"), "--smoother",
-               smoother, "--rtol", "1e-10", "--save", str(save), "--json", tmp_path=tmp_path)
+               smoother, "--rtol", "1e-10", "--save", str(save), "--json", tmp_path=tmp_path,
+               monkeypatch=monkeypatch, capsys=capsys)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["result"]["converged"] is True

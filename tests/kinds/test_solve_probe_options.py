@@ -6,9 +6,6 @@ did not converge exited 0, and a matrix file with NaN entries failed deep inside
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -105,31 +102,42 @@ def test_a_solve_that_did_not_converge_is_a_failure_the_cli_exits_on():
     assert KIND.failures(stopped) == ["matrix: not converged: maxiter: 2 iterations reached"]
 
 
-def _cli(*args, tmp_path):
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", SKIFF_RUNS=str(tmp_path / "runs"))
-    return subprocess.run([sys.executable, "-m", "skiff", "solve", *args], capture_output=True,
-                          text=True, timeout=180, env=env)
+def _cli(*args, tmp_path, monkeypatch, capsys):
+    """``python -m skiff solve ARGS`` in this process (``skiff.__main__`` is
+    ``sys.exit(main())``): its exit status and what it printed. A subprocess each paid the
+    interpreter's, numpy's and scipy's imports again (round 46)."""
+    from skiff.cli import main
+
+    monkeypatch.setenv("SKIFF_RUNS", str(tmp_path / "runs"))
+    capsys.readouterr()
+    try:
+        status = main(["solve", *args])
+    except SystemExit as exc:  # the grammar's own exit, as the process would have it
+        status = exc.code
+    out = capsys.readouterr()
+    return SimpleNamespace(returncode=status, stdout=out.out, stderr=out.err)
 
 
-def test_cli_exit_status_and_nan_file(matrix_file, tmp_path):
+def test_cli_exit_status_and_nan_file(matrix_file, tmp_path, monkeypatch, capsys):
     path, A = matrix_file
-    out = _cli(path, "--maxiter", "2", "--precond", "none", "--json", tmp_path=tmp_path)
+    io = {"monkeypatch": monkeypatch, "capsys": capsys}
+    out = _cli(path, "--maxiter", "2", "--precond", "none", "--json", tmp_path=tmp_path, **io)
     assert out.returncode == 1, out.stderr
     doc = json.loads(out.stdout)
     assert doc["result"]["converged"] is False and "maxiter" in doc["failed"][0]
-    out = _cli(path, "--maxiter", "2", "--precond", "none", tmp_path=tmp_path)
+    out = _cli(path, "--maxiter", "2", "--precond", "none", tmp_path=tmp_path, **io)
     assert out.returncode == 1 and "not converged" in out.stdout  # the summary says it
     # and the last line says it once, not as one failed input of many
     assert out.stderr.strip().splitlines()[-1].startswith("skiff solve: matrix: not converged")
     assert "the others were done" not in out.stderr
-    out = _cli(path, "--rtol", "0", "--atol", "1e-6", tmp_path=tmp_path)
+    out = _cli(path, "--rtol", "0", "--atol", "1e-6", tmp_path=tmp_path, **io)
     assert out.returncode == 0, out.stderr
     bad = A.copy()
     bad.data[7] = np.nan
     nan_path = tmp_path / "Anan.npz"
     sp.save_npz(str(nan_path), bad)
     runs = sorted((tmp_path / "runs").iterdir())
-    out = _cli(str(nan_path), tmp_path=tmp_path)
+    out = _cli(str(nan_path), tmp_path=tmp_path, **io)
     assert out.returncode == 2
     assert "'Anan.npz': the matrix has 1 non-finite entry (NaN or inf), the first at row 2, " \
            "column 3: nan" in out.stderr
