@@ -3,7 +3,7 @@
 ``%ocr PATH|GLOB|VAR ... [--lang SET] [--device DEV] [--batch-size B]
 [--out FILE.jsonl|.txt|.csv|.hocr|.tsv|-]
 [--det-model F.onnx] [--rec-model F.onnx|DIR] [--dict F.txt] [--no-cls] [--no-det] [--no-words]
-[--min-score X] [--det-params K=V,...] [--pdf-dpi D] [--pages 1-3,7]
+[--min-score X] [--det-params K=V,...] [--pdf-dpi D] [--pages 1-3,7] [--password PW]
 [--precision auto|int8|fp32|hybrid] [--np N] [--wait] [-o NAME]``.
 Inputs are image or PDF files (a PDF, multi-page TIFF or animated GIF gives one result per page,
 ``file.pdf#page=N``; ``--pages`` reads only some of them), folders (their image and PDF
@@ -101,6 +101,11 @@ def COMMAND(p):
                         "limit_side_len), target (18: the text height it reads at)...")
     p.add_argument("--pdf-dpi", type=positive_int, default=200, metavar="D",
                    help="resolution PDF pages are rendered at, 36-600 (default 200)")
+    p.add_argument("--password", default=None, metavar="PW",
+                   help="opens password-protected PDFs (others open as ever); a PDF it does "
+                        "not open is one error line and the other files are read. The run "
+                        "folder's config.json keeps it (for jobs resume); to keep it off "
+                        "disk, set SKIFF_PDF_PASSWORD in the environment instead")
     p.add_argument("--pages", default=None, metavar="LIST",
                    help="pages of PDFs, multi-page TIFFs and animations (frames) to read, "
                         "counted from 1: 3, 1-5, 2,4,9- (9 to the last); other images are "
@@ -333,6 +338,7 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
         "threads": values.get("threads"),
         "pdf_dpi": dpi,
         "pages": pages or None,
+        **({"password": str(values["password"])} if values.get("password") else {}),
         "precision": values.get("precision") or "auto",
         **({"det_params": parse_det_params(values["det_params"])}   # only when given
            if values.get("det_params") else {}),
@@ -358,7 +364,8 @@ def _check_page_options(values: dict, found: list[str]) -> None:
     with no suffix (``ocr -``'s standard input) may be either: let through."""
     unknown = any(not os.path.splitext(str(p))[1] for p in found)
     kinds = (("pages", "--pages", None, (".pdf", ".tif", ".tiff"), "a PDF or TIFF of pages"),
-             ("pdf_dpi", "--pdf-dpi", 200, (".pdf",), "a PDF"))
+             ("pdf_dpi", "--pdf-dpi", 200, (".pdf",), "a PDF"),
+             ("password", "--password", None, (".pdf",), "a PDF"))
     for name, flag, default, suffixes, what in kinds:
         if unknown or any(str(p).lower().endswith(suffixes) for p in found):
             continue

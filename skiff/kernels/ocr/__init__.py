@@ -17,7 +17,7 @@ import numpy as np
 from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from .engine import resolve_ocr_device
-from .images import ImageError, iter_pages, load_image
+from .images import ImageError, iter_pages, load_image, pdf_password
 from .layout import reading_order
 from .models import MODEL_SETS, ModelSet, get_model_set
 from .pipeline import OcrPipeline
@@ -55,6 +55,9 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
         lines as read, ``min_score``, ``threads``), and ``pages``: only those pages of PDFs,
         multi-page TIFFs and animations (``"1-3,7"``, ``"9-"`` to the last, ``2``,
         ``[1, 4]``; the CLI's ``--pages``), other images read whole.
+    password : str, optional
+        Opens password-protected PDFs (the CLI's ``--password``); one it does not open gives
+        a result whose ``error`` names the file, and the other inputs are read.
 
     Returns
     -------
@@ -79,7 +82,13 @@ def ocr(images, *, model: str = "ch", device: str = DEFAULT_DEVICE, batch_size: 
             raise TypeError(f"ocr() got both model={model!r} and lang={lang!r}: give one")
         model = lang
     pages = _pages_spec(options.pop("pages", None))
+    password = options.pop("password", None)
     _check_options(options)
+    with pdf_password(password):  # page counts, pages read: a protected PDF opens with it
+        return _ocr(images, model, device, batch_size, pages, options)
+
+
+def _ocr(images, model, device, batch_size, pages, options):
     key = (model, device, batch_size, tuple(sorted(options.items())))
     pipe = _PIPELINES.get(key)
     if pipe is None:

@@ -28,7 +28,15 @@ from skiff.kernels.backend.devices import DEFAULT_DEVICE
 
 from .det import DetParams
 from .hocr import HOCR_SUFFIXES, TSV_SUFFIXES, write_hocr, write_tsv
-from .images import PAGED_SUFFIXES, frame_count, is_pdf, pdf_document, pdf_scale, pixel_stretch
+from .images import (
+    PAGED_SUFFIXES,
+    frame_count,
+    is_pdf,
+    pdf_document,
+    pdf_password,
+    pdf_scale,
+    pixel_stretch,
+)
 from .pipeline import OcrPipeline, takes_work
 from .result import OcrResult, OcrResults, draw_boxes
 
@@ -440,7 +448,14 @@ def device_reason(config: dict, pipe) -> str:
 
 
 def run(config: dict, reporter) -> OcrRun:
-    """Read every input and report progress per image; see the module docstring."""
+    """Read every input and report progress per image; see the module docstring. The
+    config's ``password`` opens password-protected PDFs for every look at them (pages read,
+    page counts, the ETA's sizes, hOCR's page sizes)."""
+    with pdf_password(config.get("password")):
+        return _run(config, reporter)
+
+
+def _run(config: dict, reporter) -> OcrRun:
     pipe = _pipeline(config)
     images = config.get("images")
     # relative paths are read from the folder the job started in (a %cd in the notebook
@@ -940,14 +955,15 @@ def reading_note(config: dict) -> str | None:
         return None
     cwd = config.get("cwd")
     skipped: list[str] = []
-    try:
-        found = expand_inputs(config.get("inputs") or [], skipped, cwd)
-        short: list = []
-        items = select_pages(found, config.get("pages"), cwd, short=short)
-    except (OSError, ValueError):
-        return None
-    pages = sum(count_pages(_at(p, cwd)) if "#page=" not in p or os.path.exists(_at(p, cwd))
-                else 1 for p in items)
+    with pdf_password(config.get("password")):
+        try:
+            found = expand_inputs(config.get("inputs") or [], skipped, cwd)
+            short: list = []
+            items = select_pages(found, config.get("pages"), cwd, short=short)
+        except (OSError, ValueError):
+            return None
+        pages = sum(count_pages(_at(p, cwd))
+                    if "#page=" not in p or os.path.exists(_at(p, cwd)) else 1 for p in items)
     files = file_count(items, cwd)
     note = f"reads {_count(files, 'file')}, {_count(pages, 'page')}"
     note += f"; {short_line(short, config.get('pages'))}" if short else ""

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["ImageError", "load_image", "iter_pages", "PixelBudget", "footprint", "PDFIUM_LOCK",
+           "pdf_password", "PdfPasswordError",
            "PDF_DPI", "MAX_PIXELS", "grey_of", "pil_rgb", "pixel_stretch"]
 
 MAX_PIXELS = 200e6  # refuse to decode more than this (a decompression bomb guard)
@@ -110,10 +111,14 @@ def _head(path) -> bytes:
 def _pdf_failure(name: str, exc: Exception) -> str:
     """Why PDFium could not open a PDF, in words that name the fix."""
     text = str(exc).rstrip(".")
+    if isinstance(exc, PdfPasswordError) and exc.tried:
+        return (f"{name!r} is a password-protected PDF and the password given does not open "
+                f"it (passwords are case-sensitive): check it, or give this file's own "
+                f"password in a run of its own")
     if "password" in text.lower():
-        return (f"{name!r} is a password-protected PDF ({text}): save a copy without the "
-                f"password (qpdf --password=PASSWORD --decrypt in.pdf out.pdf, or print "
-                f"it to PDF from a viewer) and read that")
+        return (f"{name!r} is a password-protected PDF: give its password (--password PW; "
+                f"password= in skiff.ocr; or ${PASSWORD_ENV}), or save a copy without it (qpdf "
+                f"--password=PW --decrypt in.pdf out.pdf) and read that")
     if "format" in text.lower():
         return (f"cannot read {name!r} as a PDF: its data is damaged or cut short ({text}); "
                 f"copy it again, or open and save it again in a PDF viewer")
@@ -477,6 +482,57 @@ def is_pdf(path: str) -> bool:
 _is_pdf = is_pdf
 
 PDFIUM_LOCK = threading.Lock()  # pdfium is not thread-safe, even across documents
+_PASSWORDS: list[str] = []  # the passwords of the reads running now (:func:`pdf_password`)
+PASSWORD_ENV = "SKIFF_PDF_PASSWORD"  # a password from the environment, tried after those
+
+
+class PdfPasswordError(ValueError):
+    """A PDF that needs a password none of those given opens; ``tried``: one was given."""
+
+    def __init__(self, text: str, tried: bool):
+        super().__init__(text)
+        self.tried = tried
+
+
+@contextmanager
+def pdf_password(password: str | None):
+    """Within it, a password-protected PDF is opened with ``password`` (every opening: pages
+    read, page counts, sizes for the ETA and hOCR); a PDF without one opens as before.
+    Nested or concurrent reads each add theirs, and each is tried in turn."""
+    if password is None or password == "":
+        yield
+        return
+    password = str(password)
+    with PDFIUM_LOCK:
+        _PASSWORDS.append(password)
+    try:
+        yield
+    finally:
+        with PDFIUM_LOCK:
+            _PASSWORDS.remove(password)
+
+
+def _open_pdf(path: str):
+    """pypdfium2's document for ``path``, with the first password of :func:`pdf_password`
+    (then ``$SKIFF_PDF_PASSWORD``) that opens it where it needs one; the caller holds
+    :data:`PDFIUM_LOCK`. An encrypted PDF none opens raises :class:`PdfPasswordError`."""
+    import pypdfium2 as pdfium
+
+    try:
+        return pdfium.PdfDocument(path)
+    except pdfium.PdfiumError as exc:
+        if "password" not in str(exc).lower():
+            raise
+        why = str(exc)
+    env = os.environ.get(PASSWORD_ENV)  # kept off the command line and the run folder
+    tried = list(_PASSWORDS) + ([env] if env else [])
+    for password in tried:
+        try:
+            return pdfium.PdfDocument(path, password=password)
+        except pdfium.PdfiumError as exc:
+            if "password" not in str(exc).lower():
+                raise
+    raise PdfPasswordError(why, tried=bool(tried))
 
 
 def pdf_scale(w: float, h: float, dpi: float) -> float:
@@ -494,10 +550,8 @@ def pdf_document(path: str):
     closed after: ``with pdf_document(p) as doc: len(doc)``. For quick looks (page count,
     page sizes); rendering takes the lock page by page (:func:`_pdf_pages`). pypdfium2's
     own errors pass through."""
-    import pypdfium2 as pdfium
-
     with PDFIUM_LOCK:
-        doc = pdfium.PdfDocument(path)
+        doc = _open_pdf(path)
         try:
             yield doc
         finally:
@@ -507,12 +561,12 @@ def pdf_document(path: str):
 def _pdf_pages(path: str, only: int | None, dpi: float, budget: PixelBudget | None = None,
                page_errors: bool = False) -> Iterator[tuple[np.ndarray, str]]:
     try:
-        import pypdfium2 as pdfium
+        import pypdfium2  # noqa: F401
     except ImportError:  # pragma: no cover - a core dependency
         raise ImageError("reading PDF needs pypdfium2: pip install pypdfium2") from None
     with PDFIUM_LOCK:
         try:
-            doc = pdfium.PdfDocument(path)
+            doc = _open_pdf(path)
             n = len(doc)
         except Exception as exc:
             raise ImageError(_pdf_failure(Path(path).name, exc)) from None

@@ -450,6 +450,11 @@ _POWER = {"1": "\u00b9", "2": "\u00b2", "3": "\u00b3"}
 # a unit's micro prefix after its number ("25 µs", "100 µg/mL", "10µF"): the micro sign and
 # the Greek mu are one glyph in print; the recognizer gives either for the same ink
 _MICRO = re.compile(r"(?<=\d)(\s?)\u03bc(?=(?:mol|Hz|Pa|[gsmlLFAVWHKCJNTSΩ])(?![^\W\d_]))")
+# a count's power of ten before a per-volume unit, as lab reports write it ("10^9/L",
+# "x10^12/L"), whose small caret the recognizer read as a tilde (a lab table as a thumbnail:
+# "10~9/L", round 46): the powers blood counts use (3, 6, 9, 12), so that a range written
+# with a tilde, as CJK text writes them ("10~20/L"), keeps it
+_TEN_POWER = re.compile(r"(?<![\d.,])(10)~(3|6|9|12)(?=/(?:[µμu]?[Ll]|[mnpf]?l|kg|dL)\b)")
 # characters read whose ink stands raised above the baseline as parts taller than wide, and
 # how many parts each: quotes, superscript digits
 _RAISED = {"'": 1, "\u2018": 1, "\u2019": 1, '"': 2, "\u201c": 2, "\u201d": 2, "\u00b9": 1,
@@ -457,6 +462,13 @@ _RAISED = {"'": 1, "\u2018": 1, "\u2019": 1, '"': 2, "\u201c": 2, "\u201d": 2, "
 # a raised part: its bottom at least RAISED_BY of the letters' median height above their
 # baseline, at least 0.3 of that height tall and at most RAISED_TALL of the capitals'
 RAISED_BY, RAISED_TALL = 0.3, 0.75
+
+
+def power_carets(text: str) -> str:
+    """``text`` with a count's power of ten before a per-volume unit read with a tilde for
+    its caret ("10~9/L") written "10^9/L", as a lab report prints it; other tildes (an
+    approximate "~10 L", "10~20 mL", a path) keep theirs."""
+    return _TEN_POWER.sub(r"\1^\2", text) if "~" in text else text
 
 
 def micro_signs(text: str) -> str:
@@ -480,8 +492,8 @@ def footnote_marks(text: str, crop: np.ndarray) -> str:
     Liberation Serif; "all", "Room A1" keep theirs). A unit's power read as a digit after
     its number (:data:`_UNIT_POWER`: "42 m2", "3 cm3") is written "²", "³" alike, and
     a unit's micro prefix after its number read as a Greek "μ" is written "µ"
-    (:func:`micro_signs`)."""
-    text = micro_signs(text)
+    (:func:`micro_signs`); a lab unit's "10~9/L" "10^9/L" (:func:`power_carets`)."""
+    text = power_carets(micro_signs(text))
     found = sorted([m.start() for m in _FOOTNOTE.finditer(text)] +
                    [m.start(2) for m in _UNIT_POWER.finditer(text)])
     if not found or crop.ndim < 2 or min(crop.shape[:2]) < 8:

@@ -45,7 +45,7 @@ from .engine import (
     resolve_ocr_device,
 )
 from .glare import read_glare
-from .images import PDF_DPI, ImageError, PixelBudget, is_pdf, iter_pages
+from .images import PDF_DPI, ImageError, PixelBudget, is_pdf, iter_pages, pdf_password
 from .item import Item
 from .keycaps import dangling_keys
 from .layout import is_amounts, monospace_text, overlap_repeats, reading_rows
@@ -210,6 +210,9 @@ class OcrPipeline(DetectionPasses, LineReading):
         Lines whose recognition score is lower are dropped.
     pdf_dpi : float
         Resolution PDF pages are rendered at (200: a 10-pt line is ~28 px high).
+    password : str, optional
+        Opens password-protected PDFs (those without one open as ever); a PDF it does not
+        open gives a result whose ``error`` says so, and the other inputs are read.
     work_mb : float
         The models' working memory held at once on the CPU (estimated per call): detection
         of the next batch and recognition of this one overlap while they fit in it.
@@ -242,7 +245,7 @@ class OcrPipeline(DetectionPasses, LineReading):
                  params: DetParams | None = None, rec_batch: int | None = None,
                  det_batch: int | None = None, pdf_dpi: float = PDF_DPI,
                  max_image_mb: float = 1024, work_mb: float = WORK_MB,
-                 precision: str = "auto"):
+                 precision: str = "auto", password: str | None = None):
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
         if not 0 <= min_score <= 1:
@@ -264,6 +267,7 @@ class OcrPipeline(DetectionPasses, LineReading):
         if not 36 <= pdf_dpi <= 600:
             raise ValueError(f"pdf_dpi must be in [36, 600], got {pdf_dpi!r}")
         self.pdf_dpi = float(pdf_dpi)
+        self.password = password
         if not max_image_mb > 0:
             raise ValueError(f"max_image_mb must be positive, got {max_image_mb!r}")
         self.max_image_mb = float(max_image_mb)
@@ -472,8 +476,14 @@ class OcrPipeline(DetectionPasses, LineReading):
         """Read one image (path, PIL image or array)."""
         return next(iter(self.run([image], keep_pixels=True)))
 
-    def run(self, images: Iterable, *, reporter=None, total: int | None = None,
-            keep_pixels: bool = False, work: list | None = None) -> Iterator[OcrResult]:
+    def run(self, images: Iterable, **kw) -> Iterator[OcrResult]:
+        """Read many images, yielding one :class:`OcrResult` each, in input order (see
+        :meth:`_run`); a password-protected PDF opens with the pipeline's ``password``."""
+        with pdf_password(self.password):
+            yield from self._run(images, **kw)
+
+    def _run(self, images: Iterable, *, reporter=None, total: int | None = None,
+             keep_pixels: bool = False, work: list | None = None) -> Iterator[OcrResult]:
         """Read many images, yielding one :class:`OcrResult` each, in input order.
 
         A loader thread decodes ahead (two batches at most); an image that cannot be read

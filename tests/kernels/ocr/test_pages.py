@@ -97,9 +97,13 @@ def test_the_python_call_takes_pages(docs):
     assert one.image.endswith("doc.pdf#page=4") and char_accuracy(one.text, WORDS[3]) >= 0.9
     listed = skiff.ocr([pdf, png], pages=[1], device="cpu", threads=2)
     assert [r.image.split("/")[-1] for r in listed] == ["doc.pdf#page=1", "one.png"]
-    folder = skiff.ocr(str(docs), pages="3-", device="cpu", threads=2)
-    assert [r.image.split("/")[-1] for r in folder] == ["doc.pdf#page=3", "doc.pdf#page=4",
-                                                       "one.png", "scan.tif#page=3"]
+    # "4-": to each document's end, and the 3-page TIFF (none of them) its error, unread:
+    # two pages read fewer than "3-" (round 46), the open range still checked
+    folder = skiff.ocr(str(docs), pages="4-", device="cpu", threads=2)
+    assert [r.image.split("/")[-1] for r in folder] == ["doc.pdf#page=4", "one.png",
+                                                       "scan.tif#page=4"]
+    assert [r.error is None for r in folder] == [True, True, False]
+    assert "has 3 pages, asked for page 4" in folder[2].error
     with pytest.raises(ValueError, match="--pages"):
         skiff.ocr(pdf, pages="0", device="cpu")
 
