@@ -126,7 +126,7 @@ def live_line(job, width: int = 100, *, now: float | None = None,
     finishing = state.finishing()  # past its last unit, working on what comes after it
     quiet = stalled is not None or finishing is not None
     if not state.final and state.total:
-        clock += f"<{fmt_clock(None if quiet else shown_eta(state))}"
+        clock += f"<{fmt_clock(None if quiet else shown_eta(state, now))}"
     rate = fmt_rate(state.rate(), state.unit) if not state.final else ""
     if stalled is not None:
         rate = f"no progress for {fmt_seconds(stalled)}"
@@ -169,7 +169,7 @@ def plain_line(job, *, now: float | None = None) -> str:
     elif finishing is not None:  # working after its last step, not stalled
         bits.append(f"finishing: {finishing}" if finishing else "finishing")
     elif not state.final:
-        eta = shown_eta(state)
+        eta = shown_eta(state, now)
         if eta is not None:
             bits.append(f"ETA {fmt_seconds(eta)}")
         rate = fmt_rate(state.rate(), state.unit)
