@@ -27,10 +27,23 @@ def _fresh(code: str, **env) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_a_small_first_solve_uses_the_references_then_switches_to_numba():
+@pytest.fixture(scope="module")
+def first_use(tmp_path_factory):
+    """One fresh process for two checks (round 46: it was two, 1.5-2 CPU s of imports each):
+    a first small solve, then a solve job in the same process. The job comes second, as the
+    small solve's check needs a process where numba has not been loaded yet; the job's
+    pictures are drawn without matplotlib whether numba is loaded or not.
+
+    The job is waited on conditions, never on a clock (the subprocess's 300 s bound only
+    stops a hang): the job's end, then the numba load that a small solve starts 0.5 s after
+    it ends, so that the process never exits while that daemon thread compiles. It had
+    wait(60): with numba's cache cold (after any edit of a solve kernel) the job's true
+    residual compiles a numba kernel in the job's thread, and four such children at once on
+    two loaded cores took 17-25 s each, so a combined run could pass 60 s."""
     pytest.importorskip("numba")
-    got = _fresh("""
+    return _fresh("""
         import json, sys
+        from skiff.jobs import launch
         from skiff.kernels.solve import Solver, poisson, fused
         from skiff.kernels.solve.solver import load_numba
         solver = Solver(poisson((64, 64)))
@@ -45,8 +58,18 @@ def test_a_small_first_solve_uses_the_references_then_switches_to_numba():
         state["iterations_after"] = second.iterations
         state["same"] = float(abs(first.field - second.field).max())
         state["matplotlib"] = "matplotlib" in sys.modules
+        job = launch("solve", {"problem": "poisson", "grid": [48, 48], "rtol": 1e-8}).wait()
+        after_job = "matplotlib" in sys.modules
+        load_numba()
+        state["job"] = {"status": job.status, "field": str(job.artifact_path("field")),
+                        "conv": str(job.artifact_path("convergence")),
+                        "matplotlib": after_job or "matplotlib" in sys.modules}
         print(json.dumps(state))
-    """)
+    """, SKIFF_RUNS=str(tmp_path_factory.mktemp("runs")))
+
+
+def test_a_small_first_solve_uses_the_references_then_switches_to_numba(first_use):
+    got = first_use
     assert got["numba_during_first"] is False and got["ref_first"] is True
     assert got["ref_after"] is False  # numba's twins once loaded
     assert got["iterations_after"] == got["iterations_first"]
@@ -98,24 +121,8 @@ def test_heatmap_png_is_a_png_of_the_field_with_its_scale():
         heatmap_png(np.zeros(5))
 
 
-def test_a_solve_job_writes_its_field_and_residuals_without_matplotlib(tmp_path):
-    # It waits on conditions, never on a clock (the subprocess's 300 s bound only stops a
-    # hang): the job's end, then the numba load that the small solve starts 0.5 s after it
-    # ends, so that the process never exits while that daemon thread compiles. It had
-    # wait(60): with numba's cache cold (after any edit of a solve kernel) the job's true
-    # residual compiles a numba kernel in the job's thread, and four such children at once
-    # on two loaded cores took 17-25 s each, so a combined run could pass 60 s.
-    got = _fresh("""
-        import json, sys
-        from skiff.jobs import launch
-        from skiff.kernels.solve.solver import load_numba
-        job = launch("solve", {"problem": "poisson", "grid": [48, 48], "rtol": 1e-8}).wait()
-        after_job = "matplotlib" in sys.modules
-        load_numba()                             # the background load, to its end
-        print(json.dumps({"status": job.status, "field": str(job.artifact_path("field")),
-                          "conv": str(job.artifact_path("convergence")),
-                          "matplotlib": after_job or "matplotlib" in sys.modules}))
-    """, SKIFF_RUNS=str(tmp_path))
+def test_a_solve_job_writes_its_field_and_residuals_without_matplotlib(first_use):
+    got = first_use["job"]
     assert got["status"] == "done" and got["matplotlib"] is False
     assert Path(got["field"]).read_bytes()[:4] == b"\x89PNG"
     rows = Path(got["conv"]).read_text().splitlines()
