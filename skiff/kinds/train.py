@@ -106,6 +106,11 @@ def COMMAND(p):
                    help="learning rate after the warm-up: cosine down to a tenth of the "
                         "peak (default), a straight line down (transformers' default) or "
                         "constant")
+    p.add_argument("--schedule-interval", choices=("step", "epoch"), default=None,
+                   help="when a %%%%train cell's own scheduler (schedule = lambda opt: "
+                        "skiff.optim.lr_scheduler.StepLR(opt, 30)) steps: after every "
+                        "optimizer step (default) or at each epoch's end, as a torch loop's "
+                        "scheduler.step() after its epoch (Lightning's interval)")
     p.add_argument("--warmup", type=nonneg_int, default=None, metavar="N",
                    help="linear warm-up steps (default: the trainer's, a share of the run)")
     p.add_argument("--strategy", default="auto", metavar="S",
@@ -305,7 +310,7 @@ _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
                    "eval": None, "class_weight": None,
                    "clip": None, "schedule": None, "warmup": None, "keep_checkpoints": None,
                    "clip_by": None, "monitor": None, "mode": None, "keep_best": None,
-                   "no_bias_norm_decay": False}
+                   "no_bias_norm_decay": False, "schedule_interval": None}
 
 
 def ocr_rec_config(values: dict) -> dict:
@@ -662,6 +667,7 @@ def to_config(values: dict) -> dict:
         raise ValueError(f"--seed must be an integer >= 0, got {seed!r}")
     if source is not None:
         _compile_cell(source)
+    _check_schedule_interval(values.get("schedule_interval"), source)
     if source is None and model in FROM_CHECKPOINT and data is not None:
         _check_training_rows(data, values.get("val_split"),
                              values.get("from_dir", values.get("from")))
@@ -710,7 +716,8 @@ def to_config(values: dict) -> dict:
                                                ("warmup", "warmup_steps"),
                                                ("keep_checkpoints", "keep_checkpoints"),
                                                ("clip_by", "clip_by"), ("monitor", "monitor"),
-                                               ("mode", "mode"))
+                                               ("mode", "mode"),
+                                               ("schedule_interval", "schedule_interval"))
            if values.get(name) is not None},
         "device": values.get("device", DEFAULT_DEVICE),
         "strategy": _check_strategy(values.get("strategy", "auto")),
@@ -844,6 +851,32 @@ def _validation(values: dict, model, data, source) -> dict:
 
 # built-in data sets of arrays: no validation set unless --val-split holds one out
 ARRAY_DATA = ("blobs", "shapes")
+
+
+def _check_schedule_interval(interval, source) -> None:
+    """``--schedule-interval epoch`` (round 46 h7) steps a scheduler of the ``%%train``
+    cell's own once an epoch; --schedule's named schedules are planned in optimizer steps
+    (the Trainer refuses them so): said before any run folder, as the grammar's other
+    checks."""
+    if interval in (None, "step"):
+        return
+    if interval != "epoch":
+        raise ValueError(f"--schedule-interval is step or epoch, got {interval!r}")
+    import ast
+
+    binds = False
+    if source is not None:
+        try:
+            tree = ast.parse(source, "<%%train cell>")
+            binds = "schedule" in _bound_names(tree) or _binds_unseen(tree)
+        except SyntaxError:
+            binds = True  # said by _compile_cell
+    if not binds:
+        raise ValueError("--schedule-interval epoch steps a %%train cell's own scheduler at "
+                         "each epoch's end (schedule = lambda opt: "
+                         "skiff.optim.lr_scheduler.StepLR(opt, 30) in the cell); --schedule "
+                         "cosine, linear and constant are planned in optimizer steps: leave "
+                         "--schedule-interval step")
 
 
 def _compile_cell(source: str) -> None:
@@ -1851,16 +1884,16 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
             apply_job_lora(model, cfg["lora"], seed=seed)
         dataset, table = data_obj, None
         if dataset is None and is_table(data_name):  # a CSV/TSV/NPZ: its rows, not its bytes
-            import numpy as np
-
             from skiff.kernels.train.data import ArrayDataset
-            from skiff.kernels.train.entry import training_rows
+            from skiff.kernels.train.entry import table_order, training_rows
 
             table = read_table(data_name, cfg.get("target"), cfg.get("drop"),
                                training_rows(seed, cfg.get("val_split")))
             # in an order of the seed's, as a terminal job's table: --val-split holds out the
-            # last rows, and a file sorted by its classes held out one class only
-            order = np.random.default_rng(seed).permutation(len(table.x))
+            # last rows, and a file sorted by its classes held out one class only; those of
+            # each class in its share (round 46 h7)
+            order = table_order(seed, len(table.x), cfg.get("val_split"),
+                                table.y if table.classes is not None else None)
             dataset = ArrayDataset(table.x[order], table.y[order])
         elif dataset is None:
             block = cfg.get("block_size") or getattr(getattr(model, "config", None),

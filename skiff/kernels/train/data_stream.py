@@ -120,6 +120,10 @@ class EpochReads:
         # checkpoint keeps; ``pending``: a checkpoint's, put back before its pass is read
         self.start_state, self.pending = start_state, None
         self.resized = False  # a resumed pass of another length than the checkpoint's
+        # data-parallel ranks (round 46 h7): ``agree(epoch, n)`` gives the samples every rank
+        # reads of this pass, the shortest rank's count (each rank's read differing in length
+        # planned other ends per rank, and the longer rank waited in an all-reduce for ever)
+        self.agree = None
 
     def state(self) -> dict | None:
         """What a checkpoint keeps: the dataset's state at the start of the pass ``items``
@@ -143,6 +147,8 @@ class EpochReads:
         self.start_state = dataset_state(self.source)
         fresh = list(itertools.islice(iter(self.source), STREAM_LIMIT + 1))
         name = type(self.source).__name__
+        if self.agree is not None:  # data-parallel ranks: the shortest pass (round 46 h7)
+            fresh = fresh[:self.agree(int(epoch), len(fresh))]
         if not fresh:
             raise ValueError(f"the dataset ({name}) yielded no samples in epoch "
                              f"{int(epoch) + 1} (its __iter__ is called again each epoch, as "

@@ -105,6 +105,14 @@ def _is_grey(path) -> bool:
                 and np.abs(small[..., 1] - small[..., 2]).max() <= 2)
 
 
+def channel_stats(images: np.ndarray):
+    """Each channel's mean and deviation (at least 1e-3) of uint8 (N, C, H, W) images over
+    [0, 1], float64."""
+    x = images.astype(np.float32) / 255.0
+    return (x.mean(axis=(0, 2, 3)).astype(np.float64),
+            np.maximum(x.std(axis=(0, 2, 3)), 1e-3).astype(np.float64))
+
+
 def standardise(images: np.ndarray, mean, std) -> np.ndarray:
     """uint8 (N, C, H, W) -> float32, each channel (x / 255 - mean) / std."""
     x = images.astype(np.float32) / 255.0
@@ -170,7 +178,7 @@ class ImageFolder:
         root = Path(str(root)).expanduser()
         if not root.is_dir():
             raise ImageFolderError(f"no folder {str(root)!r}")
-        ref = _reference(like)
+        ref = self._ref = _reference(like)
         if ref is not None:
             size = int(ref["size"])
         if not isinstance(size, (int, np.integer)) or not 8 <= size <= 512 or size % 4:
@@ -235,12 +243,11 @@ class ImageFolder:
         order = np.random.default_rng(seed).permutation(len(images))
         self.images = np.stack(images)[order]
         self.labels = np.asarray(labels, np.int64)[order]
+        self.scaled_on = None  # the images the statistics come from: None, all of them
         if ref is not None:
             self.mean, self.std = np.asarray(ref["mean"]), np.asarray(ref["std"])
         else:
-            x = self.images.astype(np.float32) / 255.0
-            self.mean = x.mean(axis=(0, 2, 3)).astype(np.float64)
-            self.std = np.maximum(x.std(axis=(0, 2, 3)), 1e-3).astype(np.float64)
+            self.mean, self.std = channel_stats(self.images)
         counts = np.bincount(self.labels, minlength=len(self.classes))
         self.notes = [f"{len(self.images)} images of {len(self.classes)} classes "
                       f"({', '.join(f'{c} {n}' for c, n in zip(self.classes, counts))}), "
@@ -264,6 +271,11 @@ class ImageFolder:
                               f"{'are' if len(bad) > 1 else 'is'} no "
                               f"image left out (the first: "
                               f"{bad[0].relative_to(root).as_posix()})")
+
+    @property
+    def _own_stats(self) -> bool:
+        """Whether the statistics are this folder's (not a trained model's, ``ref``)."""
+        return getattr(self, "_ref", None) is None
 
     def __len__(self) -> int:
         return len(self.images)
@@ -297,6 +309,10 @@ class ImageFolder:
             if k:
                 held[np.flatnonzero(self.labels == c)[-k:]] = True
         train = np.flatnonzero(~held)
+        if self._own_stats:  # the channels' statistics of the training images alone (round
+            # 46 h7: the held-out images' were in them, as a scaler fit on every row)
+            self.mean, self.std = channel_stats(self.images[train])
+            self.scaled_on = len(train)
         return (self.augmented(train, seed) if augment else Subset(self, train),
                 Subset(self, np.flatnonzero(held)))
 

@@ -155,7 +155,7 @@ def read_table(path, target: str | None = None, drop=None, fit_rows=None) -> Tab
     x, kept, notes = _drop_row_index(x, columns)
     if encoding is not None and len(kept) < len(columns):  # the row index was a number column
         encoding = [e for e in encoding if e["name"] != columns[0]]
-    fit = _fit_mask(fit_rows, len(x))
+    fit = _fit_mask(fit_rows, len(x), y)
     table = _standardised(x, y, kept, target, fit)
     table.scaled_on = None if fit is None else int(fit.sum())
     if table.classes is not None and len(table.classes) < 2:  # the cross-entropy's shape error
@@ -392,11 +392,16 @@ def _dropped(path: Path, columns: list[str], drop) -> list[int]:
     return sorted({pick_target(path, columns, d) for d in names if d})
 
 
-def _fit_mask(fit_rows, n: int):
-    """A boolean mask of the ``n`` rows the statistics come from (None: all of them)."""
+def _fit_mask(fit_rows, n: int, labels=None):
+    """A boolean mask of the ``n`` rows the statistics come from (None: all of them); a
+    ``fit_rows`` with ``by_labels`` is called with the target's cells too (a stratified
+    hold-out's training rows, round 46 h7)."""
     if fit_rows is None:
         return None
-    rows = fit_rows(n) if callable(fit_rows) else fit_rows
+    if callable(fit_rows) and getattr(fit_rows, "by_labels", False):
+        rows = fit_rows(n, labels)
+    else:
+        rows = fit_rows(n) if callable(fit_rows) else fit_rows
     mask = np.zeros(n, bool)
     mask[np.asarray(rows, np.int64)] = True
     return mask if mask.any() else None
@@ -490,7 +495,7 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=
                          f"are numbers, {len(set(labels))} different values: a quantity, not "
                          "classes)")
     parts, names, encoding, free = [], [], [], []
-    fit = _fit_mask(fit_rows, len(body))
+    fit = _fit_mask(fit_rows, len(body), labels)
     for i in features:
         try:
             values, spec, note = encode_column(path.name, columns[i],
@@ -705,6 +710,31 @@ def _read_npz(path: Path):
     return x.astype(np.float64), labels, [f"x{i}" for i in range(x.shape[1])], "y"
 
 
+def _classes_of(labels):
+    """``(ids, classes, None)`` where the target's cells are classes (words, or a few whole
+    numbers), else ``(None, None, values)``: a regression's numbers."""
+    read = {v: _number(v) for v in set(labels)}  # each distinct cell once: large files
+    numbers = [read[v] for v in labels]
+    values = np.array(numbers, np.float64) if all(v is not None for v in numbers) else None
+    whole = values is not None and bool(np.all(values == np.round(values)))
+    keys = [int(v) for v in values] if whole else labels  # "1" and "1.0": one class
+    distinct = sorted(set(keys))
+    if values is None or (whole and len(distinct) <= MAX_CLASSES
+                          and len(distinct) < len(labels) / 2):
+        index = {v: k for k, v in enumerate(distinct)}
+        return (np.array([index[v] for v in keys], np.int64), [str(v) for v in distinct],
+                None)
+    return None, None, values
+
+
+def class_ids(labels) -> np.ndarray | None:
+    """Each row's class index where a table's target is classes (as :func:`read_table`
+    decides), else None (a regression, or an npz's float targets)."""
+    if labels is None or isinstance(labels, np.ndarray):
+        return None
+    return _classes_of(labels)[0]
+
+
 def _standardised(x: np.ndarray, labels, columns, target, fit=None) -> Table:
     """The features scaled, and a regression's targets, by the means and deviations of the
     ``fit`` rows (a mask: the training rows; None: all)."""
@@ -715,17 +745,9 @@ def _standardised(x: np.ndarray, labels, columns, target, fit=None) -> Table:
     if isinstance(labels, np.ndarray):  # float targets of an npz: a regression
         values, classes = labels, None
     else:
-        read = {v: _number(v) for v in set(labels)}  # each distinct cell once: large files
-        numbers = [read[v] for v in labels]
-        values = np.array(numbers, np.float64) if all(v is not None for v in numbers) else None
-        whole = values is not None and bool(np.all(values == np.round(values)))
-        keys = [int(v) for v in values] if whole else labels  # "1" and "1.0": one class
-        distinct = sorted(set(keys))
-        if values is None or (whole and len(distinct) <= MAX_CLASSES
-                              and len(distinct) < len(labels) / 2):
-            index = {v: k for k, v in enumerate(distinct)}
-            return Table(xs, np.array([index[v] for v in keys], np.int64), list(columns),
-                         target, [str(v) for v in distinct], mean, std)
+        ids, distinct, values = _classes_of(labels)
+        if ids is not None:
+            return Table(xs, ids, list(columns), target, distinct, mean, std)
         classes = None
     fitted = values if fit is None else values[fit]
     ym, ysd = float(fitted.mean()), float(fitted.std()) or 1.0

@@ -574,6 +574,12 @@ class Trainer(Inference, TrainerState):
                 if getattr(alarm, "comm", None) is not None:  # several ranks: one dataset
                     from .parallel.same_data import check_same_data
 
+                    reads = self._epoch_reads
+                    if reads is not None:  # a stream's first pass: the ranks' shortest too
+                        reads.items[:] = reads.items[:self._agree_pass(
+                            alarm.comm, 0, len(reads.items))]
+                        reads.first = len(reads.items)
+
                     said = check_same_data(alarm.comm, dataset, stream=self._streamed)
                     if said:  # a stream's passes differ over the ranks (round 44 h11)
                         self._say_once(said)
@@ -581,6 +587,9 @@ class Trainer(Inference, TrainerState):
                 run.loader.stream = self._epoch_reads  # next_batch reads each epoch's pass
                 if self._epoch_reads is not None:  # a pass of another length: re-planned
                     self._epoch_reads.on_pass = lambda: self._replan_stream(run)
+                    if getattr(alarm, "comm", None) is not None:  # the ranks' shortest pass
+                        comm = alarm.comm
+                        self._epoch_reads.agree = lambda e, n: self._agree_pass(comm, e, n)
                 run.val_batch = val_batch
                 self._live_strategy = strategy  # evaluate/predict in the run: _refuse_stale
                 alarm.where = lambda: f"after step {run.step}"

@@ -409,6 +409,32 @@ class TrainerState:
             f"however long, as torch's loop takes it; epochs={run.epochs:g} now end at step "
             f"{total}" + (" (resumed)" if resumed else ""), level="info")
 
+    def _agree_pass(self, comm, epoch: int, n: int) -> int:
+        """The samples of epoch ``epoch``'s pass every data-parallel rank reads: the shortest
+        rank's count (round 46 h7). A stream whose passes differ over the ranks (a filter
+        that depends on the rank, a length drawn from each rank's generator) planned other
+        ends per rank from round 45 on, and the longer rank waited in the all-reduce of a
+        step the other never took. As ``DistributedSampler(drop_last=True)`` and a
+        ``zip`` of the ranks' loaders, each rank trains on the shortest pass's count of its
+        samples and leaves the rest (torch's ``Join`` would let the longer ranks go on
+        alone, stepping with the others' zero gradients); said once a pass. A pass of no
+        samples on a rank is refused on every rank."""
+        counts = [int(c) for c in comm.allgather(int(n))]
+        least = min(counts)
+        each = ", ".join(f"rank {r}: {c}" for r, c in enumerate(counts))
+        if least == 0:
+            exc = ValueError(f"the dataset yielded no samples in epoch {epoch + 1} on a rank "
+                             f"({each}): a pass must yield samples on every rank")
+            exc.all_ranks = True
+            raise exc
+        if max(counts) != least:
+            self.reporter.log(
+                f"epoch {epoch + 1}'s passes of the stream differ over the ranks ({each} "
+                f"samples): every rank trains on {least} (the shortest pass; the rest of the "
+                "longer ones left, as DistributedSampler(drop_last=True) cuts a data set), "
+                "so the ranks take the same steps", level="warning")
+        return least
+
     def _say_resume(self, said: str) -> None:
         """A warning in a job's log and, in a script (nowhere else to say it), a
         ``UserWarning`` on rank 0."""

@@ -69,7 +69,9 @@ def from_torch_loader(data):
     """``(dataset, batch_size)`` of a ``torch.utils.data.DataLoader`` that batches (and
     maybe shuffles) a dataset, with its ``collate_fn`` when it has its own (:class:`Collated`:
     padding variable-length items, say); ``(data, None)`` for anything else. A loader with a
-    sampler of its own is refused: the Trainer orders and shards the items by itself."""
+    sampler of its own is refused: the Trainer orders and shards the items by itself (a
+    ``DistributedSampler``'s order is followed, its batch size times its replicas the
+    Trainer's: round 46 h7)."""
     if type(data).__name__ != "DataLoader" or not type(data).__module__.startswith(
             "torch.utils.data"):
         return data, None
@@ -88,18 +90,12 @@ def from_torch_loader(data):
         return Collated(data.dataset, data.collate_fn), _size(data.batch_size)
     sampling = weighted_sampling(data.sampler)  # followed: the Trainer's loader draws so
     subset = isinstance(data.sampler, tud.SubsetRandomSampler)  # followed (round 45 h5)
-    if sampling is None and not subset and not isinstance(
+    # a DDP script's (round 46 h7: refused, "pass loader.dataset and batch_size= ... x
+    # ranks"): followed, its replicas' batches together the Trainer's global batch
+    dist = isinstance(data.sampler, tud.DistributedSampler)
+    if sampling is None and not subset and not dist and not isinstance(
             data.sampler, (tud.SequentialSampler, tud.RandomSampler)) and not own:
         own.append("sampler")
-    if isinstance(data.sampler, tud.DistributedSampler):
-        # a DDP script's: the Trainer shards every batch over the ranks itself, as the
-        # sampler does; "pass loader.dataset" alone left the batch size per rank
-        raise TypeError("the data is a torch DataLoader with a DistributedSampler, a DDP "
-                        "script's: the Trainer shards every batch over the ranks itself "
-                        "(rank r takes items r::ranks of each global batch, as "
-                        "DistributedSampler shares the dataset) and reshuffles each epoch: "
-                        "pass the loader's dataset (loader.dataset) and batch_size= the "
-                        "per-rank batch times the ranks (DDP's global batch)")
     if own:
         raise TypeError(f"the data is a torch DataLoader with its own {' and '.join(own)}, "
                         "which the Trainer cannot follow (it orders, batches and shards "
@@ -112,6 +108,12 @@ def from_torch_loader(data):
 
         dataset = ArrayDataset(*[t.detach().cpu().numpy() for t in dataset.tensors])
     draw = torch_draw(data)  # a generator of the user's: torch's own order (round 43 h10)
+    size = _size(data.batch_size)
+    if dist:  # the sampler's draw of every replica, interleaved: batches of b x replicas
+        from .data_collate import DistributedDraw
+
+        draw = DistributedDraw(data.sampler)
+        size = None if size is None else size * draw.replicas
     if subset:  # torch's train/validation idiom, SubsetRandomSampler(train_idx) (round 45
         # h5): refused naming loader.dataset, which trained on the validation rows too;
         # now its rows, in torch's order from its generator (the Trainer's seed without one)
@@ -129,8 +131,8 @@ def from_torch_loader(data):
     elif sampling is not None:
         dataset = Sampled(dataset, sampling)
     if collate:  # the loader's own batching (padding, say): the Trainer's batches use it
-        return Collated(dataset, data.collate_fn), _size(data.batch_size)
-    return dataset, _size(data.batch_size)
+        return Collated(dataset, data.collate_fn), size
+    return dataset, size
 
 
 def loader_order(data) -> dict | None:
@@ -152,6 +154,8 @@ def loader_order(data) -> dict | None:
         order["shuffle"] = bool(data.shuffle)
     elif sampler in ("RandomSampler", "SequentialSampler", "SubsetRandomSampler"):
         order["shuffle"] = sampler != "SequentialSampler"
+    elif sampler == "DistributedSampler":  # its own draw (shuffled or not), padded (round 46)
+        order["shuffle"] = True
     elif sampler == "_InfiniteConstantSampler":  # over an IterableDataset: in its order
         order["shuffle"] = False
     return order

@@ -128,13 +128,25 @@ def test_a_table_job_writes_metrics_by_class_name_and_predict_scores_alike(tmp_p
     assert result["class_metrics"]["confusion"] == metrics["confusion"]
     doc = json.loads(_skiff(capsys, monkeypatch, tmp_path, "predict", run_dir, path, "--json"))
     # the oracle: the saved weights in torch on the same rows scaled as StandardScaler fitted
-    # on the training rows scales them (round 31: the job's seed-0 order, the last quarter
-    # held out; the held-out rows no longer leak into the means)
+    # on the training rows scales them (round 31: the job's seed-0 order, a quarter held out;
+    # the held-out rows no longer leak into the means; round 46: the quarter stratified as
+    # train_test_split(stratify=) holds it out: each class's share floored, the rest to the
+    # largest remainders, the class's last rows of the seed-0 order)
     from skiff.kernels.train.tables import read_table
 
     table = read_table(path)
     raw = table.x.astype(np.float64) * table.x_std + table.x_mean
-    fit = raw[np.random.default_rng(0).permutation(n)[:n - n // 4]]
+    order = np.random.default_rng(0).permutation(n)
+    names, ranked = np.unique(band[order], return_inverse=True)
+    share = np.bincount(ranked) * (n // 4) / n
+    counts = np.floor(share).astype(int)
+    for c in np.argsort(-(share - counts), kind="stable")[:n // 4 - counts.sum()]:
+        counts[c] += 1
+    held = np.zeros(n, bool)
+    for c, k in enumerate(counts):
+        held[np.flatnonzero(ranked == c)[len(np.flatnonzero(ranked == c)) - k:]] = True
+    assert held.sum() == n // 4 and len(names) == 3
+    fit = raw[order[~held]]
     sd = fit.std(0)
     weights = np.load(os.path.join(run_dir, "model.npz"))
     linear = sorted(k for k in weights.files if k.endswith(".weight"))
