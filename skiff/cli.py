@@ -510,7 +510,7 @@ def _run_tool(name: str, rest: list[str]) -> int:
             elif ns.action == "cancel" and ns.job_id and not ns.more_ids:
                 from skiff.jobs import cancel_job
 
-                out, asked = cancel_job(ns.job_id)
+                out, asked = cancel_job(ns.job_id, getattr(ns, "grace", None))
             else:  # a listing printed and dropped, a finished job shown: no metric read (most
                 # of a training's events), its fold from folded.json
                 # a resume's line before its job starts (round 42: its first print came first)

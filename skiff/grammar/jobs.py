@@ -95,6 +95,9 @@ def JOBS(p):
                         "list: the newest N jobs (as --limit)")
     p.add_argument("--timeout", type=nonneg_float, default=None, metavar="SECONDS",
                    help="wait: seconds to wait at most (then exit status 124)")
+    p.add_argument("--grace", type=nonneg_float, default=None, metavar="S",
+                   help="cancel: seconds a job that does not stop at its next step is given "
+                        "before it is signalled (default 5)")
     notebook_only(p.add_argument("--wait", action="store_true",
                                  help="resume: block until the new job ends (a terminal's "
                                       "jobs resume always does; %%jobs wait ID waits for "
@@ -108,7 +111,8 @@ def JOBS(p):
 _GOES_WITH = (("--all", "all", ("list",)), ("--limit", "limit", ("list",)),
               ("--kind", "kind", ("list", "prune")), ("--status", "status", ("list", "prune")),
               ("--older-than", "older_than", ("prune",)), ("--keep", "keep", ("prune",)),
-              ("--timeout", "timeout", ("wait",)), ("--tail", "tail", ("logs",)))
+              ("--timeout", "timeout", ("wait",)), ("--tail", "tail", ("logs",)),
+              ("--grace", "grace", ("cancel",)))
 _DEFAULTS = {"limit": 20}
 
 

@@ -164,11 +164,15 @@ def wait_jobs(job_ids: list[str], timeout: float | None = None) -> list[Job]:
     return list(jobs.values())
 
 
-def cancel_job(job_id: str) -> tuple[Job, bool]:
-    """``jobs cancel ID``: the job and whether a cancel was asked, False when it had already
-    ended (the fronts say so: a job's earlier run, found by its --name, looked cancelled)."""
+def cancel_job(job_id: str, grace: float | None = None) -> tuple[Job, bool]:
+    """``jobs cancel ID [--grace S]``: the job and whether a cancel was asked, False when it
+    had already ended (the fronts say so: a job's earlier run, found by its --name, looked
+    cancelled). ``grace``: the seconds a job that does not stop at its next step is given
+    before it is signalled (default 5; :meth:`Job.cancel`)."""
+    if grace is not None and not grace >= 0:
+        raise ValueError(f"--grace is seconds, 0 or more, got {grace}")
     job = Job.load(job_id)
-    return job, job.cancel()
+    return job, job.cancel(**({} if grace is None else {"grace": float(grace)}))
 
 
 def trust_note(job: Job) -> str:
@@ -189,7 +193,7 @@ def ended_note(job: Job) -> str:
 
 
 def resume(job: Job, *, front: str = "cli", dry_run: bool = False,
-           on_created=None) -> Job | dict:
+           on_created=None, ask=None) -> Job | dict:
     """Relaunch a finished job from where it stopped (train: its newest checkpoint), with
     the same ranks and device; the kind decides what continuing means. The new job records
     the command that resumes it as ``front`` types it (``python -m skiff jobs resume ID``
@@ -200,7 +204,10 @@ def resume(job: Job, *, front: str = "cli", dry_run: bool = False,
     document (``skiff.jobs.dryrun_document``: ``kind``, ``runner``, ``np``, ``device``,
     ``command``, ``config``, ``plan``), plus ``resumes`` (the job's id) and ``from`` (the
     checkpoint a training goes on from); nothing started, no run folder made.
-    ``on_created(new_job)``: called before it starts (:func:`launch`)."""
+    ``on_created(new_job)``: called before it starts (:func:`launch`). A secret option
+    the job was started with (``ocr --password``: not kept in its folder) is given again
+    from its environment variable or ``ask(prompt)`` (default: a getpass line where there
+    is a terminal or a notebook; :func:`skiff.jobs.secret.fill_secrets`)."""
     from skiff.kinds import KINDS, Kind
 
     from .launch import _plan
@@ -240,6 +247,9 @@ def resume(job: Job, *, front: str = "cli", dry_run: bool = False,
         if newest is not None:
             doc["from"] = newest
         return doc
+    from .secret import fill_secrets  # a secret option given again (not in its folder)
+
+    config = fill_secrets(job.kind, config, job.id, ask=ask)
     return launch(job.kind, config, **where, label=f"resume {job.id}",
                   command=resume_command(job.id, front), on_created=on_created,
                   # its --name goes on with it: `jobs cancel NAME` stops the run going on

@@ -134,6 +134,13 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
         for folder in (registered.output_folders(config) if registered is not None else ()):
             os.makedirs(folder, exist_ok=True)   # an output's missing folders: made
     ranks, resolved, why, note = plan["np"], plan["device"], plan["why"], plan["note"]
+    # secret options (ocr --password): masked in all it records, the values handed over
+    from .secret import check_runner, mask_record, secret_options
+
+    secrets = secret_options(registered) if registered is not None else {}
+    stored, command, options, hidden = mask_record(secrets, config=config, command=command,
+                                                   options=options)
+    check_runner(hidden, where, secrets)
     target = registered.entry if fn is None else f"<function {getattr(fn, '__qualname__', fn)!r}>"
     tasks = plan["tasks_per_node"]
     script = {"tasks_per_node": tasks} if tasks else {}
@@ -158,7 +165,7 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
 
         folder = Path(tempfile.mkdtemp(prefix=f"skiff-dry-run-{kind.split(':')[-1]}-"))
     try:
-        job = Job.create(kind, config, target=target, runner=where, np=ranks,
+        job = Job.create(kind, stored, target=target, runner=where, np=ranks,
                          device=resolved, label=label, root=folder or root, **extra)
     except BaseException:
         if folder is not None:
@@ -192,7 +199,7 @@ def launch(kind: str, config: dict | None = None, *, fn: Callable | None = None,
         except Exception:  # noqa: BLE001
             pass
     if where == "process":
-        return _PROCESS.start(job, np, oversubscribe=oversubscribe)
+        return _PROCESS.start(job, np, oversubscribe=oversubscribe, secrets=hidden)
     return _THREAD.start(job, fn or resolve_entry(target), config)
 
 
@@ -371,9 +378,15 @@ def dry_run(kind: str, words: str | list[str] | None = None, *, values: dict | N
                  np=where["np"], runner=where["runner"], launcher=where["launcher"],
                  nodes=where["nodes"], gpus_per_node=where["gpus_per_node"],
                  oversubscribe=where["oversubscribe"])
+    from .secret import check_runner, mask_record, secret_options
+
+    secrets = secret_options(plan["registered"]) if plan["registered"] is not None else {}
+    shown, command, options, hidden = mask_record(secrets, config=plan["config"],
+                                                  command=command, options=options)
+    check_runner(hidden, plan["runner"], secrets)
     doc = {"dry_run": True, "kind": request.kind, "runner": plan["runner"], "np": plan["np"],
            "device": plan["device"], "command": command, "options": options,
-           "config": plan["config"]}
+           "config": shown}
     if plan["note"]:
         doc["plan"] = str(plan["note"])
     if plan["why"] not in (None, "as asked"):

@@ -175,7 +175,7 @@ class ProcessRunner:
         self._watchers: dict[str, threading.Thread] = {}
 
     def start(self, job: Job, np: int = 1, *, extra_args: list[str] | None = None,
-              oversubscribe: bool = False) -> Job:
+              oversubscribe: bool = False, secrets: dict | None = None) -> Job:
         mpiexec = find_mpiexec()
         # mpiexec's own clean-up would kill the other ranks within a millisecond of the first
         # death, leaving no way to tell which rank went first; the watcher here (and each
@@ -185,6 +185,12 @@ class ProcessRunner:
         add_holder(job.run_dir)   # this process holds the job until it exits
         _hand_over_at_exit(self)
         env, shim = launcher_env(mpiexec, np)
+        if secrets:  # secret options (jobs/secret.py): to the ranks, never on disk
+            import json
+
+            from .secret import SECRETS_ENV
+
+            env[SECRETS_ENV] = json.dumps(secrets)
         log = open(job.run_dir / "logs" / "launcher.log", "ab")  # noqa: SIM115
         if shim is None and _is_hydra(mpiexec):
             log.write(b"skiff: no C compiler to build the loopback bind shim; mpiexec's "

@@ -497,7 +497,9 @@ def _run(run_dir: Path, meta: dict, reporter, stops, rank: int, size: int, ranks
     try:
         check_launch()  # the MPI world is the launcher's, or one clear message (not N alone)
         fn = resolve_entry(meta["target"])
-        value = fn(meta.get("config", {}), reporter)
+        from .secret import unmasked  # secret options: from the environment, not the disk
+
+        value = fn(unmasked(meta.get("config", {})), reporter)
         seen = reporter.stop_seen  # told to stop before it returned (returned_status)
         if stops is not None:  # done: a SIGTERM from here on cuts into nothing
             stops.asked.set()

@@ -103,9 +103,10 @@ def COMMAND(p):
                    help="resolution PDF pages are rendered at, 36-600 (default 200)")
     p.add_argument("--password", default=None, metavar="PW",
                    help="opens password-protected PDFs (others open as ever); a PDF it does "
-                        "not open is one error line and the other files are read. The run "
-                        "folder's config.json keeps it (for jobs resume); to keep it off "
-                        "disk, set SKIFF_PDF_PASSWORD in the environment instead")
+                        "not open is one error line and the other files are read. Kept off "
+                        "disk and screen (*** in the run folder, jobs show, --dry-run; "
+                        "jobs resume asks for it again); or set SKIFF_PDF_PASSWORD in the "
+                        "environment").secret = "SKIFF_PDF_PASSWORD"  # skiff/jobs/secret.py
     p.add_argument("--pages", default=None, metavar="LIST",
                    help="pages of PDFs, multi-page TIFFs and animations (frames) to read, "
                         "counted from 1: 3, 1-5, 2,4,9- (9 to the last); other images are "

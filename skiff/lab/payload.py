@@ -86,7 +86,7 @@ def progress_label(state, now: float | None = None) -> str:
         rate = fmt_rate(state.rate(), state.unit)
         if rate:
             bits.append(rate)
-        eta = shown_eta(state)  # none from the first quick units (round 31)
+        eta = shown_eta(state, now)  # none from the first units (round 31); counted down (46)
         if eta is not None:
             bits.append(f"ETA {fmt_clock(eta)}")
     for name in KEY_METRICS:

@@ -134,7 +134,7 @@ class JobsMagics(Magics):
                     print(f"job {job.id} still {job.status} after {ns.timeout:g} s")
                 out = job
             elif ns.action == "cancel" and ns.job_id and not ns.more_ids:
-                out, asked = cancel_job(ns.job_id)
+                out, asked = cancel_job(ns.job_id, getattr(ns, "grace", None))
                 if not asked:  # a finished job, shown as it ended: not by this cancel
                     print(ended_note(out))
             else:

@@ -149,6 +149,9 @@ class Field:
                 options.insert(0, (str(a.default), a.default))
             return W.Dropdown(options=options, value=self._initial())
         placeholder = a.metavar if isinstance(a.metavar, str) else ""
+        if getattr(a, "secret", None):  # ocr --password (skiff/jobs/secret.py): dots shown
+            return W.Password(value=self._initial(), placeholder=placeholder,
+                              continuous_update=True)
         return W.Text(value=self._initial(), placeholder=placeholder, continuous_update=True)
 
     # values -------------------------------------------------------------------------------
@@ -374,7 +377,11 @@ class CommandForm(W.VBox):
         self.values = values if ok else None
         self.config = config if ok else None
         if all(f.error is None for f in self.fields.values()):
-            self._lines = (self.command.render(values, style="magic"), self._cli_line(values))
+            from skiff.jobs.secret import mask_command, secret_options
+
+            secrets = secret_options(self.command)  # shown with *** (copied as shown)
+            self._lines = (mask_command(self.command.render(values, style="magic"), secrets),
+                           mask_command(self._cli_line(values), secrets))
         # while a value is bad the last good lines stay, greyed out
         self.magic_line.value = _copyable("magic", self._lines[0], stale=not ok)
         self.cli_line.value = _copyable("terminal", self._lines[1], stale=not ok)

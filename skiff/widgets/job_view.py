@@ -38,6 +38,8 @@ from .chart import metric_chart
 
 __all__ = ["JobView", "view_for"]
 
+ETA_TICK_S = 1.0  # how often a shown ETA is counted down between progress events
+
 _BAR_STYLE = {"queued": "", "running": "info", "done": "success", "failed": "danger",
               "cancelled": "warning"}
 
@@ -177,6 +179,7 @@ class JobView(W.VBox):
         self._last_chart = 0.0
         self._chart_events = -1
         self._seen_events = -1
+        self._eta_at: float | None = None  # when a counting-down ETA was last shown
         self._final_shown = False
         self._result_shown = False
         self._failed_parts = False  # a done job with parts that failed (Job.failures)
@@ -329,6 +332,8 @@ class JobView(W.VBox):
                     self._update_error(state)
                     self._update_images(state)
                     self._update_live(state)
+                elif self._eta_at is not None and now - self._eta_at >= ETA_TICK_S:
+                    self._update_progress(state)  # the ETA counts down between events
                 if force or final or now - self._ranks_read >= 1.0:
                     self._update_ranks()
                     self._update_folder_gone(state)
@@ -405,6 +410,7 @@ class JobView(W.VBox):
         elif state.done:
             bits.append(f"{figure(state.done)} "
                         f"{html.escape(_plural(state.unit) if state.unit else '')}")
+        eta = None
         stalled = state.stalled(time.time())
         finishing = state.finishing()
         if stalled is not None:  # the rate and ETA were those of before it went quiet
@@ -416,9 +422,14 @@ class JobView(W.VBox):
             rate = _fmt_rate(state.rate(), html.escape(state.unit))
             if rate:
                 bits.append(rate)
-            eta = shown_eta(state)  # none from the first quick units (round 31)
+            # none from the first quick units (round 31); counted down from the latest
+            # progress (round 46 h11: a job held between events showed 'ETA 0.7 s' on)
+            eta = shown_eta(state, time.time())
             if eta is not None:
                 bits.append(f"ETA {fmt_seconds(eta)}")
+                self._eta_at = time.monotonic()
+        if state.final or eta is None:
+            self._eta_at = None
         if state.message:
             bits.append(f"<i>{html.escape(str(state.message))}</i>")
         _set(self.progress_text, value=" · ".join(bits))

@@ -81,6 +81,14 @@ def test_job_widget_renders_reaches_done_and_survives_a_page_reload(lab, lab_pag
         expect(view.locator(".skiff-progress-text")).to_contain_text("20/40", timeout=60_000)
         expect(view.locator(".skiff-status .skiff-badge")).to_have_text("running",
                                                                       timeout=60_000)
+        from skiff.jobs import Job
+
+        folder = Job.load(lab.runs / job_id).state  # the run folder's own state
+        assert _badge(view) == folder.status
+        assert f"{int(folder.done)}/{int(folder.total)}" in _progress_text(view)
+        metrics = view.locator(".skiff-metrics").inner_text()
+        assert all(f"{name} {series[-1][1]:.4g}" in metrics
+                   for name, series in folder.metrics.items())
         lab_page.screenshot("browser-job-reload.png")
     finally:
         gate.touch()  # the job goes on (and ends) whatever happened above

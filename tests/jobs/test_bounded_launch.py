@@ -191,12 +191,14 @@ def test_a_reattached_notebook_keeps_the_job_alive_after_its_launcher_dies(runs_
 @pytest.mark.mpi
 def test_cancel_from_a_terminal_escalates_after_the_cli_exits(runs_dir):
     """``skiff jobs cancel ID`` returns at once; a job that does not stop at its next step
-    (a 60 s step) is still signalled after the grace period, by the detached reaper."""
+    (a 60 s step) is still signalled after the grace period (``--grace 2``: the 5 s default
+    was most of this test), by the detached reaper."""
     _need_mpi()
     job = launch("demo", {"steps": 2, "sleep": 60}, np=1, runner="process")
     _wait_for(lambda: job.refresh().done >= 1, 60, "the first step")
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
-    out = subprocess.run([sys.executable, "-m", "skiff", "jobs", "cancel", job.id],
+    out = subprocess.run([sys.executable, "-m", "skiff", "jobs", "cancel", job.id,
+                          "--grace", "2"],
                          capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 0, out.stderr
     assert not job.refresh().final          # the CLI is gone, the job not yet
