@@ -455,6 +455,9 @@ def _fit_candidates(agg, count, B):
     return T, R[keep]
 
 
+IMPROVE_GROWTH = 10.0   # a sweep that grows a candidate's norm past this: diverging, stopped
+
+
 def improve_candidates(A: sp.csr_matrix, B: np.ndarray, sweeps: int) -> np.ndarray:
     """``B`` after ``sweeps`` symmetric Gauss-Seidel sweeps on ``A x = 0`` (pyamg's default
     ``improve_candidates``): the constant (or the rigid-body modes) bent to what ``A`` finds
@@ -468,13 +471,24 @@ def improve_candidates(A: sp.csr_matrix, B: np.ndarray, sweeps: int) -> np.ndarr
     zero = np.zeros(A.shape[0], dtype=B.dtype)
     for j in range(B.shape[1]):
         col = np.ascontiguousarray(B[:, j])
+        size = float(np.linalg.norm(col))
         for _ in range(sweeps):
+            last = col.copy()
             if gs is not None:
                 gs(A.indptr, A.indices, A.data, d, col, zero, True)
                 gs(A.indptr, A.indices, A.data, d, col, zero, False)
             else:
                 for _ in range(2):
                     col -= (2.0 / 3.0) * (A @ col) / d
+            now = float(np.linalg.norm(col))
+            if not np.isfinite(now) or now > IMPROVE_GROWTH * size:
+                # round 46 (h6): the sweeps diverge (Gauss-Seidel on a matrix far from
+                # diagonally dominant: central differences of a strong convection, 64^2, grew
+                # the constant 1e50 a sweep and overflowed, a RuntimeWarning to the user):
+                # the candidate before the sweep is kept
+                col = last
+                break
+            size = now
         B[:, j] = col
     return B
 

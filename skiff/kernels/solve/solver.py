@@ -1462,6 +1462,13 @@ class Solver:
             if self.is_grid or self.device.is_gpu:
                 raise ValueError("method 'cocg' is for complex symmetric matrices (A = A^T) on "
                                  "the CPU; for a grid problem use method='cg' (or 'auto')")
+            if self.precond_name == "ilut":   # round 46 (h6): COCG's short recurrence needs
+                # M = M^T, and ILUT's dropping by rows is not (it ran, unflagged, round 45)
+                raise ValueError("method='cocg' needs a complex symmetric preconditioner (M = "
+                                 "M^T) and precond='ilut' is not (its dropping is by rows): "
+                                 "give precond='ilu' (ILU(0), L D L^T on a complex symmetric "
+                                 "A), 'amg' or 'jacobi' with cocg, or method='gmres' / "
+                                 "'bicgstab' with 'ilut'")
             blame = self._transpose_asymmetry()
             if blame is not None:
                 raise SolveError(f"cocg needs a complex symmetric matrix (A = A^T, as "
@@ -1854,7 +1861,8 @@ class Solver:
                 f"holding unknown {first} is {means[c]:.3e}"
                 + (f", and that of {bad.size - 1} more pieces" if bad.size > 1 else "")
                 + "; it must be 0 on each: no x solves it); pass compatibility='project' to "
-                "remove each piece's mean")
+                "remove each piece's mean (%solve --compatibility project; in a %%solve cell "
+                "'solver: ... compatibility=project')")
         return host
 
     def _null_compatible(self, host, null):
@@ -2130,7 +2138,10 @@ class Solver:
             problem=self.system.name if self.is_grid else "matrix",
             extent=self.system.info.get("extent") if self.is_grid else None,
             info={"solver": self.describe(), **({} if rounded is None else
-                                                {"rounded_residual": rounded})},
+                                                {"rounded_residual": rounded}),
+                  # round 46 (h6): why auto left its first method, for the job's summary
+                  # ("direct + none ... converged in 31 iterations" did not say)
+                  **({"switched": self._switch_why} if self.switched else {})},
             true_residual=true_abs / bnorm if bnorm else None,
             cycles=-(-(len(hist) - 1) // self.restart) if (self.method == "gmres"
                                                            and not self._legacy) else None,

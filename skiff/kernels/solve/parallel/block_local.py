@@ -54,9 +54,11 @@ def block_preconditioner(block: sp.csr_matrix, kind: str, rank: int = 0, contras
         except ValueError as e:   # a zero row of the block: name the rank
             raise ValueError(f"{what}: {e}") from None
 
+        dt = np.complex128 if np.iscomplexobj(block.data) else np.float64
+
         def ilut(r):
-            out = np.empty(r.shape[0])
-            return pc(np.asarray(r, dtype=np.float64), out)
+            out = np.empty(r.shape[0], dtype=dt)
+            return pc(np.asarray(r, dtype=dt), out)
 
         ilut.ilut = pc
         return ilut
@@ -68,8 +70,10 @@ def block_preconditioner(block: sp.csr_matrix, kind: str, rank: int = 0, contras
         ml = SmoothedAggregation(sp.csr_matrix(block), contrast=contrast)
         op = ml.aspreconditioner()
 
+        dt = np.complex128 if np.iscomplexobj(block.data) else np.float64
+
         def vcycle(r):
-            return np.asarray(op.matvec(r), dtype=np.float64).ravel()
+            return np.asarray(op.matvec(r), dtype=dt).ravel()
 
         vcycle.amg = ml   # the coarse level across the ranks reuses its grids (round 41)
         return vcycle

@@ -152,11 +152,13 @@ class CoarseLevel:
     """``Q r = P A_c^-1 P^T r`` over the ranks of ``op`` (a :class:`~.rows._Rows`), ``P``
     this rank's coarse basis (own rows x own coarse unknowns)."""
 
-    def __init__(self, op, P, comm, cycle=False, contrast=None, constant_null=False):
+    def __init__(self, op, P, comm, cycle=False, contrast=None, constant_null=False,
+                 near_nullspace=None):
         self.op, self.comm = op, comm
         self.contrast = contrast
         self.constant_null = bool(constant_null)   # A 1 = 0 (round 44 h4): A_c is singular
         self.amg = None
+        self.Bc = None
         smooth = None
         if isinstance(P, tuple):   # 'amg': (T, omega), T smoothed once with the whole A
             P, smooth = P   # one weight on every rank: the largest rho(D^-1 A) of the blocks
@@ -164,6 +166,12 @@ class CoarseLevel:
         self.omega = smooth
         P = sp.csr_matrix(P, dtype=np.float64)
         nc = P.shape[1]
+        if near_nullspace is not None and cycle:   # round 46 (h6): this rank's rows of the
+            # near-null vectors restricted to its coarse unknowns, T^T B (T's columns are
+            # orthonormal: the aggregate means), gathered for A_c's AMG (its B)
+            Bc = np.asarray(P.T @ np.asarray(near_nullspace, dtype=np.float64))
+            Bc = Bc.reshape(nc, -1)
+            self.Bc = Bc if comm is None else np.vstack(comm.allgather(Bc))
         counts = [nc] if comm is None else list(comm.allgather(nc))
         self.N = int(sum(counts))
         rank = 0 if comm is None else comm.Get_rank()
@@ -211,7 +219,8 @@ class CoarseLevel:
         # symmetric strength on A_c, whose diagonal (of smoothed aggregates) does not show the
         # bands: evolution strength there took CG 35 iterations over 32 ranks (30 % of the
         # cells 1e4 at random, 160^2; an exact A_c^-1 12), now 12
-        self.amg = SmoothedAggregation(Ac, contrast=True if self.contrast else None)
+        self.amg = SmoothedAggregation(Ac, contrast=True if self.contrast else None,
+                                       B=self.Bc)
         pre = self.amg.aspreconditioner()
         self._solve = lambda r: np.asarray(pre.matvec(r), dtype=np.float64).ravel()
 

@@ -79,13 +79,16 @@ class RowPlan:
 class _Rows:
     """The plan with its communicator: products exchange the halo, sums go over ranks."""
 
-    def __init__(self, plan: RowPlan, comm):
+    def __init__(self, plan: RowPlan, comm, dtype=np.float64):
         self.plan, self.comm = plan, comm
         self.bytes = 0
+        self.dtype = np.dtype(dtype)   # round 46 (h6): complex128 for a complex matrix
+        self.complex = self.dtype.kind == "c"
         if comm is not None:
             from mpi4py import MPI
 
             self._mpi = MPI
+            self._type = MPI.C_DOUBLE_COMPLEX if self.complex else MPI.DOUBLE
             self._scount = [int(s.size) for s in plan.sends]
             self._rcount = [int(g.size) for g in plan.ghosts]
             self._sdisp = [0] + list(np.cumsum(self._scount)[:-1])
@@ -102,9 +105,9 @@ class _Rows:
         """The ghosts' values of the distributed vector ``x`` (plan order): one Alltoallv."""
         if self.comm is None:
             return np.empty(0)
-        send = np.ascontiguousarray(x[self._send_index], dtype=np.float64)
-        ghost = np.empty(sum(self._rcount))
-        D = self._mpi.DOUBLE
+        send = np.ascontiguousarray(x[self._send_index], dtype=self.dtype)
+        ghost = np.empty(sum(self._rcount), dtype=self.dtype)
+        D = self._type
         self.comm.Alltoallv([send, self._scount, self._sdisp, D],
                             [ghost, self._rcount, self._rdisp, D])
         self.bytes += send.nbytes
@@ -124,21 +127,29 @@ class _Rows:
         np.add.at(z, self._send_index, back)
 
     def dots(self, V, w) -> np.ndarray:
-        """``V @ w`` summed over the ranks (V: rows of local vectors): one Allreduce."""
-        local = np.ascontiguousarray(V @ w, dtype=np.float64)
+        """``V^H w`` summed over the ranks (V: rows of local vectors): one Allreduce."""
+        local = np.ascontiguousarray((V.conj() if self.complex else V) @ w, dtype=self.dtype)
         if self.comm is None:
             return local
         out = np.empty_like(local)
         self.comm.Allreduce(local, out, op=self._mpi.SUM)
         return out
 
-    def dot(self, u, v) -> float:
-        local = np.array([float(np.dot(u, v))])
-        if self.comm is None:
-            return float(local[0])
-        out = np.empty(1)
-        self.comm.Allreduce(local, out, op=self._mpi.SUM)
-        return float(out[0])
+    def dot(self, u, v):
+        """``u^H v`` summed over the ranks (a complex number for a complex matrix)."""
+        if self.complex:
+            local = np.array([np.vdot(u, v)], dtype=self.dtype)
+        else:
+            local = np.array([float(np.dot(u, v))])
+        if self.comm is not None:
+            out = np.empty(1, dtype=self.dtype)
+            self.comm.Allreduce(local, out, op=self._mpi.SUM)
+            local = out
+        return complex(local[0]) if self.complex else float(local[0])
+
+    def norm(self, u) -> float:
+        """``|u|`` over the ranks."""
+        return math.sqrt(max(self.dot(u, u).real, 0.0))
 
 
 def _plan(A, comm) -> RowPlan:
@@ -243,13 +254,32 @@ def whole_contrast(A) -> bool:
 CUT_ROWS = True   # round 43 (h7): rows cut from their aggregates at the boundary: their own
 
 
+def _near_nullspace(B, n, perm):
+    """``near_nullspace`` (round 46 h6) checked, ``(n, k)`` float64 in the split's order (None
+    when not given): the coarse level's AMG (``coarse='amg'``) takes it restricted to A_c."""
+    if B is None:
+        return None
+    B = np.asarray(B)
+    if B.ndim == 1:
+        B = B[:, None]
+    if B.ndim != 2 or B.shape[0] != n or B.shape[1] < 1 or np.iscomplexobj(B):
+        raise ValueError(f"row_solve: near_nullspace must be a real array of shape ({n}, k) "
+                         f"(pyamg's B: the rigid-body modes of elasticity), not "
+                         f"{'complex ' if np.iscomplexobj(B) else ''}{B.shape}")
+    B = np.asarray(B, dtype=np.float64)
+    if not np.all(np.isfinite(B)):
+        raise ValueError("row_solve: near_nullspace has a value that is not finite")
+    return B if perm is None else B[perm]
+
+
 class RowSolver:
     """A matrix split by rows over the ranks of ``comm`` (None: this process alone), set up
     once (the plan, the halo's all-to-all, the inverse diagonal), solved by :meth:`iterate`
     on every rank. ``A`` whole on every rank (as read from a file); each keeps its rows."""
 
     def __init__(self, A, *, method="cg", precond="jacobi", comm=None, restart=30,
-                 overlap=0, reorder="none", coarse="auto", schwarz="auto"):
+                 overlap=0, reorder="none", coarse="auto", schwarz="auto",
+                 near_nullspace=None):
         import time
 
         from .reorder import choose_reorder
@@ -259,9 +289,7 @@ class RowSolver:
         n = A.shape[0]
         if A.shape != (n, n):
             raise ValueError(f"row_solve: A is {A.shape[0]} x {A.shape[1]}, not square")
-        if np.iscomplexobj(A.data):
-            raise ValueError("row_solve: a complex matrix; the row split solves real systems "
-                             "(solve it on one rank)")
+        complex_ = np.iscomplexobj(A.data)
         if method not in METHODS:
             raise ValueError(f"row_solve: method={method!r}; distributed by rows: "
                              f"{' or '.join(repr(m) for m in METHODS)}")
@@ -328,6 +356,19 @@ class RowSolver:
             # over 2 ranks): auto drops the overlap (the solver line says so; an explicit
             # coarse='amg' keeps it). BiCGStab / GMRES keep it (restricted: 4 against 7).
             self.overlap_dropped, overlap = int(overlap), 0
+        if complex_:   # round 46 (h6): a complex matrix over the ranks: the Krylov loops
+            # with u^H v, the block solves; the overlap and the coarse level stay real
+            if overlap:
+                raise ValueError(f"row_solve: overlap={overlap} with a complex matrix; its "
+                                 f"row split runs block Jacobi (overlap=0)")
+            if coarse not in ("none", "auto") and not auto:
+                raise ValueError(f"row_solve: coarse={coarse!r} with a complex matrix; its "
+                                 f"row split has no coarse level: give coarse='none'")
+            coarse = "none"
+            if method == "cg" and A.nnz and abs(A - A.conj().T).max() > 1e-12 * abs(A).max():
+                raise ValueError("row_solve: method='cg' needs a Hermitian matrix (A = A^H) "
+                                 "and this complex one is not (a complex symmetric A = A^T "
+                                 "takes COCG on one rank): give method='bicgstab' or 'gmres'")
         if coarse != "none" and precond not in BLOCKS:
             raise ValueError(f"row_solve: coarse={coarse!r} adds a coarse level to a block "
                              f"preconditioner: give precond='amg' or 'ilu' (or 'ilut') (precond="
@@ -352,11 +393,16 @@ class RowSolver:
             A = A[self.perm][:, self.perm].tocsr()
         self.reorder = "none" if self.perm is None else "rcm"
         self.plan = _plan(A, comm)
-        self.op = _Rows(self.plan, comm)
+        self.op = _Rows(self.plan, comm, np.complex128 if complex_ else np.float64)
         lo, hi = self.plan.lo, self.plan.hi
+        near = _near_nullspace(near_nullspace, n, self.perm)
+        if near is not None and precond != "amg":
+            raise ValueError(f"row_solve: near_nullspace is smoothed aggregation's (pyamg's B: "
+                             f"the coarse level's AMG takes it) and precond={precond!r}: give "
+                             f"precond='amg', or drop near_nullspace")
         whole = A.diagonal()
-        d = whole[lo:hi].astype(np.float64)
-        self.dinv = np.ones(hi - lo)
+        d = whole[lo:hi].astype(self.op.dtype)
+        self.dinv = np.ones(hi - lo, dtype=self.op.dtype)
         if precond == "jacobi":
             zero = np.flatnonzero(whole == 0)
             if zero.size:   # the whole diagonal: every rank says it (rank 0 was left waiting
@@ -416,7 +462,8 @@ class RowSolver:
 
                 try:   # a singular coarse problem: the same A_c on every rank, all say it
                     Q = CoarseLevel(self.op, P, comm, cycle=coarse == "amg",
-                                    contrast=self.contrast, constant_null=_rows_sum_zero(A))
+                                    contrast=self.contrast, constant_null=_rows_sum_zero(A),
+                                    near_nullspace=None if near is None else near[lo:hi])
                 except ValueError as e:
                     raise ValueError(f"row_solve: {e}") from None
                 self.coarse_size, self.coarse_level = Q.N, Q
@@ -496,19 +543,23 @@ class RowSolver:
         x_local)`` after each iteration on every rank (rnorm the same on all)."""
         n, lo, hi = self.n, self.plan.lo, self.plan.hi
         op = self.op
-        b = np.asarray(b, dtype=np.float64).ravel()
+        b = np.asarray(b).ravel()
+        if np.iscomplexobj(b) and not op.complex:
+            raise ValueError("row_solve: b is complex and A is real: solve its real and "
+                             "imaginary parts apart (two real right-hand sides)")
+        b = b.astype(op.dtype)
         if b.size != n:
             raise ValueError(f"row_solve: b has {b.size} values and A is {n} x {n}")
         bl = self.local(b)
-        bnorm = math.sqrt(op.dot(bl, bl))
+        bnorm = op.norm(bl)
         tol = max(rtol * bnorm, atol)
         if maxiter is None:   # GMRES's counts restart cycles (SciPy's meaning)
             maxiter = 10 * n if self.method != "gmres" else -(-10 * n // self.restart)
         maxiter = int(maxiter)
         if x0 is None:
-            x = np.zeros(hi - lo)
+            x = np.zeros(hi - lo, dtype=op.dtype)
         else:
-            x0 = np.asarray(x0, dtype=np.float64).ravel()
+            x0 = np.asarray(x0).ravel().astype(op.dtype)
             if x0.size != n:
                 raise ValueError(f"x0 has {x0.size} entries but the system has {n} unknowns")
             x = self.local(x0).copy()
@@ -519,7 +570,7 @@ class RowSolver:
             fn = _cg if self.method == "cg" else _bicgstab
             its = fn(op, bl, x, self.M, tol, maxiter, hist, callback)
         r = bl - op.matvec(x)
-        true = math.sqrt(op.dot(r, r))
+        true = op.norm(r)
         if self.method == "bicgstab":   # round 42: the one-rank solver's residual replacement
             from ..solver import PEAK_REPLACE, REPLACEMENTS, attainable_failed, residual_peak
 
@@ -536,13 +587,14 @@ class RowSolver:
                                  lambda k, rn, xl, d=done: callback(k + d, rn, xl))
                 hist[-1:] = more
                 r = bl - op.matvec(x)
-                true = math.sqrt(op.dot(r, r))
+                true = op.norm(r)
         converged = bool(hist) and hist[-1] <= tol and np.isfinite(true)
         return RowResult(x, hist, its, converged, true, bnorm, tol)
 
     def local(self, v) -> np.ndarray:
         """This rank's rows of a whole vector given in the user's order."""
-        v = np.asarray(v, dtype=np.float64).ravel()
+        v = np.asarray(v).ravel()
+        v = v.astype(self.op.dtype if np.iscomplexobj(v) or self.op.complex else np.float64)
         rows = slice(self.plan.lo, self.plan.hi)
         return v[rows] if self.perm is None else v[self.perm[rows]]
 
@@ -561,13 +613,13 @@ class RowSolver:
             return np.asarray(x_local)
         counts = [b_ - a for a, b_ in row_ranges(self.n, self.size)]
         displs = [0] + list(np.cumsum(counts)[:-1])
-        D = self.op._mpi.DOUBLE
-        x_local = np.ascontiguousarray(x_local, dtype=np.float64)
+        D, dt = self.op._type, self.op.dtype
+        x_local = np.ascontiguousarray(x_local, dtype=dt)
         if root is None:
-            whole = np.empty(self.n)
+            whole = np.empty(self.n, dtype=dt)
             self.comm.Allgatherv(x_local, [whole, counts, displs, D])
             return whole
-        whole = np.empty(self.n) if self.rank == root else None
+        whole = np.empty(self.n, dtype=dt) if self.rank == root else None
         self.comm.Gatherv(x_local, [whole, counts, displs, D] if self.rank == root else None,
                           root=root)
         return whole
@@ -575,7 +627,7 @@ class RowSolver:
 
 def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None, x0=None,
               callback=None, precond="jacobi", restart=30, overlap=0, reorder="none",
-              coarse="auto", schwarz="auto"):
+              coarse="auto", schwarz="auto", near_nullspace=None):
     """Solve ``A x = b`` with this rank's block of rows (``A`` and ``b`` whole on every rank,
     as read from a file; each rank keeps its rows): CG (symmetric positive definite A),
     BiCGStab or GMRES(``restart``; ``maxiter`` counts its restart cycles, as SciPy's),
@@ -598,7 +650,8 @@ def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None
     unknown: fewer CG iterations where the coefficients are smooth, round 43) or
     'restrict' (BiCGStab / GMRES's default)."""
     solver = RowSolver(A, method=method, precond=precond, comm=comm, restart=restart,
-                       overlap=overlap, reorder=reorder, coarse=coarse, schwarz=schwarz)
+                       overlap=overlap, reorder=reorder, coarse=coarse, schwarz=schwarz,
+                       near_nullspace=near_nullspace)
     res = solver.iterate(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback)
     info = 0 if res.true <= 10 * max(res.tol, 1e-300) and np.isfinite(res.true) \
         else res.iterations
@@ -610,7 +663,7 @@ def _cg(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
     z = M(r)
     p = z.copy()
     rz = op.dot(r, z)
-    rn = math.sqrt(op.dot(r, r))
+    rn = op.norm(r)
     hist.append(rn)
     if rn <= tol:
         return 0
@@ -619,7 +672,7 @@ def _cg(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
         alpha = rz / op.dot(p, q)
         x += alpha * p
         r -= alpha * q
-        rn = math.sqrt(op.dot(r, r))
+        rn = op.norm(r)
         hist.append(rn)
         if callback is not None:
             callback(k, rn, x)
@@ -634,7 +687,7 @@ def _cg(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
 
 def _bicgstab(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
     r = b - op.matvec(x)   # every rank (a collective), x0 or not
-    rn = math.sqrt(op.dot(r, r))
+    rn = op.norm(r)
     hist.append(rn)
     if rn <= tol:
         return 0
@@ -652,7 +705,7 @@ def _bicgstab(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
         v = op.matvec(phat)
         alpha = rho_new / op.dot(rhat, v)
         s = r - alpha * v
-        sn = math.sqrt(op.dot(s, s))
+        sn = op.norm(s)
         if sn <= tol:
             x += alpha * phat
             hist.append(sn)
@@ -666,7 +719,7 @@ def _bicgstab(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
         x += alpha * phat + omega * shat
         r = s - omega * t
         rho = rho_new
-        rn = math.sqrt(op.dot(r, r))
+        rn = op.norm(r)
         hist.append(rn)
         if callback is not None:
             callback(k, rn, x)
@@ -684,15 +737,16 @@ def _gmres(op, b, x, M, tol, maxiter, hist, callback, restart) -> int:
     m = restart
     it = 0
     r = b - op.matvec(x)
-    beta = math.sqrt(op.dot(r, r))
+    beta = op.norm(r)
     hist.append(beta)
     if beta <= tol:
         return 0
     for cycle in range(1, maxiter + 1):
-        V = np.zeros((m + 1, x.size))
-        H = np.zeros((m + 1, m))
-        cs, sn = np.zeros(m), np.zeros(m)
-        g = np.zeros(m + 1)
+        dt = op.dtype   # complex: the rotations below are unitary (real: as before)
+        V = np.zeros((m + 1, x.size), dtype=dt)
+        H = np.zeros((m + 1, m), dtype=dt)
+        cs, sn = np.zeros(m, dtype=dt), np.zeros(m, dtype=dt)
+        g = np.zeros(m + 1, dtype=dt)
         g[0] = beta
         V[0] = r / beta
         j_done = 0
@@ -703,19 +757,19 @@ def _gmres(op, b, x, M, tol, maxiter, hist, callback, restart) -> int:
             h2 = op.dots(V[:j + 1], w)   # again: the basis stays orthogonal to rounding
             w -= h2 @ V[:j + 1]
             h += h2
-            hn = math.sqrt(op.dot(w, w))
+            hn = op.norm(w)
             H[:j + 1, j] = h
             H[j + 1, j] = hn
             for i in range(j):   # the earlier rotations on the new column
-                t = cs[i] * H[i, j] + sn[i] * H[i + 1, j]
+                t = np.conj(cs[i]) * H[i, j] + np.conj(sn[i]) * H[i + 1, j]
                 H[i + 1, j] = -sn[i] * H[i, j] + cs[i] * H[i + 1, j]
                 H[i, j] = t
-            den = math.hypot(H[j, j], H[j + 1, j])
+            den = math.hypot(abs(H[j, j]), abs(H[j + 1, j]))
             cs[j], sn[j] = (1.0, 0.0) if den == 0 else (H[j, j] / den, H[j + 1, j] / den)
-            H[j, j] = cs[j] * H[j, j] + sn[j] * H[j + 1, j]
+            H[j, j] = np.conj(cs[j]) * H[j, j] + np.conj(sn[j]) * H[j + 1, j]
             H[j + 1, j] = 0.0
             g[j + 1] = -sn[j] * g[j]
-            g[j] = cs[j] * g[j]
+            g[j] = np.conj(cs[j]) * g[j]
             j_done = j + 1
             it += 1
             rn = abs(g[j + 1])
@@ -737,7 +791,7 @@ def _gmres(op, b, x, M, tol, maxiter, hist, callback, restart) -> int:
         if hist[-1] <= tol:
             return cycle
         r = b - op.matvec(x)
-        beta = math.sqrt(op.dot(r, r))
+        beta = op.norm(r)
         if beta <= tol:
             hist[-1] = beta
             return cycle

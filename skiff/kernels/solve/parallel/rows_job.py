@@ -80,7 +80,7 @@ def _auto_precond(A) -> str:
     """Block AMG where every diagonal entry is positive (what one rank's auto takes for a
     matrix: AMG), else Jacobi. Round 40: block AMG took 58 CG iterations on a 200^2 Poisson
     over 2 ranks where Jacobi took 607 (0.32 against 0.58 CPU s a rank)."""
-    return "amg" if A.shape[0] and np.all(A.diagonal() > 0) else "jacobi"
+    return "amg" if A.shape[0] and np.all(A.diagonal().real > 0) else "jacobi"
 
 
 def _auto_method(A, precond=None) -> str:
@@ -88,7 +88,12 @@ def _auto_method(A, precond=None) -> str:
 
     if precond == "ilut":   # not symmetric: GMRES, as one rank's auto with ILUT (round 45)
         return "gmres"
-    return "cg" if np.all(A.diagonal() > 0) and is_symmetric(A) else "bicgstab"
+    d = A.diagonal()
+    if np.iscomplexobj(A.data):   # round 46 (h6): CG where A is Hermitian positive on its
+        # diagonal; a complex symmetric A (no COCG over the ranks) BiCGStab
+        herm = A.nnz == 0 or abs(A - A.conj().T).max() <= 1e-12 * abs(A).max()
+        return "cg" if herm and np.all(d.real > 0) and not np.any(d.imag) else "bicgstab"
+    return "cg" if np.all(d > 0) and is_symmetric(A) else "bicgstab"
 
 
 class RowJobSolver:
@@ -96,7 +101,8 @@ class RowJobSolver:
     :func:`~..entry.solve_and_report` calls): the Solution on rank 0, None on the others."""
 
     def __init__(self, A, *, method="auto", precond="auto", comm=None, restart=30,
-                 overlap=0, reorder="auto", coarse="auto", schwarz="auto", ilut_options=None):
+                 overlap=0, reorder="auto", coarse="auto", schwarz="auto", ilut_options=None,
+                 near_nullspace=None):
         import scipy.sparse as sp
 
         A = sp.csr_matrix(A)
@@ -110,7 +116,8 @@ class RowJobSolver:
             self.rows = RowSolver(A, method=method, precond=given, comm=comm, restart=restart,
                                   overlap=overlap, reorder=reorder,
                                   coarse=coarse if pc in _BLOCKS else "none",
-                                  schwarz=schwarz or "auto")
+                                  schwarz=schwarz or "auto",
+                                  near_nullspace=near_nullspace if pc == "amg" else None)
         except ValueError:   # auto's block AMG did not set up (said on every rank): Jacobi
             if chosen is not None or _auto_precond(A) != "amg":
                 raise
@@ -137,7 +144,9 @@ class RowJobSolver:
         if r.coarse_size:   # round 41: the two-level method's coarse level across the ranks
             order += f", a coarse level of {r.coarse_size} across them"
             if r.coarse_level is not None and r.coarse_level.amg is not None:   # round 42
-                order += " (an AMG V-cycle of it)"
+                Bc = r.coarse_level.Bc   # round 46 (h6): the near null space restricted
+                order += (" (an AMG V-cycle of it)" if Bc is None else
+                          f" (an AMG V-cycle of it with {Bc.shape[1]} near-null vectors)")
         if getattr(r, "overlap_dropped", 0):   # round 42 (h14): auto's AMG coarse level
             order += (f", overlap {r.overlap_dropped} dropped: CG with the AMG coarse level "
                       f"takes fewer iterations without it (--coarse amg keeps it)")
@@ -159,7 +168,8 @@ class RowJobSolver:
         check_tolerances(rtol, atol, maxiter)
         rows, comm = self.rows, self.rows.comm
         root = rows.rank == 0
-        b = np.asarray(b, dtype=np.float64).ravel()
+        b = np.asarray(b).ravel()
+        b = b.astype(np.complex128 if np.iscomplexobj(b) else np.float64)
         bnorm = float(np.linalg.norm(b))
         tol = max(rtol * bnorm, atol)
         decades = max(math.log10(bnorm / tol), 1e-9) if bnorm > 0 and tol > 0 else 1.0
@@ -187,7 +197,7 @@ class RowJobSolver:
         if callable(x_local):   # GMRES forms its iterate when asked
             x_local = x_local()
         r = rows.local(b) - rows.op.matvec(x_local)
-        true = math.sqrt(rows.op.dot(r, r))
+        true = rows.op.norm(r)
         x = rows.gather(x_local, root=0)
         exc = JobCancelled("cancelled by request")
         if rows.rank == 0:
@@ -266,6 +276,7 @@ def rows_system(config: dict, reporter, comm=None):
     :func:`~..entry.run` solves and reports (``solve_and_report``: the convergence CSV,
     ``partial.npz`` when not converged, ``--save``; rank 0)."""
     from ..cancel import checking
+    from ..entry import load_near_nullspace
     from ..files import read_matrix, read_vector
 
     if comm is None:
@@ -295,7 +306,8 @@ def rows_system(config: dict, reporter, comm=None):
                               reorder=config.get("reorder") or "auto",
                               coarse=config.get("coarse") or "auto",
                               schwarz=config.get("schwarz") or "auto",
-                              ilut_options=config.get("ilut_options"))
+                              ilut_options=config.get("ilut_options"),
+                              near_nullspace=load_near_nullspace(config.get("near_nullspace")))
     reporter.info(problem=f"matrix {config['problem']}", unknowns=n, ranks=comm.Get_size(),
                   subdomains=solver.rows.subdomains())
     return solver, rhs, exact
