@@ -279,7 +279,9 @@ def test_bars_read_as_they_stand_make_no_new_line(pipe, monkeypatch):
     # the first five of the 24 drawn (two noisy, single and stacked bars): image 3 is the one
     # that gains a line where dash lines under min_score are read again too (round 40,
     # measured: 1 line against 0; no other of the 24 does); the 24 took ~65 CPU s, these ~11
-    images = images[:5]
+    # (round 46, h2: image 3 alone, the one case that tells, ~1/5 of the five's 6 CPU s; the
+    # other four gained no line either way, so the equality below checked nothing on them)
+    images = images[3:4]
     with_rule = sum(len(r.lines) for r in pipe.run(images))
     monkeypatch.setattr(reading, "DASHES", frozenset())
     assert sum(len(r.lines) for r in pipe.run(images)) == with_rule
@@ -732,8 +734,14 @@ def test_a_grainy_page_read_unsurely_is_read_again_denoised(pipe, fonts, monkeyp
 
     image, truth = _grainy_page()
     assert max(image.shape[:2]) > pipe.params.limit / 2
+    # the sharpened twin alone, the one the three-twin reading keeps (measured): its choice
+    # among the twins is test_blurred_noisy_sign_read_again_sharpened's; the page read twice
+    # more cost 5 of this test's 10 CPU s (round 46, h2)
+    twins = module.denoised_twins
+    monkeypatch.setattr(module, "denoised_twins",
+                        lambda bgr: [t for t in twins(bgr) if t[0] == "sharpened"])
     r = pipe(image)
-    assert r.timings.get("denoised"), r.timings
+    assert r.timings.get("denoised") == "sharpened", r.timings
     monkeypatch.setattr(module, "GRAIN", float("inf"))
     first = pipe(image)
     assert "denoised" not in first.timings

@@ -410,16 +410,25 @@ def test_a_bare_box_in_a_tile_is_no_text(fonts):
 
 
 @pytest.mark.slow
-def test_photo_set_shoots_from_three_distances(fonts):
+def test_photo_set_shoots_from_three_distances(fonts, monkeypatch):
     """The rendered phone photos take their page from three distances in turn; a distance
     outside (0.1, 1] is one clear error."""
+    from skiff.kernels.ocr import synth
     from skiff.kernels.ocr.synth import PHOTO_FILLS, make_photo_set, render_photo
 
-    photos = make_photo_set(3, seed=1)
-    assert [p.image.shape for p in photos] == [(4000, 3000, 3)] * 3
+    # the set asks for the three distances in turn (six photos: the turn comes round again);
+    # the photos themselves rendered below, the nearest and the furthest (round 46: the
+    # middle one cost 2.2 of the test's 6.6 CPU s and its page's share lies between theirs)
+    asked = []
+    monkeypatch.setattr(synth, "render_photo", lambda i, *, seed, fill: asked.append(fill))
+    make_photo_set(6, seed=1)
+    assert asked == list(PHOTO_FILLS) * 2 and 1.0 >= asked[0] > asked[1] > asked[2] > 0.1
+    monkeypatch.undo()
+    photos = [render_photo(i, seed=1, fill=PHOTO_FILLS[i]) for i in (0, 2)]
+    assert [p.image.shape for p in photos] == [(4000, 3000, 3)] * 2
     # the page's share of the frame: the page (light) covers less of a further shot
     light = [float((p.image.mean(2) > 150).mean()) for p in photos]
-    assert light[0] > light[1] > light[2], (light, PHOTO_FILLS)
+    assert light[0] > light[1], (light, PHOTO_FILLS)
     with pytest.raises(ValueError, match="fill"):
         render_photo(0, fill=1.5)
 
@@ -439,9 +448,9 @@ def test_a_page_of_dots_is_not_read_as_text(pipe):
     """Dots 3-7 px across (dust on a scan, a pattern) made 32 and 47 one-character lines
     on these two pages ("+", "中", "★"): enlarged as small print, each became a box. A
     solid speck of at most two characters is no line now (``rec.is_speck``)."""
-    for seed in (0, 1):
-        lines = pipe(_dots(seed)).lines
-        assert len(lines) <= 8, (seed, [line.text for line in lines])
+    # the second page alone (round 46: each page cost 1.6 CPU s, and both failed alike)
+    lines = pipe(_dots(1)).lines
+    assert len(lines) <= 8, [line.text for line in lines]
 
 
 def test_speck_rules():

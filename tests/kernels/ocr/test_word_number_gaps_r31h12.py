@@ -119,15 +119,26 @@ def test_a_reports_pdf_at_200_dpi_reads_its_word_number_gaps(fonts, pipe, tmp_pa
     pages.append(_page(JOINED, fonts["latin"], 28))
     pdf = tmp_path / "long report.pdf"
     pages[0].save(pdf, save_all=True, append_images=pages[1:], resolution=100.0)
+    # read as before the rule: the three pages that lost a space then (measured: REPORT's
+    # pages 2, 4 and 6, a line each; round 46 read the other five only once, 7 -> ~5 CPU s)
+    few = tmp_path / "the pages that lost a space.pdf"
+    # (copies: Pillow keeps the pages' encoder settings of the save above, its 8 pages)
+    first, *rest = (pages[k].copy() for k in (2, 4, 6))
+    first.save(few, save_all=True, append_images=rest, resolution=100.0)
     old = pipe.pdf_dpi
     pipe.pdf_dpi = 200
     try:
-        now, before = _read_both(pipe, monkeypatch, [str(pdf)])
+        now = [line.text for r in pipe.run([str(pdf)]) for line in r.lines]
+        with monkeypatch.context() as m:
+            m.setattr(spacing, "WORD_NUMBER_HINT", spacing.SPACE_HINT)
+            before = [line.text for r in pipe.run([str(few)]) for line in r.lines]
     finally:
         pipe.pdf_dpi = old
     truth = [t for lines in REPORT for t in lines] + JOINED
-    assert len(now) == len(before) == len(truth), now
-    lost = [b for b, t in zip(before, truth, strict=True) if b != t]
+    assert len(now) == len(truth), now
+    were = [t for k in (2, 4, 6) for t in REPORT[k]]
+    assert len(before) == len(were), before
+    lost = [b for b, t in zip(before, were, strict=True) if b != t]
     assert len(lost) >= 2, before  # the case exists (3 of 28 here, 7 of 160 in the report)
     assert now == truth
 

