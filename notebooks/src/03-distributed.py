@@ -33,7 +33,7 @@ import numpy as np
 import skiff
 
 QUICK = os.environ.get("SKIFF_QUICK") == "1"
-STEPS = 60 if QUICK else 400  # each run: enough for the model to write letters
+STEPS = 40 if QUICK else 400  # each run: enough for the model to write letters
 print("quick mode" if QUICK else "full mode", f"- {STEPS} steps")
 %load_ext skiff
 

@@ -222,7 +222,7 @@ with stage("sweep (this run)"):
     live = skiff.aero.sweep(
         2 if QUICK else 64, length=(2.0, 5.0), bluntness=(0.0, 1.0),
         clearance=(0.2, 0.3) if QUICK else (0.15, 0.3), re=100.0 if QUICK else 200.0,
-        adapt="graded", resolution=18 if QUICK else 21, np=2,
+        adapt="graded", resolution=15 if QUICK else 21, np=2,
         progress=report)
 print(live)
 samples = skiff.aero.Samples.load(STORED) if QUICK else live
@@ -239,7 +239,7 @@ print(f"fit on {samples}; held-out check on {held}")
 # %%
 with stage("surrogate fit"):
     surrogate = skiff.aero.Surrogate.fit(samples, members=3 if QUICK else 5,
-                                         steps=300 if QUICK else 600)
+                                         steps=150 if QUICK else 600)
 print(surrogate)
 preds = surrogate.predict([dict(zip(skiff.aero.PARAMS, r)) for r in held.params])
 cd = np.array([p.cd for p in preds])

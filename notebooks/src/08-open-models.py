@@ -136,7 +136,8 @@ tok = skiff.models.load_tokenizer(CKPT)
 from skiff.kernels.train.models.hf_checkpoint import token_blocks  # noqa: E402
 
 blocks = token_blocks(tok.encode(corpus), 48)
-result = skiff.Trainer(base, lr=3e-3, batch_size=16).train(blocks, steps=PRETRAIN_STEPS)
+result = skiff.Trainer(base, lr=3e-3, batch_size=8 if QUICK else 16).train(
+    blocks, steps=PRETRAIN_STEPS)
 print(f"pre-trained {PRETRAIN_STEPS} steps: loss {result.history[0]['loss']:.2f} -> "
       f"{result.final_loss:.2f}")
 save_pretrained(base, CKPT)
@@ -229,8 +230,8 @@ for k in after:
 
 # %% [markdown]
 # What fine-tuning taught is the form, not the facts. The answers now take the instruction
-# set's shape, one sentence "The capital of X is Y." (quick mode: 3 of the 4 above; the
-# other garbled), and the held-out loss fell (full mode: 3.56 to 1.47, perplexity 35
+# set's shape, one sentence "The capital of X is Y." (quick mode: 4 of the 4
+# above), and the held-out loss fell (full mode: 3.56 to 1.47, perplexity 35
 # to 4.4, nearly all of it in the first quarter of the steps). But greedy answers to held-out
 # questions name a country of the fine-tuning set (full mode: "The capital of Germany is
 # Berlin." asked about Belgium, Hungary and Serbia), so exact match stays at or near 0 (0 in
