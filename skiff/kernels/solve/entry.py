@@ -18,6 +18,7 @@ from skiff.kernels.backend.png import heatmap_png
 from skiff.kernels.backend.report import NullReporter, Reporter
 
 from .cancel import checking
+from .files import load_near_nullspace
 from .problems import GridProblem, convection_diffusion, diffusion, grid_problem, poisson
 from .solution import Solution
 from .solver import Solver
@@ -362,29 +363,6 @@ def _strength_name(value):
         return None
     return value if isinstance(value, str) else (
         value[0] if isinstance(value, (tuple, list)) and value else None)
-
-
-def load_near_nullspace(value):
-    """A config's ``near_nullspace`` (round 35): None, an array (a notebook's config), or a
-    path: ``.npy``, ``.npz`` (its ``B``, ``near_nullspace`` or only array: pyamg's ``B``),
-    or a text table (``.txt`` / ``.csv``, one row per unknown)."""
-    if value is None or isinstance(value, np.ndarray):
-        return value
-    if isinstance(value, (list, tuple)):
-        return np.asarray(value, dtype=np.float64)
-    path = str(value)
-    if path.endswith((".txt", ".csv", ".dat")):
-        return np.loadtxt(path, delimiter="," if path.endswith(".csv") else None, ndmin=2)
-    data = np.load(path, allow_pickle=False)
-    if isinstance(data, np.ndarray):
-        return data
-    with data:
-        names = [n for n in ("B", "near_nullspace") if n in data.files] or (
-            data.files if len(data.files) == 1 else [])
-        if not names:
-            raise ValueError(f"{path}: which array is the near null space? name it 'B' or "
-                             f"'near_nullspace' (it holds {', '.join(data.files) or 'nothing'})")
-        return np.array(data[names[0]])
 
 
 def solve_system(system, b, config: dict, reporter: Reporter | None = None) -> Solution:

@@ -276,8 +276,7 @@ def rows_system(config: dict, reporter, comm=None):
     :func:`~..entry.run` solves and reports (``solve_and_report``: the convergence CSV,
     ``partial.npz`` when not converged, ``--save``; rank 0)."""
     from ..cancel import checking
-    from ..entry import load_near_nullspace
-    from ..files import read_matrix, read_vector
+    from ..files import load_near_nullspace, read_matrix, read_vector
 
     if comm is None:
         from mpi4py import MPI
