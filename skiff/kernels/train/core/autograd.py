@@ -42,10 +42,11 @@ _seq = itertools.count()
 
 
 # why a tensor has no graph to go back through (tensor.backward, autograd.grad/backward)
-NO_GRAD_MESSAGE = ("backward on a tensor that does not require grad: no input had "
-                   "requires_grad=True, it was computed under no_grad, or it is a gradient "
-                   "taken without create_graph=True (pass create_graph=True to the grad or "
-                   "backward that made it, to differentiate it again)")
+NO_GRAD_MESSAGE = ("element 0 of tensors does not require grad and does not have a grad_fn "
+                   "(no input had requires_grad=True, it was computed "
+                   "under no_grad, it is a gradient taken without create_graph=True (pass "
+                   "create_graph=True to the grad or backward that made it, to differentiate "
+                   "it again), or its derivative is a constant)")
 
 
 # ---- torch's silence: numpy warns on log(-1), sqrt(-1), 1/0, inf - inf, exp overflow, a cast

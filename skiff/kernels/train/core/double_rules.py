@@ -18,7 +18,7 @@ from . import ops_shape as S
 from . import tensor_math_more as TM
 from . import tensor_math_r27 as R27
 from .autograd import Function, xp_of
-from .double_helpers import expand_t, input_t, output_t, unbroadcast_t
+from .double_helpers import expand_t, input_t, output_t, tie_t, unbroadcast_t
 from .ops_shape import scatter_add
 from .tensor import _ToDevice
 from .tensor_more import _Clone
@@ -70,8 +70,10 @@ def _pow(self, want, g):
     a_t, b_t = input_t(self, 0, a), input_t(self, 1, b)
     ga = gb = None
     if want[0]:
-        if np.isscalar(b):
-            ga = g * 2 * a_t if b == 2 else g * (a_t ** (b - 1) * b)
+        if np.isscalar(b) and b == 0:  # torch's zeros_like: a constant
+            ga = g * 0.0
+        elif np.isscalar(b):  # torch's ``self.pow(p - 1)``, a node even at p = 1 or 2
+            ga = g * (M.Pow.apply(a_t, b - 1) * b)
         else:
             ga = g * (b_t * M.Pow.apply(a_t, b_t - 1))
         ga = unbroadcast_t(ga, self.sa)
@@ -168,14 +170,14 @@ def _sigmoid(self, want, g):
 
 @rule(M.Abs)
 def _abs(self, want, g):  # the sign is piecewise constant: no second-order term (as torch)
-    (a,) = self.saved
-    return g * xp_of(a).sign(a).astype(a.dtype, copy=False)
+    (a,) = self.saved  # tied to the input with a zero derivative (torch's ``sgn(self)``)
+    return tie_t(g * xp_of(a).sign(a).astype(a.dtype, copy=False), input_t(self, 0, a))
 
 
 @rule(M.Relu)
 def _relu(self, want, g):
-    (out,) = self.saved
-    return g * (out > 0).astype(out.dtype)
+    (out,) = self.saved  # tied to the output (torch's ``threshold_backward(grad, result)``)
+    return tie_t(g * (out > 0).astype(out.dtype), output_t(self, 0, out))
 
 
 @rule(M.Cast)

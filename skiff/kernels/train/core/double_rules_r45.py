@@ -11,7 +11,7 @@ from . import ops_linalg as LA
 from . import special_r32 as SP
 from . import tensor_divmod as DM
 from .autograd import Function, xp_of
-from .double_helpers import input_t, output_t, unbroadcast_t
+from .double_helpers import input_t, output_t, tie_t, unbroadcast_t
 from .double_rules import rule
 from .nn.functional import activations_more as AM
 from .nn.functional import pad_modes as PM
@@ -91,8 +91,8 @@ def _logsigmoid(self, want, g):
 @rule(PM._HardTanh)
 def _hardtanh(self, want, g):
     """``g`` strictly inside the bounds, 0 elsewhere: linear in ``g``."""
-    (x,) = self.saved
-    return (g * ((x > self.lo) & (x < self.hi)).astype(x.dtype),)
+    (x,) = self.saved  # tied to the input (torch's ``hardtanh_backward(grad, self)``)
+    return (tie_t(g * ((x > self.lo) & (x < self.hi)).astype(x.dtype), input_t(self, 0, x)),)
 
 
 @rule(PM._Mish)
@@ -150,7 +150,6 @@ def _real_only(a, name):
 def _inv(self, want, g):
     """``-Y^T g Y^T`` with ``Y`` the node's own output."""
     (y,) = self.saved
-    _real_only(y, "_Inv")
     y_t = output_t(self, 0, y)
     return (-(y_t.mT @ g @ y_t.mT),)
 
@@ -159,24 +158,21 @@ def _inv(self, want, g):
 def _det(self, want, g):
     """``g det(A) A^-T``, ``det`` the node's output, the inverse a node of its own."""
     a, d = self.saved
-    _real_only(a, "_Det")
     inv = LA._Inv.apply(input_t(self, 0, a))
     return ((g * output_t(self, 0, d))[..., None, None] * inv.mT,)
 
 
 @rule(LA._LogAbsDet)
 def _logabsdet(self, want, g):
-    """``g A^-T``, the inverse a node."""
+    """``g A^-H``, the inverse a node (complex-aware; ``A^-T`` for a real ``A``)."""
     (a,) = self.saved
-    _real_only(a, "_LogAbsDet")
-    return (g[..., None, None] * LA._Inv.apply(input_t(self, 0, a)).mT,)
+    return (g[..., None, None] * LA._Inv.apply(input_t(self, 0, a)).mH,)
 
 
 @rule(LA._Solve)
 def _solve(self, want, g):
     """``gB = A^-T g`` (a solve node), ``gA = -gB X^T`` (X the node's output)."""
     a, x = self.saved
-    _real_only(a, "_Solve")
     a_t = input_t(self, 0, _unbroadcast_view(a, self.sa))
     a_t = a_t if isinstance(a_t, Tensor) else Tensor._make(a_t, False, None, 0)
     gg = g.unsqueeze(-1) if self.vec else g
@@ -194,7 +190,6 @@ def _solve_triangular(self, want, g):
     """``gB = T^-T g`` (a triangular solve node on the other triangle), ``gA = -gB X^T`` on
     ``A``'s triangle (its diagonal left out when unit)."""
     t, x = self.saved
-    _real_only(t, "_SolveTriangular")
     a_t = input_t(self, 0, _unbroadcast_view(t, self.sa))
     a_t = a_t if isinstance(a_t, Tensor) else Tensor._make(a_t, False, None, 0)
     gb = LA._SolveTriangular.apply(a_t.mT, g, upper=not self.upper, unit=self.unit)

@@ -13,6 +13,7 @@ from .autograd import xp_of
 from .double_helpers import input_t, output_t
 from .double_rules import rule
 from .double_rules_r45 import _real_only
+from .double_rules_r46h8 import scatter_prod_zeros
 from .tensor import Tensor, cat
 
 __all__: list[str] = []
@@ -36,17 +37,16 @@ def _cholesky(self, want, g):
 
 @rule(LA._Eigh)
 def _eigh(self, want, gw, gv):
-    """``V (diag(gw) + (V^T gV) / E) V^T`` made symmetric, ``E_ij = w_j - w_i`` off the
-    diagonal; ``w`` and ``V`` the node's outputs."""
+    """``V (diag(gw) + (V^H gV) / E) V^H`` made Hermitian, ``E_ij = w_j - w_i`` off the
+    diagonal; ``w`` and ``V`` the node's outputs (real or complex, round 46)."""
     w, v = self.saved
-    _real_only(v, "_Eigh")
     w_t, v_t = output_t(self, 0, w), output_t(self, 1, v)
     n = w.shape[-1]
     eye = xp_of(w).eye(n, dtype=w.dtype)
     e = w_t.unsqueeze(-2) - w_t.unsqueeze(-1) + _t(eye)
-    inner = (v_t.mT @ gv) / e * _t(1.0 - eye) + gw.unsqueeze(-2) * _t(eye)
-    ga = v_t @ inner @ v_t.mT
-    return (0.5 * (ga + ga.mT),)
+    inner = (v_t.mH @ gv) / e * _t(1.0 - eye) + gw.unsqueeze(-2) * _t(eye)
+    ga = v_t @ inner @ v_t.mH  # mH: complex too (round 46, h8)
+    return (0.5 * (ga + ga.mH),)
 
 
 @rule(LB._MatrixExp)
@@ -142,9 +142,8 @@ def _qr(self, want, gq, gr):
 def _scatter_prod(self, want, g, part):
     touched, _, x, src_part, out = self.saved
     zeros, _ = self.prod_extra
-    if bool((zeros[touched] > 0).any()):
-        raise NotImplementedError("scatter_reduce(reduce='prod'): no double-backward rule here "
-                                  "for a group with a zero factor")
+    if bool((zeros[touched] > 0).any()):  # torch's formulas on tensors (round 46, h8)
+        return scatter_prod_zeros(self, want, g, part)
     xp = g.xp
     out_t = output_t(self, 0, out)
     gx = gs = None

@@ -169,6 +169,7 @@ class _Svd(Function):
         u, s, vh = xp_of(a).linalg.svd(a, full_matrices=full)
         k = s.shape[-1]
         self.full = full
+        self.uv_full = (u, vh) if full else None  # the outputs, for the double backward
         self.save_for_backward(u[..., :k], s, vh[..., :k, :])
         return u, s, vh
 

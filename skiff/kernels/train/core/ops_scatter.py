@@ -82,6 +82,7 @@ class ScatterReduceFn(Function):
             raise ValueError(f"scatter_reduce: reduce must be one of 'sum', 'prod', 'mean', "
                              f"'amax', 'amin' (with gradients), got {reduce!r}")
         self.where, self.reduce, self.inc, self.shape = where, reduce, inc, src.shape
+        self.dim, self.index = dim, index  # prod's double backward calls it again (round 46)
         keep = reduce in ("amax", "amin", "prod")
         self.save_for_backward(touched, count, x if keep else None, part if keep else None,
                                out)
