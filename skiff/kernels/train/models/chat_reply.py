@@ -147,8 +147,7 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
         if should_stop is not None:
             should_stop()
         if on_text is not None:
-            think, answer = split_thinking(_decode(tok, new, eos, stop_strings, ids),
-                                           inside=inside)
+            think, answer = _split(_decode(tok, new, eos, stop_strings, ids), inside)
             on_text(_visible(tok, think), _visible(tok, answer), len(new))
 
     more = {} if no_repeat_ngram_size is None else {
@@ -173,8 +172,7 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
     seconds = time.perf_counter() - start
     gen = [int(t) for t in np.asarray(out)[0, len(ids):]]
     if beams and on_text is not None:  # the one best beam (no padding after it), whole
-        think, answer = split_thinking(_decode(tok, gen, eos, stop_strings, ids),
-                                       inside=inside)
+        think, answer = _split(_decode(tok, gen, eos, stop_strings, ids), inside)
         on_text(_visible(tok, think), _visible(tok, answer), len(gen))
     return _reply(model, tok, gen, ids, eos, stop_strings, inside, seconds,
                   history + [{"role": "user", "content": prompt}] if chat else None,
@@ -198,7 +196,7 @@ def _reply(model, tok, gen, ids, eos, stop_strings, inside, seconds, asked,
         why = "length"
     if text == raw:  # not cut: the special tokens left out of the ids (round 45 h6)
         text = _decode_unspecial(tok, gen, eos)
-    think, answer = split_thinking(text, inside=inside)
+    think, answer = _split(text, inside)
     messages = None if asked is None else \
         asked + [{"role": "assistant", "content": _visible(tok, answer)}]
     return ChatReply(text=_visible(tok, answer), thinking=_visible(tok, think), raw=raw,
@@ -365,6 +363,19 @@ def _visible(tok, text: str) -> str:
         if special and special not in ("<think>", "</think>"):
             text = text.replace(special, "")
     return text
+
+
+def _split(text: str, inside: bool) -> tuple[str, str]:
+    """``(thinking, answer)`` of a decoded answer. Without thinking tags (and no thinking
+    block the prompt left open, no ``<response>`` wrap) the answer is the text as decoded,
+    its leading / trailing spaces and newlines kept: transformers' chat pipeline returns
+    ``decode(new ids, skip_special_tokens=True)`` as the assistant's content, unstripped
+    (round 46 h10; it was stripped). A thinking model's answer keeps
+    :func:`.chat.split_thinking`'s strip around the tags (its card's parse)."""
+    if inside or "<think>" in text or "</think>" in text \
+            or text.lstrip().startswith("<response>"):
+        return split_thinking(text, inside=inside)
+    return "", text
 
 
 def _decode_unspecial(tok, ids, eos: set) -> str:
