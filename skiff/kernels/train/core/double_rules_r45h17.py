@@ -13,7 +13,7 @@ from .autograd import xp_of
 from .double_helpers import input_t, output_t
 from .double_rules import rule
 from .double_rules_r45 import _real_only
-from .double_rules_r46h8 import scatter_prod_zeros
+from .double_rules_r46h8 import pad_to, scatter_prod_zeros
 from .tensor import Tensor, cat
 
 __all__: list[str] = []
@@ -161,9 +161,5 @@ def _scatter_prod(self, want, g, part):
         src[sl] = src_part
         src_t = _t(input_t(self, 1, src))[sl]
         gs = g[self.where] * out_t[self.where] / src_t
-        for d, (n, m) in enumerate(zip(part, self.shape)):
-            if m > n:
-                zs = list(gs.shape)
-                zs[d] = m - n
-                gs = cat([gs, _t(xp.zeros(tuple(zs), dtype=g.dtype))], d)
+        gs = pad_to(gs, part, self.shape, xp, g.dtype)
     return gx, gs

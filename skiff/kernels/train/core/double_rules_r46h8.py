@@ -188,9 +188,16 @@ def scatter_prod_zeros(self, want, g, part):
         gs = where(single, lone, rest)
         if bool((zero & (count > 1)).any()):
             gs = _DelayedError.apply(gs, msg=_TWO_ZEROS)
-        for d, (n, m) in enumerate(zip(part, self.shape)):
-            if m > n:
-                zs = list(gs.shape)
-                zs[d] = m - n
-                gs = cat([gs, _t(xp.zeros(tuple(zs), dtype=g.dtype))], d)
+        gs = pad_to(gs, part, self.shape, xp, g.dtype)
     return gx, gs
+
+
+def pad_to(gs, part, shape, xp, dtype):
+    """``gs``, the gradient of a scatter's first ``part`` source entries along each axis,
+    padded with zeros to the source's ``shape`` (the entries the index never reached)."""
+    for d, (n, m) in enumerate(zip(part, shape)):
+        if m > n:
+            zs = list(gs.shape)
+            zs[d] = m - n
+            gs = cat([gs, _t(xp.zeros(tuple(zs), dtype=dtype))], d)
+    return gs
