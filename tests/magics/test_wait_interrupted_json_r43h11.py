@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import _thread
 import json
+import signal
 import sys
 import threading
 import time
@@ -29,6 +30,15 @@ def shell():
     return sh
 
 
+@pytest.fixture(autouse=True)
+def python_sigint():
+    """Ctrl-C raises KeyboardInterrupt here whatever an earlier test of this worker left
+    (``_thread.interrupt_main`` does nothing where SIGINT is ignored or the default)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def _waiting(frame) -> bool:
     """The main thread's stack is inside a job's wait or follow loop."""
     while frame is not None:
@@ -39,17 +49,35 @@ def _waiting(frame) -> bool:
     return False
 
 
+def _wait_frame(frame):
+    """The frame of the job's wait or follow loop the main thread is in, or None."""
+    while frame is not None:
+        if _waiting(frame) and not _waiting(frame.f_back):
+            return frame
+        frame = frame.f_back
+    return None
+
+
 def _ctrl_c_once_waiting(gate, limit_s: float = 60.0) -> threading.Thread:
-    """Ctrl-C to the main thread once it waits; the job let go (the gate) if it never does,
-    so that the test fails instead of hanging."""
+    """Ctrl-C to the main thread once it waits, again every 2 s while that same wait goes on
+    (round 46: one interrupt was lost once and the worker waited for good); the job let go
+    (the gate) if the wait never ends, so that the test fails instead of hanging."""
     main_id = threading.main_thread().ident
 
     def run():
         end = time.monotonic() + limit_s
+        sent = None
         while time.monotonic() < end:
-            if _waiting(sys._current_frames().get(main_id)):
+            frame = _wait_frame(sys._current_frames().get(main_id))
+            if sent is None and frame is not None:
+                sent, again = frame, time.monotonic() + 2.0
                 _thread.interrupt_main()
-                return
+            elif sent is not None:
+                if frame is not sent:
+                    return  # that wait ended
+                if time.monotonic() > again:
+                    again = time.monotonic() + 2.0
+                    _thread.interrupt_main()
             time.sleep(0.005)
         gate.touch()
 
