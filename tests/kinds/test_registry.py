@@ -109,7 +109,7 @@ def echo_kind(monkeypatch, tmp_path):
     yield
 
 
-def test_a_new_kind_gets_a_magic(echo_kind):
+def test_a_new_kind_gets_a_magic(echo_kind, monkeypatch):
     from IPython.core.error import UsageError
     from IPython.core.interactiveshell import InteractiveShell
 
@@ -117,7 +117,10 @@ def test_a_new_kind_gets_a_magic(echo_kind):
 
     shell = InteractiveShell.instance()
     assert "echo" in register_kind_magics(shell)
-    shell.user_ns["w"] = "hello"
+    # the shell is shared by the tests of this process: a name another test left would be read
+    # in place of the word
+    monkeypatch.delitem(shell.user_ns, "bad", raising=False)
+    monkeypatch.setitem(shell.user_ns, "w", "hello")
     job = shell.run_line_magic("echo", "w --times 3 --wait -o j")
     assert shell.user_ns["j"] is job and job.result["said"] == "hello hello hello"
     with pytest.raises(UsageError, match="not a word"):

@@ -31,12 +31,14 @@ def _doc(capsys):
     return json.loads(capsys.readouterr().out)
 
 
-def test_wait_for_several_jobs_in_one_line(shell, runs_dir, capsys):
+def test_wait_for_several_jobs_in_one_line(shell, runs_dir, capsys, monkeypatch):
     gate = runs_dir / "gate"
     held = launch("demo", {"steps": 3, "sleep": 0.0, "hold_at": 2, "hold_until": str(gate)})
     ok = launch("demo", {"steps": 2, "sleep": 0.0})
     bad = launch("demo", {"steps": 3, "sleep": 0.0, "fail_at": 1})
-    shell.user_ns.update(held=held, ok=ok, bad=bad)
+    for name, job in (("held", held), ("ok", ok), ("bad", bad)):
+        # the shell is the process's one instance: these names go when the test ends
+        monkeypatch.setitem(shell.user_ns, name, job)
     try:
         # an unknown id among them: refused at once, the held job not waited for
         capsys.readouterr()
