@@ -120,8 +120,10 @@ print(sorted(p.name for p in (ckpt / "a").iterdir()))
 # numpy, MPI, the kernels compiled on first use, ~190 MiB) and the framework's cost per step.
 # So before training each rank runs a short calibration (a few steps of a copy of the model
 # on one batch, and one timed all-reduce) and the check adds what it measured to the cost
-# model. Memory should then agree within 10% and the step time within 20%; when it does
-# not, the check says why (another program using the cores is the usual reason here).
+# model (and keeps it in skiff's cache folder: a later job of the same model on this machine
+# and number of ranks reads it instead, `SKIFF_RECALIBRATE=1` measures again). Memory should
+# then agree within 10% and the step time within 20%; when it does not, the check says why
+# (another program using the cores is the usual reason here).
 
 # %%
 check = job.result["plan_check"]

@@ -80,22 +80,31 @@ def test_panels_in_the_browser(lab, lab_page, tmp_path):
     table.scroll_into_view_if_needed()
     lab_page.screenshot("browser-panel-ocr-done.png")
 
-    # a longer job, started from elsewhere; the Jobs tab tracks it, across a reload
-    lab_page.kernel_execute("import skiff\n"
-                            "_long = skiff.launch('demo', {'steps': 160, 'sleep': 0.06})")
-    page.locator(".skiff-panel .lm-TabBar-tab", has_text="Jobs").first.click()
-    monitor = page.locator(".skiff-panel .skiff-monitor").first
-    monitor.wait_for(state="visible")
-    running = monitor.locator(".skiff-monitor-status .skiff-running")
-    running.first.wait_for(timeout=30_000)
-    lab_page.save()
-    page.reload()
-    lab_page.wait_kernel_idle()
-    monitor = page.locator(".skiff-panel .skiff-monitor").first
-    monitor.wait_for(state="visible", timeout=60_000)  # the Jobs tab is still the one shown
-    heading = monitor.locator(".skiff-monitor-heading").first
-    expect(heading).to_contain_text(re.compile(r"3 jobs \((1|0) running\)"))
-    lab_page.screenshot("browser-panel-monitor-reload.png")
+    # a longer job, started from elsewhere; the Jobs tab tracks it, across a reload. Held
+    # at step 21 of 40 until the test makes the gate file (round 47 h8: 160 steps of 0.06 s
+    # were 9.6 s of the test, and a loaded machine could still end them before the reload,
+    # which the heading then allowed: "(1|0) running"), so it is running across the reload
+    gate = lab.root / "panel-monitor.gate"
+    gate.unlink(missing_ok=True)
+    lab_page.kernel_execute(
+        "import skiff\n_long = skiff.launch('demo', {'steps': 40, 'sleep': 0.02, "
+        f"'hold_at': 21, 'hold_until': {str(gate)!r}}})")
+    try:
+        page.locator(".skiff-panel .lm-TabBar-tab", has_text="Jobs").first.click()
+        monitor = page.locator(".skiff-panel .skiff-monitor").first
+        monitor.wait_for(state="visible")
+        running = monitor.locator(".skiff-monitor-status .skiff-running")
+        running.first.wait_for(timeout=30_000)
+        lab_page.save()
+        page.reload()
+        lab_page.wait_kernel_idle()
+        monitor = page.locator(".skiff-panel .skiff-monitor").first
+        monitor.wait_for(state="visible", timeout=60_000)  # the Jobs tab is still the one shown
+        heading = monitor.locator(".skiff-monitor-heading").first
+        expect(heading).to_contain_text("3 jobs (1 running)")
+        lab_page.screenshot("browser-panel-monitor-reload.png")
+    finally:
+        gate.touch()  # the job goes on (and ends) whatever happened above
     # still live: the row of the demo job reaches done after the reload
     page.wait_for_function(
         "(el) => el.querySelectorAll('.skiff-monitor-status .skiff-done').length === 3",

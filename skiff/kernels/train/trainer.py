@@ -786,7 +786,7 @@ class Trainer(Inference, TrainerState):
                 from .calibrate import time_allreduce
 
                 self._calibration.allreduce_s = time_allreduce(
-                    comm, num_parameters(self.model))
+                    comm, num_parameters(self.model), calib=self._calibration)
         loader = strategy.make_loader(dataset, self.batch_size, shuffle=self.shuffle,
                                       seed=self.seed, drop_last=self.drop_last)
         if len(loader) == 0:
@@ -833,7 +833,7 @@ class Trainer(Inference, TrainerState):
 
         return micro_run(self.model, dataset, rows=max(1, self.batch_size // world),
                          loss_spec=self.loss_spec, device=self.device,
-                         precision=self.precision)
+                         precision=self.precision, world_size=world)
 
     def _check_plan(self, result) -> None:
         """The plan's check: the cost model plus the measured fixed costs, against the run."""

@@ -65,6 +65,7 @@ class Calibration:
     allreduce_s: float = 0.0              # one all-reduce of the gradient bytes
     rows: int = 0                         # batch rows per rank in the micro-run
     why_not: str | None = None            # why no micro-run (then only the cost model)
+    cached: bool = False                  # read from the cache: no micro-run this time
     notes: list = field(default_factory=list)
 
     def to_json(self) -> dict:
@@ -165,5 +166,7 @@ def describe(check: dict) -> str:
     if check.get("measured_peak_bytes") and check.get("expected_peak_bytes"):
         parts.append(f"peak RSS {check['measured_peak_bytes'] / mib:.0f} MiB measured, "
                      f"{check['expected_peak_bytes'] / mib:.0f} MiB expected")
+    if (check.get("calibration") or {}).get("cached"):
+        parts.append("fixed costs from this machine's cached calibration (no micro-run)")
     verdict = "agrees" if check.get("agrees") else f"off: {check.get('why')}"
     return "plan check: " + "; ".join(parts) + f" ({verdict})"

@@ -4,9 +4,11 @@ ends with the same weights as an uninterrupted run. Cancel stops every rank at o
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -42,6 +44,14 @@ def _config(ckpt, delay, steps=10, **kw):
                 **kw)
 
 
+def _plan_events(job):
+    """The job's plan checks and its plan, from its events."""
+    events = [json.loads(line) for line in (job.run_dir / "events.jsonl").read_text()
+              .splitlines()]
+    return ([e["plan_check"] for e in events if "plan_check" in e],
+            [e["plan"] for e in events if "plan" in e][0])
+
+
 def _weights(job):
     with np.load(job.run_dir / "model.npz") as z:
         return {k: z[k] for k in z.files}
@@ -49,17 +59,17 @@ def _weights(job):
 
 @pytest.mark.mpi
 @pytest.mark.slow
-def test_sigkill_one_rank_then_resume_gives_same_weights(tmp_path):
+def test_sigkill_one_rank_then_resume_gives_same_weights(tmp_path, monkeypatch):
+    # the first job measures its calibration (round 47 h8: and keeps it, here in this test's
+    # own folder); the later jobs of this model read it and run no micro-run (the killed
+    # job's forward sleeps 0.3 s: its micro-run's 5 steps were 1.5 s of it)
+    monkeypatch.setenv("SKIFF_CALIBRATION_CACHE", str(tmp_path / "calibration"))
+    monkeypatch.delenv("SKIFF_RECALIBRATE", raising=False)
     ref = launch("train", _config(tmp_path / "ref", 0.0), np=2)
     ref.wait(120)
     assert ref.status == "done", ref.error
     # the job records the planner's prediction next to what it measured
-    import json
-
-    events = [json.loads(line) for line in (ref.run_dir / "events.jsonl").read_text()
-              .splitlines()]
-    check = [e["plan_check"] for e in events if "plan_check" in e]
-    plan = [e["plan"] for e in events if "plan" in e][0]
+    check, plan = _plan_events(ref)
     est = plan["estimate"]
     # by hand: Linear(4, 8) + Linear(8, 2) = 4*8 + 8 + 8*2 + 2 = 58 fp32 parameters; plain
     # dp=2 keeps every gradient and both AdamW moments on each rank
@@ -94,6 +104,23 @@ def test_sigkill_one_rank_then_resume_gives_same_weights(tmp_path):
     assert a.keys() == b.keys()
     for k in a:
         np.testing.assert_allclose(b[k], a[k], rtol=0, atol=1e-6, err_msg=k)
+    # the resumed job chose the same plan, and its check holds the calibration the first
+    # job kept (read from that file: no micro-run), with this process's own resident set
+    first, kept = check[0]["calibration"], Path(check[0]["calibration"]["notes"][0].split(
+        "kept in ")[1].split(" for the next")[0])
+    check2, plan2 = _plan_events(again)
+    assert not first["cached"] and check2[0]["calibration"]["cached"]
+    assert plan2["choice"] == plan["choice"]   # the estimate's compute time is a fresh matmul's
+    assert plan2["estimate"]["memory"] == plan["estimate"]["memory"]
+    assert kept.parent == tmp_path / "calibration"
+    entry = json.loads(kept.read_text())
+    got = check2[0]["calibration"]
+    assert str(kept) in got["notes"][0] and "no micro-run" in got["notes"][0]
+    assert (got["local_step_s"], got["step_peak_bytes"]) == (entry["local_step_s"],
+                                                             entry["step_peak_bytes"])
+    assert check2[0]["expected_step_s"] == pytest.approx(
+        entry["local_step_s"] + got["allreduce_s"])
+    assert "cached calibration" in (again.run_dir / "events.jsonl").read_text()
 
 
 @pytest.mark.mpi
