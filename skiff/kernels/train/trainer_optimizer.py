@@ -9,10 +9,10 @@ the run trained nothing, without a word (a ``bf16-mixed`` run's loss, and a ``ze
 ``zero2`` run's on 2 ranks, came back to its first value at each epoch). Now the same class
 is built on the tensors stepped, with each parameter group's settings (``lr``, ``betas``,
 ``weight_decay``, a scheduler's ``initial_lr``, ...): group by group where each stepped
-tensor stands for one parameter (mixed precision's masters), one group where they are a
-flat slice (ZeRO; groups that differ in ``weight_decay`` alone decay each element by its
-group's, :func:`flat_decay`, round 44 h11; groups of other settings are refused there,
-naming what works). A
+tensor stands for one parameter (mixed precision's masters); on ZeRO's flat slice, the
+user's groups each stepping its segments of the slice with its own settings and lr
+(:mod:`.parallel.zero_groups`, round 47 h3: groups of other weight decays and lrs were
+stepped as one group before, rounds 44 h11 and 45 h5, others refused). A
 scheduler instance made on the given optimizer is moved onto the one built
 (:func:`rebind_scheduler`), as a factory's scheduler is made on it.
 """
@@ -41,12 +41,12 @@ def optimizer_on(spec, params: list, source: list | None, strategy: str, *,
     model's names of ``params`` position by position, and ``spec_names`` those of
     ``spec``'s groups (:func:`group_names`): a split model's slices (tp) find their group
     by name, as its masters do in mixed precision. ``flat``: ZeRO's strategy when
-    ``params`` is its flat slice (groups of other weight decays alone: :func:`flat_decay`)."""
+    ``params`` is its flat slice (several groups: :func:`.parallel.zero_groups.grouped_slice`)."""
     own = {id(p) for g in spec.param_groups for p in g["params"]}
     if all(id(p) in own for p in params):  # its own tensors (the trainable ones, say)
         return spec
     settings = [{k: v for k, v in g.items() if k != "params"} for g in spec.param_groups]
-    stepped_names = decay_of = lr_of = None
+    stepped_names = positions = None
     if names is not None and spec_names is not None and len(names) == len(params):
         group_of = {n: i for i, group in enumerate(spec_names) for n in group}
         members = [[(p, n) for p, n in zip(params, names) if group_of.get(n) == i]
@@ -59,37 +59,27 @@ def optimizer_on(spec, params: list, source: list | None, strategy: str, *,
                                     if id(p) in where]}
                   for g, st in zip(spec.param_groups, settings)]
         groups = [g for g in groups if g["params"]]
+        positions = [where[id(p)] for g in spec.param_groups for p in g["params"]
+                     if id(p) in where]  # each master's parameter (a dp checkpoint's order)
     else:
+        if flat is not None and len(settings) > 1 and getattr(flat, "shard", None) is not None:
+            # ZeRO: the slice stepped group by group, each with its settings and lr (round 47
+            # h3: groups of other betas, momentum, eps were refused; a scheduler moving the
+            # groups apart followed the first group's ratio)
+            from .parallel.zero_groups import grouped_slice
+
+            made = grouped_slice(spec, settings, flat, strategy)
+            if made is not None:
+                made._rebuilt_from = spec
+                return made
         if any(s != settings[0] for s in settings[1:]):
             differ = sorted({k for s in settings[1:] for k in {**s, **settings[0]}
                              if s.get(k) != settings[0].get(k)})
-            kind = _decay_kind(spec, settings) if flat is not None else None
-            of = {id(p): g for g in spec.param_groups for p in g["params"]}
-            base = float(settings[0].get("lr") or 0.0)
-            lrs_differ = "lr" in differ
-            if set(differ) <= {"weight_decay", "lr", "initial_lr"} and kind is not None and \
-                    (base > 0 or not lrs_differ) and all(
-                    id(q) in of for q in getattr(flat, "params", ())):
-                # groups of other weight decays (the usual no-decay group of biases and
-                # norms; round 44 h11) or other lrs (a head trained faster than the body;
-                # round 45 h5): one group of decay 0 at the first group's lr, each element
-                # decayed by its own parameter's group's decay and its step scaled by its
-                # group's lr over the first's (refused before)
-                decay_of = (lambda q: float(of[id(q)].get("weight_decay") or 0.0)), kind
-                if lrs_differ:
-                    lr_of = lambda q: float(of[id(q)].get("lr") or 0.0) / base  # noqa: E731
-                settings = [{**settings[0], "weight_decay": 0.0}]
-            if lrs_differ and base <= 0 and decay_of is None:
-                differ = [*differ, "the first group's lr is 0"]
-        if decay_of is None and any(s != settings[0] for s in settings[1:]):
             raise ValueError(
                 f"optimizer=... has {len(settings)} parameter groups of other settings "
-                f"({', '.join(differ)}); strategy {strategy!r} steps one flat slice of all "
-                "the parameters on each rank, one group, and takes groups that differ in lr "
-                "and weight_decay alone, of skiff's SGD, Adam and AdamW (a step is linear "
-                "in its lr, so each element's is scaled; betas or momentum per element "
-                "would change the optimizer's moments themselves): give one group's "
-                "settings, or strategy='dp' (it steps the groups as they are)")
+                f"({', '.join(differ)}); strategy {strategy!r} steps other tensors than the "
+                "model's parameters, one group: give one group's settings, or "
+                "strategy='dp' (it steps the groups as they are)")
         groups = [{**settings[0], "params": list(params)}]
     if not groups:
         raise ValueError(f"optimizer=... steps none of the parameters the Trainer trains "
@@ -103,8 +93,8 @@ def optimizer_on(spec, params: list, source: list | None, strategy: str, *,
                         f"failed ({exc}): pass a factory, optimizer=lambda params: "
                         f"{type(spec).__name__}(params, ...)") from None
     made._rebuilt_from = spec
-    if decay_of is not None:
-        made = flat_decay(made, flat, decay_of[0], decoupled=decay_of[1], lr_of=lr_of)
+    if positions is not None:
+        made._positions = positions
     if stepped_names is not None:  # the name at each optimizer index (parallel.sliced_state)
         made._stepped_names = stepped_names
     return made
@@ -184,16 +174,3 @@ def flat_decay(optimizer, strategy, decay_of, *, decoupled: bool, lr_of=None):
 
     optimizer.step = step
     return optimizer
-
-
-def _decay_kind(spec, settings: list) -> bool | None:
-    """Whether ``spec``'s weight decay is decoupled (True: AdamW's), L2 (False: SGD's,
-    Adam's), or None: another optimizer, or ``maximize`` (its L2 is added after the
-    gradient's sign is turned), which :func:`flat_decay` does not stand in for."""
-    from .core.optim import SGD, Adam, AdamW
-
-    if type(spec) not in (SGD, Adam, AdamW) or any(st.get("maximize") for st in settings):
-        return None
-    if type(spec) is SGD:
-        return False
-    return type(spec) is AdamW or bool(settings[0].get("decoupled_weight_decay"))

@@ -7,8 +7,8 @@ transformers' habit), was refused under zero1/zero2 ("2 parameter groups of othe
 (weight_decay) ... one group"), as was ``Trainer(decay_bias_norm=False)`` (round 44 h5).
 Now the slice is built as one group of decay 0 and each element decays by its parameter's
 own decay before the step (``trainer_optimizer.flat_decay``): AdamW's decoupled decay, SGD's
-and Adam's L2. Groups that differ in anything else but the lr (betas) are still refused (other
-lrs run since round 45 h5: test_torch_port_r45h5.py).
+and Adam's L2. Other lrs run since round 45 h5 (test_torch_port_r45h5.py), other betas since
+round 47 h3 (the slice stepped group by group: parallel/test_zero_groups_r47h3.py).
 
 Oracle: torch 2.13's optimizers with the same two groups, float64, the same first weights
 and batches in order; ZeRO runs in one process (``SelfComm``) through the flat-slice code
@@ -51,11 +51,13 @@ def _make(lib, kind, params):
     return opt.SGD(params, lr=0.1, momentum=0.9)
 
 
-def _torch_weights(init, kind, steps=6):
+def _torch_weights(init, kind, steps=6, second=None):
     tm = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.LayerNorm(8), torch.nn.Tanh(),
                              torch.nn.Linear(8, 2)).double()
     tm.load_state_dict({k: torch.tensor(v) for k, v in init.items()})
-    opt = _make(torch, kind, _groups(list(tm.named_parameters()), 0.3))
+    groups = _groups(list(tm.named_parameters()), 0.3)
+    groups[1].update(second or {})
+    opt = _make(torch, kind, groups)
     x, y = torch.tensor(X), torch.tensor(Y)
     for s in range(steps):
         lo = (s % 3) * 8
@@ -79,13 +81,17 @@ def test_a_no_decay_group_under_zero_steps_as_torch(kind):
                                    err_msg=k)
 
 
-def test_groups_of_other_betas_are_still_refused_and_the_built_in_groups_run():
+def test_groups_of_other_betas_step_as_torch_and_the_built_in_groups_run():
     m = _model()
+    init = {k: np.array(v) for k, v in m.state_dict().items()}
     groups = _groups(list(m.named_parameters()), 0.3)
-    groups[1]["betas"] = (0.8, 0.99)  # other lrs run since round 45 h5 (a step's scale)
-    with pytest.raises(ValueError, match=r"groups of other settings \(betas, weight_decay\)"):
-        skiff.Trainer(m, strategy=ZeRO(1, SelfComm()), optimizer=skiff.optim.AdamW(groups),
-                      batch_size=8).train((X, Y), steps=1)
+    groups[1]["betas"] = (0.8, 0.99)  # refused until round 47 h3 (other moments per group)
+    skiff.Trainer(m, strategy=ZeRO(1, SelfComm()), optimizer=_make(skiff, "adamw", groups),
+                  loss="mse", batch_size=8, shuffle=False, clip=None,
+                  schedule="constant").train((X, Y), steps=6)
+    for k, w in _torch_weights(init, "adamw", second={"betas": (0.8, 0.99)}).items():
+        np.testing.assert_allclose(np.asarray(m.state_dict()[k]), w, rtol=0, atol=1e-12,
+                                   err_msg=k)
     # decay_bias_norm=False, the built-in AdamW's two groups: torch's AdamW groups
     m = _model()
     init = {k: np.array(v) for k, v in m.state_dict().items()}

@@ -431,19 +431,69 @@ class DataParallel(Strategy):
             load_optimizer_from_pieces(optimizer, state)
             return
         if isinstance(state, dict) and "param_groups" in state:  # dp <-> ZeRO, 1 <-> N ranks
-            state = self._fit_optimizer_state(state)
+            state = self._fit_optimizer_state(state, self._groups_of(optimizer))
             if state is None:
                 if self.reporter is not None:
                     self.reporter.log("the checkpoint's optimizer state does not cover every "
                                       "parameter: the moments start afresh", level="warning")
                 return
+            state = self._own_settings(state, optimizer)
         optimizer.load_state_dict(state)
 
-    def _fit_optimizer_state(self, state: dict) -> dict | None:
+    def _own_settings(self, state: dict, optimizer) -> dict:
+        """A saved state of other groups than ``optimizer``'s (one group written by a ZeRO
+        run before round 47, its settings the first group's): the moments in the
+        optimizer's groups, each with its own settings as built (said)."""
+        groups, mine = state["param_groups"], optimizer.param_groups
+        same = len(groups) == len(mine) and all(len(a["params"]) == len(b["params"])
+                                                for a, b in zip(groups, mine))
+        if same or type(self) not in (DataParallel, ZeRO):  # tp, pp, ep: as before
+            return state
+        index = {id(p): k for k, p in enumerate(q for g in mine for q in g["params"])}
+        if sum(len(g["params"]) for g in groups) != len(index):
+            return state  # load_state_dict says what does not fit
+        if self.reporter is not None:
+            self.reporter.log(f"the checkpoint's optimizer has {len(groups)} parameter "
+                              f"group(s), this one {len(mine)}: the moments are read, each "
+                              "group's settings are this optimizer's", level="warning")
+        return {**state, "param_groups": [
+            {**{k: v for k, v in g.items() if k != "params"},
+             "params": [index[id(p)] for p in g["params"]]} for g in mine]}
+
+    def _groups_of(self, optimizer) -> list[list[int]] | None:
+        """The optimizer's groups as positions in :attr:`params` (each group's in its
+        order), or None where its tensors are not the parameters (nor stand for them)."""
+        groups = getattr(optimizer, "param_groups", None)
+        if groups is None or type(self) is not DataParallel:  # tp, pp, ep: their own order
+            return None
+        pos = {id(q): k for k, q in enumerate(self.params)}
+        known = getattr(optimizer, "_positions", None)  # mixed precision's masters
+        if known is not None and len(known) == sum(len(g["params"]) for g in groups):
+            it = iter(known)
+            out = [[int(next(it)) for _ in g["params"]] for g in groups]
+        elif all(id(p) in pos for g in groups for p in g["params"]):
+            out = [[pos[id(p)] for p in g["params"]] for g in groups]
+        else:
+            return None
+        return out if sorted(p for g in out for p in g) == list(range(len(self.params))) \
+            else None
+
+    def _fit_optimizer_state(self, state: dict, groups=None) -> dict | None:
         """A saved optimizer state in this strategy's layout: per parameter (dp)."""
         return fit_optimizer_state(state, sizes=[int(p.size) for p in self.params],
                                    shapes=[tuple(p.shape) for p in self.params],
-                                   comm=self._comm())
+                                   comm=self._comm(), groups=groups)
+
+    def optimizer_state_dict(self, optimizer) -> dict:
+        """This rank's optimizer state, with the position of each of its tensors in the
+        model's trainable parameters where they are not in that order (a user's groups:
+        round 47 h3), so that ZeRO resuming it joins each parameter's moments in place."""
+        state = optimizer.state_dict()
+        groups = self._groups_of(optimizer)
+        order = None if groups is None else [p for g in groups for p in g]
+        if order is not None and order != list(range(len(order))):
+            state = {**state, "param_positions": order}
+        return state
 
     def _extra_state(self) -> dict:
         if isinstance(self.compressor, NoCompression):
@@ -695,14 +745,24 @@ class ZeRO(DataParallel):
             opt = {"state": {0: first}, "hyper": opt["hyper"]}
         return opt, masters
 
-    def _fit_optimizer_state(self, state: dict) -> dict | None:
+    def _groups_of(self, optimizer) -> list[list[int]] | None:
+        """A grouped slice's groups (:mod:`.zero_groups`), as positions in :attr:`params`."""
+        return getattr(optimizer, "_flat_groups", None)
+
+    def _fit_optimizer_state(self, state: dict, groups=None) -> dict | None:
         """A saved optimizer state as this rank's flat slice (from per-parameter moments)."""
         return fit_optimizer_state(state, sizes=self.sizes,
                                    shapes=[tuple(p.shape) for p in self.params],
-                                   flat_range=(self.lo, self.hi), comm=self._comm())
+                                   flat_range=(self.lo, self.hi), comm=self._comm(),
+                                   groups=groups)
 
     def optimizer_state_dict(self, optimizer) -> dict:
+        """This rank's optimizer state, its flat arrays as shards of the whole vector; a
+        grouped slice's names each group's parameters (``flat_groups``: positions in the
+        flat vector's order), so that dp or one process resuming it gives each its moments
+        in its group."""
         n = self.hi - self.lo
+        groups = self._groups_of(optimizer)
 
         def wrap(obj):
             if isinstance(obj, np.ndarray) and obj.ndim == 1 and obj.size == n:
@@ -713,7 +773,10 @@ class ZeRO(DataParallel):
                 return [wrap(v) for v in obj]
             return obj
 
-        return wrap(optimizer.state_dict())
+        state = wrap(optimizer.state_dict())
+        if groups is not None:
+            state["flat_groups"] = [list(g) for g in groups]
+        return state
 
     def describe(self) -> dict:
         d = super().describe()

@@ -31,16 +31,26 @@ def _hyper(state: dict) -> list:
 
 
 def fit_optimizer_state(state: dict, *, sizes: list[int], shapes: list[tuple],
-                        flat_range: tuple[int, int] | None = None, comm=None) -> dict | None:
+                        flat_range: tuple[int, int] | None = None, comm=None,
+                        groups: list[list[int]] | None = None) -> dict | None:
     """``state`` (an optimizer ``state_dict``) for an optimizer over ``len(sizes)``
     parameters of these sizes and shapes, or, with ``flat_range=(lo, hi)``, over one flat
     slice ``[lo, hi)`` of them joined (ZeRO). A flat saved state holds this rank's slice
     of the new world (``load_sharded`` cut it so); ``comm`` gathers the slices when the
     optimizer wants every parameter. Returns None when a parameter has no saved state (the
-    moments then start afresh)."""
-    total = int(sum(sizes))
+    moments then start afresh).
+
+    ``groups`` (round 47 h3): the resuming optimizer's parameter groups as positions in
+    ``sizes``' order (the flat vector's), each group's in its own order: a ZeRO optimizer
+    stepped group by group (:func:`.zero_groups.flat_groups`), a dp optimizer's groups.
+    Every saved group's settings are kept (one group was written before). Without it, a
+    flat state that names its groups (``flat_groups``, a grouped ZeRO's) is cut for an
+    optimizer of those groups in their order (one process resuming it, built as the ZeRO
+    run's was), ``sizes`` then in that order. A per-parameter state is read by the
+    positions it names (``param_positions``, dp's) or, without them, as built alike."""
     saved = state.get("state", {})
     n = saved_params(state)
+    hyper = _hyper(state)
     if flat_range is not None:  # a ZeRO optimizer: one flat entry, this rank's slice
         if n == 1:
             return state
@@ -50,29 +60,56 @@ def fit_optimizer_state(state: dict, *, sizes: list[int], shapes: list[tuple],
         per = [saved.get(i, saved.get(str(i))) for i in range(n)]
         if any(st is None for st in per):
             return None
+        by_pos = [None] * n
+        for i, pos in enumerate(_saved_positions(state, groups, n)):
+            by_pos[pos] = per[i]
         lo, hi = flat_range
         first = {}
-        for k, v in per[0].items():
+        for k, v in by_pos[0].items():
             if np.ndim(v) > 0:
-                whole = np.concatenate([np.asarray(st[k]).reshape(-1) for st in per])
+                whole = np.concatenate([np.asarray(st[k]).reshape(-1) for st in by_pos])
                 first[k] = whole[lo:hi].copy()
             else:
                 first[k] = v
-        hyper = _hyper(state)[:1]
-        return {"state": {0: first}, "param_groups": [{**hyper[0], "params": [0]}]}
+        if groups is None or len(groups) <= 1 or len(hyper) != len(groups):
+            return {"state": {0: first}, "param_groups": [{**hyper[0], "params": [0]}]}
+        return {"state": {0: first}, "param_groups": [{**hyper[0], "params": [0]}]
+                + [{**h, "params": []} for h in hyper[1:]]}
+    members = groups
+    if members is None:
+        named = state.get("flat_groups")
+        if n == 1 and named and sorted(p for g in named for p in g) == list(range(len(sizes))):
+            order = [p for g in named for p in g]  # sizes come in this order: the model's
+            model_sizes, model_shapes = [0] * len(sizes), [()] * len(sizes)
+            for k, pos in enumerate(order):
+                model_sizes[pos], model_shapes[pos] = sizes[k], shapes[k]
+            sizes, shapes, members = model_sizes, model_shapes, [list(g) for g in named]
+        else:
+            members = [list(range(len(sizes)))]
+    order = [p for g in members for p in g]  # the target's index -> position
     if n == len(sizes) and not (n == 1 and len(sizes) == 1):
-        return state
+        if groups is None:  # an optimizer built as the saved one was (one process's)
+            return state
+        where = _saved_positions(state, groups, n)
+        if where == order:
+            return state
+        per = {pos: saved.get(i, saved.get(str(i))) for i, pos in enumerate(where)}
+        if any(st is None for st in per.values()):
+            return None
+        return {"state": {k: per[pos] for k, pos in enumerate(order)},
+                "param_groups": _groups_of(hyper, members)}
     if n != 1:
         raise ValueError(f"the checkpoint's optimizer state is for {n} parameters, this "
                          f"model has {len(sizes)}")
     flat = saved.get(0, saved.get("0"))
     if flat is None:
         return None
-    out_state: dict = {i: {} for i in range(len(sizes))}
+    total = int(sum(sizes))
+    by_pos: list[dict] = [{} for _ in sizes]
     for k, v in flat.items():
         if np.ndim(v) == 0:
-            for i in range(len(sizes)):
-                out_state[i][k] = v
+            for st in by_pos:
+                st[k] = v
             continue
         arr = np.asarray(v).reshape(-1)
         if arr.size != total:  # this rank's slice: the others' from every rank
@@ -82,11 +119,34 @@ def fit_optimizer_state(state: dict, *, sizes: list[int], shapes: list[tuple],
             arr = np.asarray(comm.allgatherv(np.ascontiguousarray(arr))[0]).reshape(-1)
         off = 0
         for i, (size, shape) in enumerate(zip(sizes, shapes)):
-            out_state[i][k] = arr[off:off + size].reshape(shape).copy()
+            by_pos[i][k] = arr[off:off + size].reshape(shape).copy()
             off += size
-    hyper = _hyper(state)
-    return {"state": out_state,
-            "param_groups": [{**hyper[0], "params": list(range(len(sizes)))}]}
+    return {"state": {k: by_pos[pos] for k, pos in enumerate(order)},
+            "param_groups": _groups_of(hyper, members)}
+
+
+def _saved_positions(state: dict, groups: list | None, n: int) -> list[int]:
+    """A per-parameter saved state's index -> position in the flat vector's order: the
+    positions it names (``param_positions``), else those of the resuming optimizer's
+    groups where the saved groups have their sizes (built alike), else in order."""
+    named = state.get("param_positions")
+    if named is not None and len(named) == n:
+        return [int(p) for p in named]
+    lens = [len(g.get("params", [])) for g in state.get("param_groups", [])]
+    if groups is not None and lens == [len(g) for g in groups]:
+        return [p for g in groups for p in g]
+    return list(range(n))
+
+
+def _groups_of(hyper: list, members: list[list[int]]) -> list[dict]:
+    """``param_groups`` of a per-parameter state: each target group (``members``, numbered
+    in order) with its saved group's settings (the first's where the counts differ)."""
+    out, k = [], 0
+    for gi, g in enumerate(members):
+        h = hyper[gi] if len(hyper) == len(members) else hyper[0]
+        out.append({**h, "params": list(range(k, k + len(g)))})
+        k += len(g)
+    return out
 
 
 def per_parameter(arrays, *, sizes: list[int], shapes: list[tuple], comm=None) -> list:
@@ -135,13 +195,17 @@ def whole_by_name(optimizer: dict | None, masters, *, names: list[str], shapes: 
     sizes = [int(np.prod(s)) for s in shapes]
     moments = hyper = None
     if isinstance(optimizer, dict) and "param_groups" in optimizer:
-        per = fit_optimizer_state(optimizer, sizes=sizes, shapes=shapes, comm=comm)
+        # names: the saved optimizer's order (a per-parameter state's, by its
+        # ``optimizer_names``) or the flat vector's (a ZeRO state's, grouped or not)
+        flat = saved_params(optimizer) == 1 and len(sizes) > 1
+        per = fit_optimizer_state(optimizer, sizes=sizes, shapes=shapes, comm=comm,
+                                  groups=[list(range(len(sizes)))] if flat else None)
         if per is not None:
             saved = per["state"]
             states = [saved.get(i, saved.get(str(i))) for i in range(len(names))]
             if all(st is not None for st in states):
                 moments = dict(zip(names, states))
-                hyper = _hyper(per)
+                hyper = _hyper(optimizer)  # every saved group's settings
     whole = None
     if masters is not None:
         whole = dict(zip(names, per_parameter(masters, sizes=sizes, shapes=shapes,

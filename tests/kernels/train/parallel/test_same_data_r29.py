@@ -22,7 +22,7 @@ import pytest
 from .mpi_util import HERE, run_mpi
 
 sys.path.insert(0, str(HERE / "scripts"))
-from same_data_r29_check import Stream, Varying, arrays, two_lrs, weighted  # noqa: E402
+from same_data_r29_check import Stream, Varying, arrays, cosine, two_lrs, weighted  # noqa: E402
 
 
 def _one_process(data=None, epochs=1, shuffle=True, trained=False, optimizer=None, **kw):
@@ -42,8 +42,15 @@ def _one_process(data=None, epochs=1, shuffle=True, trained=False, optimizer=Non
 
 
 @pytest.mark.mpi
-def test_ranks_with_different_data_are_refused_on_every_rank():
-    results = run_mpi(2, "same_data_r29_check.py", timeout=90)
+def test_ranks_with_different_data_are_refused_on_every_rank(tmp_path):
+    # round 47 h3: a ZeRO checkpoint written in one process at step 4, resumed on 2 ranks
+    from skiff.kernels.train.parallel import SelfComm
+    from skiff.kernels.train.parallel.data_parallel import ZeRO
+
+    _one_process(strategy=ZeRO(2, SelfComm()), optimizer=two_lrs, clip=None, schedule=cosine,
+                 checkpoint_dir=tmp_path / "one", checkpoint_every=4,
+                 callbacks=[lambda m: m["step"] >= 4])
+    results = run_mpi(2, "same_data_r29_check.py", str(tmp_path), timeout=90)
     for case in ("lengths", "rows"):
         errors = [r[case].get("error") for r in results]
         assert errors[0] is not None and errors[0] == errors[1], (case, results)
@@ -89,12 +96,26 @@ def test_ranks_with_different_data_are_refused_on_every_rank():
                                            err_msg=f"{z} {k}")
     # round 45 h5: a stream whose passes differ in length (20, 13, 27 samples: 3, 2 and 4
     # steps), one epoch each on every rank; ZeRO-2 with a user's AdamW groups of other lrs
-    # (refused before) and a WeightedRandomSampler's draw: one process's
+    # (refused before) and a WeightedRandomSampler's draw: one process's. Round 47 h3: the
+    # groups' betas differ and a cosine to eta_min moves their lrs apart (one process's two
+    # groups equal torch's: parallel/test_zero_groups_r47h3.py); the 2 ranks' checkpoint
+    # of step 4 resumed in one process (ZeRO on 1 rank), and one process's on 2 ranks, end
+    # on the same weights
     want = _one_process(Varying(), epochs=3, shuffle=False)
     assert len(want) == 9
     history, weights = _one_process(trained=True, optimizer=two_lrs, clip=None,
-                                    schedule="constant")
+                                    schedule=cosine)
     drawn = _one_process(weighted(), epochs=2)
+    import shutil
+
+    shutil.rmtree(tmp_path / "two" / "step-00000008")  # resume from step 4
+    back, resumed = _one_process(trained=True, strategy=ZeRO(2, SelfComm()), optimizer=two_lrs,
+                                 clip=None, schedule=cosine, checkpoint_dir=tmp_path / "two",
+                                 resume=True)
+    # steps 1-4 read back from the 2 ranks' checkpoint as they logged them
+    assert [h["loss"] for h in back[:4]] == results[0]["lrs_zero2"]["losses"][:4]
+    for k, w in weights.items():
+        np.testing.assert_allclose(resumed[k], w, rtol=0, atol=2e-6, err_msg=f"2 -> 1 {k}")
     for r in results:
         np.testing.assert_allclose(r["varying"]["losses"], want, rtol=1e-5)
         got = r["lrs_zero2"]
@@ -102,4 +123,10 @@ def test_ranks_with_different_data_are_refused_on_every_rank():
         np.testing.assert_allclose(got["losses"], [h["loss"] for h in history], rtol=1e-5)
         for k, w in weights.items():
             np.testing.assert_allclose(got["weights"][k], w, rtol=0, atol=2e-6, err_msg=k)
+            np.testing.assert_allclose(r["resumed_zero2"]["weights"][k], w, rtol=0, atol=2e-6,
+                                       err_msg=f"1 -> 2 {k}")
+        # steps 1-4 read back from one process's checkpoint, 5-8 stepped on 2 ranks
+        assert r["resumed_zero2"]["losses"][:4] == [h["loss"] for h in history[:4]]
+        np.testing.assert_allclose(r["resumed_zero2"]["losses"], [h["loss"] for h in history],
+                                   rtol=1e-5)
         np.testing.assert_allclose(r["weighted"]["losses"], drawn, rtol=1e-5)

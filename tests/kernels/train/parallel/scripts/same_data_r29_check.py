@@ -1,4 +1,4 @@
-"""Ranks given different data sets (round 29). usage: same_data_r29_check.py
+"""Ranks given different data sets (round 29). usage: same_data_r29_check.py [FOLDER]
 
 Each case trains a 2-rank Trainer; the ranks' data differ as the case says. Prints
 ``RESULT {"rank", case: {"error": ...} or {"losses": [...]}}``. Errors are caught and the
@@ -6,6 +6,7 @@ next case runs: a refusal must come on every rank at once (no rank left waiting,
 """
 
 import json
+import sys
 import warnings
 
 import numpy as np
@@ -56,11 +57,19 @@ class Varying(Stream):
 
 def two_lrs(model):
     """Round 45 (h5): a user's AdamW of two groups, the head at a tenth of the body's lr
-    and without weight decay (refused under ZeRO before)."""
+    and without weight decay (refused under ZeRO before); round 47 (h3): the head's betas
+    its own (refused before)."""
     body = [p for n, p in model.named_parameters() if not n.startswith("2.")]
     head = [p for n, p in model.named_parameters() if n.startswith("2.")]
     return skiff.optim.AdamW([{"params": body, "lr": 0.02, "weight_decay": 0.3},
-                              {"params": head, "lr": 0.002, "weight_decay": 0.0}])
+                              {"params": head, "lr": 0.002, "weight_decay": 0.0,
+                               "betas": (0.8, 0.99)}])
+
+
+def cosine(opt):
+    """Round 47 (h3): the groups' lrs moved apart (each toward eta_min), as torch's; under
+    ZeRO they followed the first group's ratio."""
+    return skiff.optim.lr_scheduler.CosineAnnealingLR(opt, 8, eta_min=1e-3)
 
 
 def weighted(n=64):
@@ -101,6 +110,8 @@ def run(data, val=None, epochs=1, shuffle=True, weights=False, optimizer=None, *
 def main():
     rank = world().rank
     same = arrays(64)
+    folder = sys.argv[1] if len(sys.argv) > 1 else None
+    saved = {} if folder is None else {"checkpoint_dir": f"{folder}/two", "checkpoint_every": 4}
     out = {"rank": rank,
            # one file per rank, of different lengths: hung after the shorter rank's epoch
            "lengths": run(arrays(64 if rank == 0 else 40, seed=rank)),
@@ -123,8 +134,14 @@ def main():
            # round 45 h5: a stream's passes of other lengths, one epoch each; ZeRO-2 with
            # a user's groups of other lrs; a WeightedRandomSampler's draw shared by the ranks
            "varying": run(Varying(), epochs=3, shuffle=False),
+           # round 47 h3: its groups' betas differ and a cosine moves the lrs apart; a
+           # checkpoint at step 4 resumed in one process (the test), and one written in one
+           # process at step 4 resumed here
            "lrs_zero2": run(same, weights=True, strategy="zero2", optimizer=two_lrs,
-                            clip=None, schedule="constant"),
+                            clip=None, schedule=cosine, **saved),
+           **({} if folder is None else {"resumed_zero2": run(
+               same, weights=True, strategy="zero2", optimizer=two_lrs, clip=None,
+               schedule=cosine, checkpoint_dir=f"{folder}/one", resume=True)}),
            "weighted": run(weighted(), epochs=2)}
     print("RESULT " + json.dumps(out), flush=True)
 

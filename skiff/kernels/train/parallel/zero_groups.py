@@ -1,0 +1,132 @@
+"""ZeRO's flat slice stepped group by group (round 47 h3).
+
+ZeRO-1/2 give the optimizer one flat slice of all the parameters on each rank. A user's
+optimizer of several parameter groups (a head at another lr, a no-decay group, other
+betas, momentum or eps per group) was stepped as one group: groups that differed in
+``weight_decay`` and ``lr`` alone were followed by scaling each element's step
+(:func:`..trainer_optimizer.flat_decay`), other settings refused, and a scheduler that moved
+the groups by other ratios (a ``CosineAnnealingLR`` with ``eta_min``, a ``LambdaLR`` of one
+lambda per group) followed the first group's ratio.
+
+Here the slice is cut into *segments*: the runs of consecutive elements whose parameters
+share a group. The optimizer the Trainer steps (``outer``) has the user's groups, each with
+its own settings: the first holds the flat slice itself (its state is the slice's: flat
+moments of the slice's length, one ``step``), the others no tensor, so that a scheduler
+moves every group's lr as torch's does and a checkpoint keeps every group's settings. Its
+``step`` runs the same optimizer class (``inner``) on one stand-in tensor per segment, in
+its group, each given views of the slice's values, gradient and moments: each group's
+elements step with its group's hyper-parameters and lr, as torch's optimizer steps each
+group (SGD with momentum and Nesterov, Adam, AdamW; their updates are element-wise).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["grouped_slice", "flat_groups", "STEPPED"]
+
+STEPPED = ("SGD", "Adam", "AdamW")
+
+
+def flat_groups(spec, params: list) -> list[list[int]]:
+    """Per group of ``spec``: the positions in ``params`` (the strategy's parameters, the
+    flat vector's order) of its tensors, in the group's order (the order its
+    ``state_dict`` numbers them)."""
+    pos = {id(q): k for k, q in enumerate(params)}
+    return [[pos[id(p)] for p in g["params"] if id(p) in pos] for g in spec.param_groups]
+
+
+def _stepped(spec) -> bool:
+    from ..core.optim import SGD, Adam, AdamW
+
+    return type(spec) in (SGD, Adam, AdamW)
+
+
+def grouped_slice(spec, settings: list[dict], strategy, name: str):
+    """An optimizer of ``spec``'s class and groups (``settings``: each group's settings)
+    stepping ``strategy``'s flat slice group by group, or None where ``spec`` is not one
+    of skiff's SGD, Adam, AdamW and its groups' settings are all equal (one group serves).
+    Groups of other settings of another optimizer are refused, naming what works."""
+    if not _stepped(spec):
+        if all(s == settings[0] for s in settings[1:]):
+            return None
+        differ = sorted({k for s in settings[1:] for k in {**s, **settings[0]}
+                         if s.get(k) != settings[0].get(k)})
+        raise ValueError(
+            f"optimizer=... is a {type(spec).__name__} of {len(settings)} parameter groups "
+            f"of other settings ({', '.join(differ)}); strategy {name!r} steps one flat "
+            "slice of all the parameters on each rank, group by group for skiff's SGD, Adam "
+            "and AdamW only: use one of them, give one group's settings, or "
+            "strategy='dp' (it steps the groups as they are)")
+    from ..core.tensor import Tensor
+
+    cls = type(spec)
+    shard, lo = strategy.shard, strategy.lo
+    group_of = {id(p): gi for gi, g in enumerate(spec.param_groups) for p in g["params"]}
+    segments: list[list[list[int]]] = [[] for _ in settings]
+    for q, a, i, j in strategy._pieces(strategy.lo, strategy.hi):
+        gi = group_of.get(id(q))
+        if gi is None:  # not in the user's optimizer: not stepped, as torch leaves it
+            continue
+        s, e = a - lo, a - lo + j - i
+        if segments[gi] and segments[gi][-1][1] == s:
+            segments[gi][-1][1] = e
+        else:
+            segments[gi].append([s, e])
+    outer = cls([{**settings[0], "params": [shard]}]
+                + [{**st, "params": []} for st in settings[1:]])
+    dtype = shard._data.dtype
+    stand_ins = [[Tensor(np.zeros(e - s, dtype=dtype), requires_grad=True,
+                         dtype=dtype) for s, e in segs] for segs in segments]
+    inner = None
+    if any(stand_ins):
+        inner = cls([{**st, "params": ps} for st, ps in zip(settings, stand_ins)])
+    pairs = [list(zip(ps, segs)) for ps, segs in zip(stand_ins, segments)]
+
+    def step(closure=None):
+        loss = outer._closure(closure)
+        grad = shard._grad
+        if grad is None or inner is None:
+            return loss
+        data, n = shard._data, shard._data.shape[0]
+        flat = outer.state.get(shard)
+        flat = {} if flat is None else flat
+        for group, own, members in zip(outer.param_groups, inner.param_groups, pairs):
+            for k, v in group.items():  # the lr a scheduler set, the settings loaded
+                if k != "params":
+                    own[k] = v
+            for p, (s, e) in members:
+                p._data, p._grad = data[s:e], grad[s:e]
+                if flat:
+                    inner.state[p] = {k: (v[s:e] if _sized(v, n) else v)
+                                      for k, v in flat.items()}
+                else:
+                    inner.state.pop(p, None)
+        type(inner).step(inner)
+        new = flat  # the slice's state, updated in place (zero_unreached holds it)
+        for members in pairs:
+            for p, (s, e) in members:
+                data[s:e] = p._data  # a view of it already: the same values
+                for k, v in (inner.state.get(p) or {}).items():
+                    if _sized(v, e - s):
+                        if k not in new:
+                            new[k] = shard.xp.zeros(n, dtype=v.dtype)
+                        new[k][s:e] = v
+                    else:
+                        new[k] = v
+                p._grad = None
+        inner.state.clear()
+        if new:
+            outer.state[shard] = new
+        return loss
+
+    outer.step = step
+    outer._flat_groups = flat_groups(spec, strategy.params)
+    outer._segments = segments
+    return outer
+
+
+def _sized(v, n: int) -> bool:
+    """An array of the slice's (or a segment's) length: a moment, a momentum buffer."""
+    shape = getattr(v, "shape", None)
+    return shape is not None and len(shape) == 1 and shape[0] == n
