@@ -1708,21 +1708,15 @@ def check_row_split_options(values: dict, what: str) -> None:
 def _check_row_launch(config: dict, ranks: int) -> str:
     """A matrix file on several ranks (round 39 h11): split by rows over them
     (``kernels/solve/parallel/rows_job.py``); refuse, in one line, what that split does not
-    run (a method but cg / bicgstab / gmres, a preconditioner but jacobi / amg / none, a complex
-    matrix, --maxiter 0, --stop, several right-hand sides, fewer rows than ranks)."""
+    run (a method but cg / bicgstab / gmres / cocg, a preconditioner but jacobi / ilu / ilut /
+    amg / none, --maxiter 0, --stop, several right-hand sides, fewer rows than ranks)."""
     from skiff.kernels.solve.parallel.rows_job import check_row_split
 
     check_row_split(config.get("method"), config.get("precond"), ranks,
                     overlap=int(config.get("overlap") or 0), coarse=config.get("coarse"),
                     schwarz=config.get("schwarz"))
-    from skiff.kernels.solve.files import matrix_is_complex
-
-    if matrix_is_complex(config["problem"]) and (
-            config.get("overlap") or config.get("coarse") not in (None, "auto", "none")):
-        # round 46 (h6): the row split solves a complex matrix, by block Jacobi
-        raise ValueError(f"--np {ranks}: {os.path.basename(config['problem'])!r} is complex; "
-                         f"its row split runs block Jacobi (no --overlap, no --coarse level): "
-                         f"drop them, or drop --np")
+    # round 47 (h4): a complex matrix's row split takes an overlap and a coarse level (round
+    # 46 h6 refused them here: it ran block Jacobi only)
     if config.get("maxiter") == 0:
         raise ValueError(f"--np {ranks}: --maxiter 0 (x0 back, no iteration) is the "
                          f"one-rank solver's; drop --np, or give --maxiter 1 or more")

@@ -77,8 +77,8 @@ def test_np_takes_a_complex_matrix_file(tmp_path, monkeypatch):
     req = KIND.prepare(vars(COMMAND.parse("C.npz --np 2")))
     assert "2 ranks by rows" in KIND.check_launch(req.config, ranks=2)
     req = KIND.prepare(vars(COMMAND.parse("C.npz --np 2 --precond ilu")))
-    with pytest.raises(ValueError, match="is complex; its row split runs block Jacobi"):
-        KIND.check_launch({**req.config, "overlap": 1}, ranks=2)
+    # round 47 (h4): the overlap and the coarse level take a complex matrix
+    assert "2 ranks by rows" in KIND.check_launch({**req.config, "overlap": 1}, ranks=2)
 
 
 def test_the_summary_says_why_auto_switched(tmp_path, monkeypatch):

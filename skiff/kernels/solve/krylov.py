@@ -173,6 +173,37 @@ def _report(history, callback, it, x):
         callback(it, history[-1], x)
 
 
+SINGULAR_RAYLEIGH = 1e-8   # |p.Ap| / |p|^2 under this times A's scale: rounding's (round 47)
+
+
+def _not_positive(op, p, pq, it, _dot) -> str:
+    """CG's message for ``p.Ap <= 0`` at iteration ``it``: a matrix not positive definite,
+    or (round 47 h4) ``p.Ap`` of rounding's size against A's scale (``|A v| / |v|``, one
+    product on a fixed vector, paid here only): a positive semidefinite singular A whose
+    b has a part outside its range, where CG's iterates grow along the null vector (a
+    normalized graph Laplacian with b at random: ``p.Ap = -1.0e+13 at iteration 476``)."""
+    text = (f"cg: the matrix is not positive definite (p.Ap = {pq:.3e} at iteration {it}); "
+            f"use method='bicgstab' or 'gmres'")
+    try:
+        pp = _real(_dot(p, p))
+        xp = getattr(op, "xp", None) or np
+        v = xp.sin(xp.arange(p.size) * 0.7 + 0.3).reshape(p.shape).astype(p.dtype)
+        w = v * 0
+        op.matvec(v, w)
+        scale = math.sqrt(_real(_dot(w, w)) / _real(_dot(v, v)))
+    except Exception:   # noqa: BLE001 (the plain message is still right)
+        return text
+    if it > 1 and pq < 0 and pp > 0 and scale > 0 and -pq / pp <= SINGULAR_RAYLEIGH * scale:
+        # (not p.Ap = 0 exactly on a first step: diag(1, -1) with b = 1 is indefinite)
+        return (f"cg: p.Ap = {pq:.3e} at iteration {it} is rounding's size against A's "
+                f"scale (|p.Ap| / |p|^2 = {abs(pq) / pp:.1e}, |A v| / |v| = {scale:.1e}): A "
+                f"looks singular (positive semidefinite) and b has a part outside its range, "
+                f"so no x solves it; method='minres' stops at a least-squares x and says so; "
+                f"give a b in A's range, or compatibility='project' where A's null space is "
+                f"the constant")
+    return text
+
+
 def cg(op, b, x, M=None, *, tol, maxiter, callback=None, flexible=False):
     """Preconditioned conjugate gradients (A symmetric positive definite, M positive definite).
 
@@ -203,8 +234,7 @@ def cg(op, b, x, M=None, *, tol, maxiter, callback=None, flexible=False):
         pq = op.matvec_dot(p, q)
         _finite(pq, "p.Ap", it)
         if pq <= 0:
-            raise SolveError(f"cg: the matrix is not positive definite (p.Ap = {pq:.3e} at "
-                             f"iteration {it}); use method='bicgstab' or 'gmres'")
+            raise SolveError(_not_positive(op, p, pq, it, _dot))
         alpha = rz / pq
         x, r, rr = _axpy_norm(x, r, p, q, alpha)
         rr = float(total(rr))

@@ -153,8 +153,12 @@ class CoarseLevel:
     this rank's coarse basis (own rows x own coarse unknowns)."""
 
     def __init__(self, op, P, comm, cycle=False, contrast=None, constant_null=False,
-                 near_nullspace=None):
+                 near_nullspace=None, transpose=False):
         self.op, self.comm = op, comm
+        # round 47 (h4): a complex A's coarse level in complex arithmetic (P smoothed with
+        # its D^-1 A, A_c = R A P), R = P^T for a complex symmetric A (``transpose``: A_c
+        # and Q complex symmetric, as COCG needs), else P^H (pyamg's complex SA likewise)
+        self.dtype = np.dtype(getattr(op, "dtype", np.float64))
         self.contrast = contrast
         self.constant_null = bool(constant_null)   # A 1 = 0 (round 44 h4): A_c is singular
         self.amg = None
@@ -164,12 +168,12 @@ class CoarseLevel:
             P, smooth = P   # one weight on every rank: the largest rho(D^-1 A) of the blocks
             smooth = smooth if comm is None else min(comm.allgather(smooth))
         self.omega = smooth
-        P = sp.csr_matrix(P, dtype=np.float64)
+        P = sp.csr_matrix(P, dtype=self.dtype)
         nc = P.shape[1]
         if near_nullspace is not None and cycle:   # round 46 (h6): this rank's rows of the
             # near-null vectors restricted to its coarse unknowns, T^T B (T's columns are
             # orthonormal: the aggregate means), gathered for A_c's AMG (its B)
-            Bc = np.asarray(P.T @ np.asarray(near_nullspace, dtype=np.float64))
+            Bc = np.asarray(P.T @ np.asarray(near_nullspace, dtype=np.float64)).real
             Bc = Bc.reshape(nc, -1)
             self.Bc = Bc if comm is None else np.vstack(comm.allgather(Bc))
         counts = [nc] if comm is None else list(comm.allgather(nc))
@@ -180,12 +184,12 @@ class CoarseLevel:
         AP = self._times_A(Pg)
         if smooth is not None:   # P = (I - omega D^-1 A) T on the own rows, ghosts' T included
             m = op.plan.hi - op.plan.lo
-            dinv = 1.0 / np.asarray(op.plan.local[:, :m].diagonal(), dtype=np.float64)
+            dinv = 1.0 / np.asarray(op.plan.local[:, :m].diagonal(), dtype=self.dtype)
             Pg = sp.csr_matrix(Pg - sp.diags(smooth * dinv) @ AP)
             Pg.eliminate_zeros()
             AP = self._times_A(Pg)
         self.P = Pg
-        self.PT = sp.csr_matrix(Pg.T)
+        self.PT = sp.csr_matrix(Pg.T if transpose or self.dtype.kind != "c" else Pg.T.conj())
         if cycle:   # the gathered coarse problem, sparse, and an AMG of it on every rank
             Ac = sp.csr_matrix(self.PT @ AP)
             if comm is not None:
@@ -212,7 +216,7 @@ class CoarseLevel:
         if N <= 400:   # small enough: exactly, as 'aggregates'
             return self._factor(Ac.toarray())
         d = Ac.diagonal()
-        if not np.all(d > 0):
+        if not (np.all(d != 0) if np.iscomplexobj(d) else np.all(d > 0)):
             raise ValueError(f"the coarse problem across the ranks ({N} unknowns) has a "
                              f"diagonal entry <= 0: give coarse='aggregates' or 'none'")
         # round 44 (h4): a high-contrast A (``contrast``, the whole matrix's) keeps its
@@ -222,7 +226,8 @@ class CoarseLevel:
         self.amg = SmoothedAggregation(Ac, contrast=True if self.contrast else None,
                                        B=self.Bc)
         pre = self.amg.aspreconditioner()
-        self._solve = lambda r: np.asarray(pre.matvec(r), dtype=np.float64).ravel()
+        dt = self.dtype
+        self._solve = lambda r: np.asarray(pre.matvec(r), dtype=dt).ravel()
 
     def _times_A(self, Pg):
         """This rank's rows of ``A P`` (the ghosts' rows of P from their owners)."""
@@ -272,10 +277,10 @@ class CoarseLevel:
 
     def restrict(self, r) -> np.ndarray:
         """``P^T r`` whole on every rank (one Allreduce)."""
-        mine = np.ascontiguousarray(self.PT @ r, dtype=np.float64)
+        mine = np.ascontiguousarray(self.PT @ r, dtype=self.dtype)
         if self.comm is None:
             return mine
-        whole = np.empty(self.N)
+        whole = np.empty(self.N, dtype=self.dtype)
         self.comm.Allreduce(mine, whole, op=self.op._mpi.SUM)
         return whole
 
@@ -298,7 +303,7 @@ def smoothing_degree(A, size: int, contrast) -> int:
     off-diagonals, 12 -> 8 over 16), an anisotropic Laplacian (1:100, its off-diagonals 100
     apart, 9 -> 6 over 32), a variable coefficient (its spread), and every split over up to
     8 ranks (Poisson 100^2 over 8 ranks 8 -> 6 at the same CPU)."""
-    if size <= PLAIN_RANKS or contrast:
+    if size <= PLAIN_RANKS or contrast or np.iscomplexobj(A.data):
         return CHEB_DEGREE
     A = sp.coo_matrix(A)
     off = A.data[(A.row != A.col) & (A.data != 0)]
@@ -309,7 +314,7 @@ def smoothing_degree(A, size: int, contrast) -> int:
 
 
 def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=None,
-              degree: int = CHEB_DEGREE):
+              degree: int = CHEB_DEGREE, bilinear: bool = False):
     """The two-level preconditioner from the block solve ``B`` and the coarse solve ``Q``
     (module docstring): for CG (``symmetric``) with block Jacobi (``overlap`` 0) the
     symmetric V-cycle ``S, Q, S`` with ``S`` the Chebyshev polynomial in ``B A`` of
@@ -326,7 +331,14 @@ def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=Non
             z = z + Q(r - op.matvec(z))
             return z + ras_t(r - op.matvec(z))
         return apply
-    if symmetric and overlap == 0:
+    if symmetric and overlap == 0 and bilinear:   # round 47 (h4): COCG's M = M^T: the
+        # V-cycle with B undamped (B A's spectrum is complex: no Lanczos interval for it)
+        def apply(r):
+            z = B(r)
+            z = z + Q(r - op.matvec(z))
+            return z + B(r - op.matvec(z))
+        apply.lam, apply.interval, apply.degree = None, None, 0
+    elif symmetric and overlap == 0:
         lam = lambda_max(B, op, LANCZOS_STEPS)
         if degree == 1:   # round 44 (h23)'s damped B (smoothing_degree: a plain matrix)
             omega = 1.0 if lam <= 1.8 else 1.8 / lam
@@ -384,7 +396,7 @@ def lambda_max(B, op, steps) -> float:
     1.92-1.97 and 6 gave 1.6-1.87; the jump, Poisson and elasticity over 16 ranks)."""
     v = np.random.default_rng(7 + op.plan.lo).standard_normal(op.plan.hi - op.plan.lo)
     Av = op.matvec(v)
-    nv = op.dot(v, Av)
+    nv = op.dot(v, Av).real   # real for a Hermitian A (round 47 h4: a complex one)
     if not nv > 0:
         return 0.0
     v, Av = v / np.sqrt(nv), Av / np.sqrt(nv)
@@ -393,11 +405,11 @@ def lambda_max(B, op, steps) -> float:
     for _ in range(steps):
         w = B(Av)
         Aw = op.matvec(w)
-        a = op.dot(w, Av)
+        a = op.dot(w, Av).real
         alpha.append(a)
         w = w - a * v - (beta[-1] * v_old if beta else 0.0)
         Aw = Aw - a * Av - (beta[-1] * Av_old if beta else 0.0)
-        nw = op.dot(w, Aw)
+        nw = op.dot(w, Aw).real
         if not nw > 1e-28 * a * a:
             break
         beta.append(float(np.sqrt(nw)))

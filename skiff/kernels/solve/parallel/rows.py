@@ -118,9 +118,12 @@ class _Rows:
         its owner and added there into ``z`` (one Alltoallv)."""
         if self.comm is None:
             return
-        back = np.empty(sum(self._scount))
-        D = self._mpi.DOUBLE
-        ghost_part = np.ascontiguousarray(ghost_part, dtype=np.float64)
+        # round 47 (h4): a complex overlap's correction goes back complex
+        dt = (np.complex128 if np.iscomplexobj(z) or np.iscomplexobj(ghost_part)
+              else np.float64)
+        back = np.empty(sum(self._scount), dtype=dt)
+        D = self._mpi.C_DOUBLE_COMPLEX if dt is np.complex128 else self._mpi.DOUBLE
+        ghost_part = np.ascontiguousarray(ghost_part, dtype=dt)
         self.comm.Alltoallv([ghost_part, self._rcount, self._rdisp, D],
                             [back, self._scount, self._sdisp, D])
         self.bytes += ghost_part.nbytes
@@ -141,6 +144,16 @@ class _Rows:
             local = np.array([np.vdot(u, v)], dtype=self.dtype)
         else:
             local = np.array([float(np.dot(u, v))])
+        if self.comm is not None:
+            out = np.empty(1, dtype=self.dtype)
+            self.comm.Allreduce(local, out, op=self._mpi.SUM)
+            local = out
+        return complex(local[0]) if self.complex else float(local[0])
+
+    def dotu(self, u, v) -> complex:
+        """``u^T v`` (no conjugate) summed over the ranks: COCG's bilinear form (round 47
+        h4)."""
+        local = np.array([np.dot(u, v)], dtype=self.dtype)
         if self.comm is not None:
             out = np.empty(1, dtype=self.dtype)
             self.comm.Allreduce(local, out, op=self._mpi.SUM)
@@ -182,7 +195,7 @@ def _layers(A, lo, hi, k) -> np.ndarray:
     return np.flatnonzero(seen)
 
 
-def _exchange(ghosts, lo, hi, ranges, comm):
+def _exchange(ghosts, lo, hi, ranges, comm, dtype=np.float64):
     """A halo for the global unknowns ``ghosts`` (sorted, outside ``[lo, hi)``): its
     ``ghost_values`` / ``add_to_owners`` as the plan's (one all-to-all at setup)."""
     from types import SimpleNamespace
@@ -190,14 +203,15 @@ def _exchange(ghosts, lo, hi, ranges, comm):
     by_owner = [ghosts[(ghosts >= a) & (ghosts < b)] for a, b in ranges]
     sends = ([np.empty(0, dtype=np.int64) for _ in ranges] if comm is None else
              [np.asarray(r, dtype=np.int64) - lo for r in comm.alltoall(by_owner)])
-    return _Rows(SimpleNamespace(ghosts=by_owner, sends=sends), comm)
+    return _Rows(SimpleNamespace(ghosts=by_owner, sends=sends), comm, dtype)
 
 
-METHODS = ("cg", "bicgstab", "gmres")   # what the row split runs
+METHODS = ("cg", "bicgstab", "gmres", "cocg")   # what the row split runs (cocg: round 47)
 MAX_OVERLAP = 4   # additive Schwarz's layers (round 41: was 1)
 SCHWARZ = ("auto", "basic", "weighted", "restrict")   # the overlap's form (round 43)
 PRECONDS = ("jacobi", "ilu", "ilut", "amg", "none")   # ilu / ilut / amg: block Jacobi
 BLOCKS = ("ilu", "ilut", "amg")   # each rank's own block solved (block_local.py)
+SYMMETRIC = ("cg", "cocg")   # a symmetric (cg: M = M^H; cocg: M = M^T) preconditioner
 
 
 @dataclass
@@ -310,6 +324,11 @@ class RowSolver:
                              f"Jacobi with ILU(0) of each rank's block, IC(0) when it is "
                              f"symmetric; 'ilut': with ILUT of it; 'amg': a "
                              f"smoothed-aggregation V-cycle of it)")
+        if precond == "ilut" and method == "cocg":   # round 47 (h4), as one rank's (r46 h6)
+            raise ValueError("row_solve: method='cocg' needs a complex symmetric "
+                             "preconditioner (M = M^T) and precond='ilut' is not (an "
+                             "incomplete LU with threshold): give precond='ilu', 'amg' or "
+                             "'jacobi' with cocg, or method='gmres' / 'bicgstab' with 'ilut'")
         if precond == "ilut" and method == "cg":   # round 45 (h4): one rank runs ILUT in a
             # flexible CG; the row split's CG is not flexible (its M must be symmetric)
             raise ValueError("row_solve: precond='ilut' is not symmetric (an incomplete LU "
@@ -323,7 +342,7 @@ class RowSolver:
                              f"that many layers of neighbours' rows) with precond='ilu', "
                              f"'ilut' or 'amg'")
         schwarz = str(schwarz).lower()
-        if schwarz not in SCHWARZ or (schwarz == "restrict" and method == "cg"):
+        if schwarz not in SCHWARZ or (schwarz == "restrict" and method in SYMMETRIC):
             raise ValueError(f"row_solve: schwarz={schwarz!r}; {', '.join(map(repr, SCHWARZ))} "
                              f"(the overlap's form: 'basic' adds every block's correction, "
                              f"'weighted' scales each by 1/sqrt(the blocks holding the "
@@ -331,7 +350,7 @@ class RowSolver:
                              f"rows', not symmetric: BiCGStab / GMRES; 'auto' 'basic' for "
                              f"CG, 'restrict' else)")
         self.schwarz = (schwarz if schwarz != "auto" else
-                        "basic" if method == "cg" else "restrict")
+                        "basic" if method in SYMMETRIC else "restrict")
         from .coarse import COARSE
 
         coarse = str(coarse).lower()
@@ -349,26 +368,32 @@ class RowSolver:
             # measured better up to 16, round 42 h14)
             coarse = auto_coarse(precond, 1 if comm is None else comm.Get_size())
         self.overlap_dropped = 0
-        if auto and coarse == "amg" and overlap and method == "cg":   # round 42 (h14): CG's
+        if auto and coarse == "amg" and overlap and method in SYMMETRIC:   # round 42 (h14): CG's
             # overlap is basic additive Schwarz (the overlap's rows corrected by both ranks);
             # with the AMG coarse level its balancing form took 13 / 12 / 13 iterations where
             # block Jacobi's V-cycle form takes 7 / 5 / 8 (Poisson, anisotropic, elasticity
             # over 2 ranks): auto drops the overlap (the solver line says so; an explicit
             # coarse='amg' keeps it). BiCGStab / GMRES keep it (restricted: 4 against 7).
             self.overlap_dropped, overlap = int(overlap), 0
+        # round 47 (h4): the coarse level's restriction R = P^T where A is complex symmetric
+        # (A = A^T, not Hermitian: Helmholtz with absorbing layers; COCG's M stays M^T), else
+        # P^H (P^T of a real A)
+        self.transpose = False
+        top = float(abs(A).max()) if A.nnz else 0.0
+        if method == "cocg" and A.nnz and abs(A - A.T).max() > 1e-12 * top:
+            raise ValueError("row_solve: method='cocg' needs a complex symmetric matrix (A = "
+                             "A^T) and this one is not: give method='gmres' or 'bicgstab'"
+                             + ("" if complex_ else " (or 'cg' for a real symmetric one)"))
         if complex_:   # round 46 (h6): a complex matrix over the ranks: the Krylov loops
-            # with u^H v, the block solves; the overlap and the coarse level stay real
-            if overlap:
-                raise ValueError(f"row_solve: overlap={overlap} with a complex matrix; its "
-                                 f"row split runs block Jacobi (overlap=0)")
-            if coarse not in ("none", "auto") and not auto:
-                raise ValueError(f"row_solve: coarse={coarse!r} with a complex matrix; its "
-                                 f"row split has no coarse level: give coarse='none'")
-            coarse = "none"
-            if method == "cg" and A.nnz and abs(A - A.conj().T).max() > 1e-12 * abs(A).max():
+            # with u^H v, the block solves; round 47 (h4): the overlap and the coarse level
+            # in complex arithmetic too
+            herm = not A.nnz or abs(A - A.conj().T).max() <= 1e-12 * top
+            if method == "cg" and not herm:
                 raise ValueError("row_solve: method='cg' needs a Hermitian matrix (A = A^H) "
                                  "and this complex one is not (a complex symmetric A = A^T "
-                                 "takes COCG on one rank): give method='bicgstab' or 'gmres'")
+                                 "takes method='cocg'): give method='cocg', 'bicgstab' or "
+                                 "'gmres'")
+            self.transpose = not herm and (not A.nnz or abs(A - A.T).max() <= 1e-12 * top)
         if coarse != "none" and precond not in BLOCKS:
             raise ValueError(f"row_solve: coarse={coarse!r} adds a coarse level to a block "
                              f"preconditioner: give precond='amg' or 'ilu' (or 'ilut') (precond="
@@ -463,12 +488,14 @@ class RowSolver:
                 try:   # a singular coarse problem: the same A_c on every rank, all say it
                     Q = CoarseLevel(self.op, P, comm, cycle=coarse == "amg",
                                     contrast=self.contrast, constant_null=_rows_sum_zero(A),
-                                    near_nullspace=None if near is None else near[lo:hi])
+                                    near_nullspace=None if near is None else near[lo:hi],
+                                    transpose=self.transpose)
                 except ValueError as e:
                     raise ValueError(f"row_solve: {e}") from None
                 self.coarse_size, self.coarse_level = Q.N, Q
-                self.M = two_level(self.M, Q, self.op, method == "cg", self.overlap,
-                                   degree=smoothing_degree(A, self.size, self.contrast))
+                self.M = two_level(self.M, Q, self.op, method in SYMMETRIC, self.overlap,
+                                   degree=smoothing_degree(A, self.size, self.contrast),
+                                   bilinear=method == "cocg")
         self.setup_time = time.perf_counter() - t0
 
     def _cut(self, whole):
@@ -504,7 +531,8 @@ class RowSolver:
             halo = op
         else:   # round 41: more layers, found on A's pattern (A is whole on every rank)
             ghosts = _layers(A, lo, hi, self.overlap)
-            halo = _exchange(ghosts, lo, hi, row_ranges(self.n, self.size), self.comm)
+            halo = _exchange(ghosts, lo, hi, row_ranges(self.n, self.size), self.comm,
+                             op.dtype)
         idx = np.concatenate([np.arange(lo, hi), ghosts])
         block = A[idx][:, idx].tocsr()
         solve = block_preconditioner(block, kind, self.rank, self.contrast, self.ilut_options)
@@ -567,7 +595,7 @@ class RowSolver:
         if self.method == "gmres":
             its = _gmres(op, bl, x, self.M, tol, maxiter, hist, callback, self.restart)
         else:
-            fn = _cg if self.method == "cg" else _bicgstab
+            fn = {"cg": _cg, "cocg": _cocg}.get(self.method, _bicgstab)
             its = fn(op, bl, x, self.M, tol, maxiter, hist, callback)
         r = bl - op.matvec(x)
         true = op.norm(r)
@@ -629,8 +657,9 @@ def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None
               callback=None, precond="jacobi", restart=30, overlap=0, reorder="none",
               coarse="auto", schwarz="auto", near_nullspace=None):
     """Solve ``A x = b`` with this rank's block of rows (``A`` and ``b`` whole on every rank,
-    as read from a file; each rank keeps its rows): CG (symmetric positive definite A),
-    BiCGStab or GMRES(``restart``; ``maxiter`` counts its restart cycles, as SciPy's),
+    as read from a file; each rank keeps its rows): CG (symmetric positive definite A, or
+    Hermitian), COCG (complex symmetric A = A^T, round 47), BiCGStab or GMRES(``restart``;
+    ``maxiter`` counts its restart cycles, as SciPy's),
     Jacobi-preconditioned (``precond='none'``: not; ``'ilu'``: block Jacobi with ILU(0) of
     each rank's diagonal block, IC(0) on a symmetric one, PETSc's default over ranks;
     ``'ilut'`` or ``('ilut', {spilu's options})``: with ILUT of it, BiCGStab / GMRES only;
@@ -680,6 +709,40 @@ def _cg(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
             return k
         z = M(r)
         rz_new = op.dot(r, z)
+        p = z + (rz_new / rz) * p
+        rz = rz_new
+    return maxiter
+
+
+def _cocg(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
+    """COCG (round 47 h4): CG's recurrences with the unconjugated ``u^T v`` summed over the
+    ranks, for a complex symmetric A and M (one rank's ``cocg.py``). A zero ``r^T z`` or
+    ``p^T A p`` with the residual above the tolerance (the form is no norm) stops it there,
+    not converged."""
+    r = b - op.matvec(x)
+    z = M(r)
+    p = z.copy()
+    rz = op.dotu(r, z)
+    rn = op.norm(r)
+    hist.append(rn)
+    if rn <= tol:
+        return 0
+    for k in range(1, maxiter + 1):
+        q = op.matvec(p)
+        pq = op.dotu(p, q)
+        if pq == 0 or rz == 0:   # a breakdown: the same on every rank (the sums are)
+            return k - 1
+        alpha = rz / pq
+        x += alpha * p
+        r -= alpha * q
+        rn = op.norm(r)
+        hist.append(rn)
+        if callback is not None:
+            callback(k, rn, x)
+        if rn <= tol or not np.isfinite(rn):
+            return k
+        z = M(r)
+        rz_new = op.dotu(r, z)
         p = z + (rz_new / rz) * p
         rz = rz_new
     return maxiter

@@ -20,7 +20,8 @@ from .rows import METHODS, RowSolver
 __all__ = ["RowJobSolver", "check_row_split", "rows_system"]
 
 # the grammar's names the row split takes, and what each means here
-_METHOD = {"auto": None, "cg": "cg", "bicgstab": "bicgstab", "gmres": "gmres"}
+_METHOD = {"auto": None, "cg": "cg", "bicgstab": "bicgstab", "gmres": "gmres",
+           "cocg": "cocg"}   # cocg: round 47 (h4), a complex symmetric matrix
 # --precond amg: block Jacobi, one smoothed-aggregation V-cycle of each rank's diagonal block
 # (round 40 h7, ``block_local.py``); --precond ilu: ILU(0) (IC(0)) of each block (h10)
 # --precond ilut (round 45 h4): ILUT of each block, GMRES / BiCGStab (auto's method: GMRES)
@@ -37,7 +38,8 @@ def check_row_split(method, precond, ranks, overlap=0, coarse=None, schwarz=None
     if method not in _METHOD:
         raise ValueError(f"--np {ranks}: --method {method} is not split by rows; a matrix "
                          f"file on several ranks runs {', '.join(METHODS)} (or auto: cg for a "
-                         f"symmetric matrix with a positive diagonal, else bicgstab): give one "
+                         f"symmetric matrix with a positive diagonal, cocg for a complex "
+                         f"symmetric one, else bicgstab): give one "
                          f"of them, or drop --np")
     if precond not in _PRECOND:
         raise ValueError(f"--np {ranks}: --precond {precond} is not split by rows; a matrix "
@@ -52,6 +54,10 @@ def check_row_split(method, precond, ranks, overlap=0, coarse=None, schwarz=None
         raise ValueError(f"--np {ranks}: --overlap {overlap}; the row split grows each rank's "
                          f"block by 1 to {MAX_OVERLAP} layers of its neighbours' rows "
                          f"(additive Schwarz) or none (0)")
+    if precond == "ilut" and method == "cocg":   # round 47 (h4), as one rank's
+        raise ValueError(f"--np {ranks}: --precond ilut is not symmetric and COCG needs a "
+                         f"complex symmetric preconditioner (M = M^T): give --method gmres or "
+                         f"bicgstab with it, or --precond ilu / amg / jacobi with cocg")
     if precond == "ilut" and method == "cg":   # round 45 (h4)
         raise ValueError(f"--np {ranks}: --precond ilut is not symmetric and CG over the "
                          f"ranks needs a symmetric preconditioner: give --method gmres or "
@@ -65,7 +71,7 @@ def check_row_split(method, precond, ranks, overlap=0, coarse=None, schwarz=None
         raise ValueError(f"--np {ranks}: --schwarz {schwarz} is the form of an overlap's "
                          f"correction, and there is no overlap: add --overlap 1 (with "
                          f"--precond ilu or amg), or drop --schwarz")
-    if schwarz == "restrict" and method == "cg":
+    if schwarz == "restrict" and method in ("cg", "cocg"):
         raise ValueError(f"--np {ranks}: --schwarz restrict is not symmetric and CG needs a "
                          f"symmetric preconditioner: give --schwarz basic or weighted, or "
                          f"--method bicgstab / gmres")
@@ -90,9 +96,15 @@ def _auto_method(A, precond=None) -> str:
         return "gmres"
     d = A.diagonal()
     if np.iscomplexobj(A.data):   # round 46 (h6): CG where A is Hermitian positive on its
-        # diagonal; a complex symmetric A (no COCG over the ranks) BiCGStab
-        herm = A.nnz == 0 or abs(A - A.conj().T).max() <= 1e-12 * abs(A).max()
-        return "cg" if herm and np.all(d.real > 0) and not np.any(d.imag) else "bicgstab"
+        # diagonal; round 47 (h4): COCG where A is complex symmetric (one rank's auto too:
+        # Helmholtz 48^2 with absorbing layers over 4 thread ranks, block AMG + the coarse
+        # level, 44 iterations of one V-cycle where BiCGStab takes 32 of two), else BiCGStab
+        top = abs(A).max() if A.nnz else 0.0
+        herm = A.nnz == 0 or abs(A - A.conj().T).max() <= 1e-12 * top
+        if herm and np.all(d.real > 0) and not np.any(d.imag):
+            return "cg"
+        return ("cocg" if precond != "ilut" and abs(A - A.T).max() <= 1e-12 * top
+                else "bicgstab")
     return "cg" if np.all(d > 0) and is_symmetric(A) else "bicgstab"
 
 
@@ -227,7 +239,7 @@ class RowJobSolver:
                 "subdomains": rows.subdomains(), "halo_bytes": int(halo)}
         nnz = rows.plan.local.nnz * rows.size
         per_it = (2 if self.method == "bicgstab" else 1) * 12 * nnz + 8 * rows.n * {
-            "cg": 12, "bicgstab": 20, "gmres": 12 + 2 * rows.restart}[self.method]
+            "cg": 12, "cocg": 12, "bicgstab": 20, "gmres": 12 + 2 * rows.restart}[self.method]
         sol = Solution(field=x, residuals=[float(h) for h in res.history],
                        iterations=len(res.history) - 1, converged=res.converged,
                        time=elapsed, setup_time=self.setup_time, device="cpu",

@@ -128,13 +128,15 @@ def test_what_the_row_split_does_not_run_is_one_line_before_any_run(words, needl
 
 def test_a_complex_matrix_file_is_refused_before_the_ranks_start(tmp_path, runs_dir):
     """It was launched and failed on the ranks; the file's header says it is complex. Round
-    46 (h6): the row split solves complex systems by block Jacobi; an overlap is refused."""
+    46 (h6): the row split solves complex systems by block Jacobi; an overlap is refused.
+    Round 47 (h4): an overlap and a coarse level take it, and COCG over the ranks: COCG with
+    ILUT (not complex symmetric) is refused before the ranks start."""
     from skiff.jobs import submit
 
     sp.save_npz(tmp_path / "C.npz", (_matrix(n=6) * (1 + 0.5j)).tocsr())
     with pytest.raises(ValueError) as err:
-        submit("solve", f"{tmp_path / 'C.npz'} --np 2 --precond ilu --overlap 1")
-    assert "'C.npz' is complex; its row split runs block Jacobi" in str(err.value)
+        submit("solve", f"{tmp_path / 'C.npz'} --np 2 --precond ilut --method cocg")
+    assert "--precond ilut is not symmetric and COCG" in str(err.value)
     assert not runs_dir.exists() or not any(runs_dir.iterdir())
 
 
