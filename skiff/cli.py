@@ -460,6 +460,19 @@ def _run_tool(name: str, rest: list[str]) -> int:
         return 0
     _refuse_notebook_flags(cmd.parser(f"python -m skiff {name}", cli=True), cmd.parser(),
                            rest)
+    if name == "jobs":  # `jobs resume ID --lr 0.01`: the train line that goes on with it
+        from skiff.grammar.jobs import resume_extras
+        from skiff.jobs.going_on import resume_line
+
+        found = resume_extras(rest, cli=True)
+        going = found and resume_line(found[0], found[1], "cli")
+        if going:
+            job, words, line = going
+            typed = " ".join(found[1])
+            print(f"skiff: job {job.id} goes on from its newest checkpoint with {typed}: "
+                  f"{line}", file=sys.stderr, flush=True)
+            return _run_job(job.kind, [*words, *(["--json"] if found[2].json else []),
+                                       *(["--dry-run"] if found[2].dry_run else [])])
     ns = cmd.parse(rest, prog=f"python -m skiff {name}", cli=True)
     if name == "devices":
         from skiff.jobs.render import DeviceTable
@@ -481,9 +494,11 @@ def _run_tool(name: str, rest: list[str]) -> int:
         if ns.follow and showing:
             ns.action = "attach"
         tailing = ns.follow and ns.action == "logs"
-        if ns.action == "rm" and ns.all:  # `jobs rm --all` said "rm needs a job ID"
-            raise GrammarError("skiff jobs: rm removes the jobs named; every finished job: "
-                               "python -m skiff jobs prune --keep 0")
+        if ns.action == "rm" and ns.all and not ns.job_id:  # `jobs rm --all` said "rm needs
+            # a job ID" (rm NAME --all: every job of that name)
+            raise GrammarError("skiff jobs: rm removes the jobs named (rm NAME --all: every "
+                               "job of that name); every finished job: python -m skiff jobs "
+                               "prune --keep 0")
         previous = None
         if ((ns.action in ("wait", "attach") or tailing)
                 and threading.current_thread() is threading.main_thread()):
@@ -606,11 +621,12 @@ def _run_tool(name: str, rest: list[str]) -> int:
         from pathlib import Path
 
         from skiff.grammar.predict import cli as predict_cli
-        from skiff.jobs.store import find_run_dir
+        from skiff.jobs.listing import job_run_dir
 
         try:
             run = Path(ns.run).expanduser()
-            document, text = predict_cli(ns, run if run.is_dir() else find_run_dir(ns.run))
+            document, text = predict_cli(ns, run if run.is_dir() else
+                                         job_run_dir(ns.run, "predict"))
         except (ValueError, KeyError) as exc:  # a bad job, run folder or file: one line
             print(f"skiff predict: {user_message(exc)}", file=sys.stderr)
             return _refused(f"skiff predict: {user_message(exc)}", name, USAGE,

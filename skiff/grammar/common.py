@@ -140,6 +140,26 @@ def notebook_only(action: argparse.Action) -> argparse.Action:
     return action
 
 
+# option names other tools taught (mpirun's -np, PETSc's -ksp_type, PyTorch scripts'
+# --learning-rate), each with the options it may mean here, the first a parser has named in
+# "unrecognized arguments" (round 47: `%solve poisson --solver cg` was "did you mean
+# '--overlap'?", `--pc ilu` "did you mean '--bc'?", `%train mlp -np 2` and `--learning-rate`
+# had no word); difflib's pick comes after them
+OTHER_TOOLS_FLAGS = {
+    "-n": ("--np",), "-np": ("--np",), "--nprocs": ("--np",), "--num-procs": ("--np",),
+    "--processes": ("--np",), "--world-size": ("--np",),
+    "--gpu": ("--device",), "--gpus": ("--device",), "--cuda": ("--device",),
+    "--learning-rate": ("--lr",), "--learning_rate": ("--lr",), "--bs": ("--batch-size",),
+    "--solver": ("--method",), "--ksp": ("--method",), "--ksp-type": ("--method",),
+    "--ksp_type": ("--method",), "--krylov": ("--method",),
+    "--pc": ("--precond",), "--pc-type": ("--precond",), "--pc_type": ("--precond",),
+    "--preconditioner": ("--precond",),
+    "--iters": ("--steps", "--maxiter"), "--iterations": ("--steps", "--maxiter"),
+    "--max-iterations": ("--maxiter", "--steps"), "--tol": ("--rtol",),
+    "--tolerance": ("--rtol",),
+}
+
+
 class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -211,6 +231,15 @@ class _Parser(argparse.ArgumentParser):
                 why = self.flag_hint(word.split("=", 1)[0][2:].replace("-", "_"))
                 if why:
                     return f" ({why})"
+            flag = word.split("=", 1)[0]
+            if not flag.startswith("-") or len(flag) < 2 or flag[1:2].isdigit():
+                continue  # a value (or a negative number), not an option
+            meant = [f for f in OTHER_TOOLS_FLAGS.get(flag.lower(), ())
+                     if f in self._option_string_actions]
+            if not meant and not flag.startswith("--") and "-" + flag in flags:
+                meant = ["-" + flag]  # a long option with one dash (-np, -steps)
+            if meant:
+                return f" (did you mean {meant[0]!r}?)"
             if word.startswith("--"):
                 hint = did_you_mean(word.split("=", 1)[0], flags)
                 if hint:

@@ -60,7 +60,8 @@ def age_seconds(text: str) -> float:
 @command("jobs", help="List, show, wait for, cancel or reattach to jobs in the run folders; "
                       "logs ID prints a job's log (-f: as it is written, -n N: its last N "
                       "lines); resume ID goes on with a stopped train or ocr job where it "
-                      "stopped (a train job that finished: as many steps again); rm ID... "
+                      "stopped (a train job that finished: as many steps again; resume ID "
+                      "--lr X: with train's options changed, the line said); rm ID... "
                       "and prune remove finished runs; "
                       "trust ID signs a run folder's code with your key (after reading it).")
 @json_option
@@ -72,7 +73,9 @@ def JOBS(p):
                    help="a job id (a unique prefix or suffix is enough) or a job's name")
     p.add_argument("more_ids", nargs="*", default=[], metavar="ID",
                    help="rm: more jobs to remove; wait: more jobs to wait for")
-    p.add_argument("--all", action="store_true", help="list every job, not only the newest")
+    p.add_argument("--all", action="store_true",
+                   help="list every job, not only the newest; rm NAME --all: every job of "
+                        "that --name (a name several jobs share is refused without it)")
     p.add_argument("--limit", type=positive_int, default=20, metavar="N",
                    help="list the newest N jobs (default 20)")
     p.add_argument("--kind", default=None, metavar="KIND", help="list only jobs of this kind")
@@ -128,13 +131,16 @@ def action_options(ns: argparse.Namespace) -> dict:
             raise ValueError(f"jobs list -n N lists the newest N jobs (1 or more), got "
                              f"{ns.tail}")
         ns.limit, ns.tail = ns.tail, None
+    if ns.action == "rm" and getattr(ns, "all", False) and not ns.job_id:
+        # `jobs rm --all` said "rm needs a job ID"; --all goes with a name (rm NAME --all)
+        raise ValueError("jobs rm removes the jobs named (rm NAME --all: every job of that "
+                         "name); every finished job: jobs prune --keep 0")
     given = [(flag, actions) for flag, dest, actions in _GOES_WITH
              if getattr(ns, dest, None) not in (None, False, _DEFAULTS.get(dest))
-             and ns.action not in actions]
+             and ns.action not in actions and not (ns.action == "rm" and dest == "all")]
     if given:  # `jobs rm ID --older-than 7d` removed ID whatever its age, the option unread
         flag, actions = given[0]
-        if ns.action == "rm" and flag in ("--all", "--kind", "--status", "--older-than",
-                                          "--keep"):
+        if ns.action == "rm" and flag in ("--kind", "--status", "--older-than", "--keep"):
             raise ValueError(f"{flag} goes with {' and '.join(actions)}; jobs rm removes the "
                              f"jobs named (finished jobs by age, kind or status: jobs prune "
                              f"--keep 0 or --older-than AGE)")
@@ -149,6 +155,21 @@ def action_options(ns: argparse.Namespace) -> dict:
     return {"all": ns.all, "timeout": ns.timeout, "limit": ns.limit, "kind": ns.kind,
             "status": ns.status, "more_ids": tuple(ns.more_ids), "older_than": ns.older_than,
             "keep": ns.keep, "dry_run": ns.dry_run}
+
+
+def resume_extras(words, *, cli: bool = False):
+    """``(ID, the words left, the parsed line)`` of a ``jobs resume ID --lr 0.01`` line
+    (words resume does not read: a kind's options), else None; the fronts ask the job's
+    kind what they mean (:func:`skiff.jobs.going_on.resume_line`)."""
+    from .common import GrammarError, split_line
+
+    try:
+        ns, extras = JOBS.parser(cli=cli).parse_known_args(split_line(words))
+    except GrammarError:
+        return None
+    if ns.action != "resume" or not ns.job_id or not extras:
+        return None
+    return ns.job_id, [*ns.more_ids, *extras], ns
 
 
 def removed_text(action: str, ids: list[str], dry_run: bool = False) -> str:

@@ -8,7 +8,7 @@ from .events import EventReader, EventWriter, read_events
 from .follow import follow, progress_line
 from .job import DamagedJob, Job, JobFailed, JobNotDone, live_jobs, load_or_damaged
 from .launch import choose_runner, launch, submit
-from .listing import JobList, prune_jobs, remove_jobs, select_jobs
+from .listing import JobList, SeveralJobs, one_job, prune_jobs, remove_jobs, select_jobs
 from .reporter import RunReporter
 from .state import JobState
 from .store import DamagedRunFolder, RunFolderError, find_run_dir, list_run_dirs, runs_root
@@ -29,6 +29,7 @@ __all__ = [
     "Reporter",
     "RunFolderError",
     "RunReporter",
+    "SeveralJobs",
     "choose_runner",
     "follow",
     "jobs_action",
@@ -70,7 +71,10 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
     lists snapshots without their metrics (a front that prints the list and drops it), and
     ``show`` / ``logs`` a finished job as one (a terminal prints no metric of it).
     ``dry_run`` (``rm``, ``prune``): the ids that would be removed, after every check a
-    removal makes; nothing is removed."""
+    removal makes; nothing is removed. A ``--name`` several jobs share is one rule for every
+    verb (:func:`skiff.jobs.listing.one_job`): refused in one line that lists them, except a
+    run resumed (its newest, the run going on; not for ``rm``); ``rm NAME --all``
+    (``all``) removes every job of that name."""
     listed = None
     if dry_run and action not in ("rm", "prune", "resume"):
         raise ValueError(f"--dry-run goes with rm and prune (what they would remove) and with "
@@ -103,11 +107,12 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
         raise ValueError(f"jobs {action} needs a job ID: the list gives them (%jobs in a "
                          f"notebook, python -m skiff jobs in a terminal)")
     if action == "rm":
-        return remove_jobs([job_id, *more_ids], dry_run=dry_run)
+        return remove_jobs([job_id, *more_ids], dry_run=dry_run, every=all)
     if action == "wait" and more_ids:
         return wait_jobs([job_id, *more_ids], timeout=timeout)
+    job_id = one_job(job_id, action)  # a name several jobs share: said, or the run going on
     if action == "trust":
-        job = Job(find_run_dir(job_id))
+        job = Job(job_id if _is_folder(job_id) else find_run_dir(job_id))
         before = job.trust
         if before != "trusted":  # one already signed with this key: nothing to write
             job.sign()
@@ -131,6 +136,14 @@ def jobs_action(action: str, job_id: str | None = None, *, all: bool = False,
     return job
 
 
+def _is_folder(word: str) -> bool:
+    from pathlib import Path
+
+    from .store import is_run_dir
+
+    return is_run_dir(Path(word))
+
+
 def _wait_one(job: Job, timeout: float | None) -> None:
     if job.meta.get("runner") == "process":   # a watcher holds the job while it waits
         from .holders import hold
@@ -149,7 +162,7 @@ def wait_jobs(job_ids: list[str], timeout: float | None = None) -> list[Job]:
     raises :class:`TimeoutError` naming the first job not ended, with ``.jobs``."""
     jobs: dict[str, Job] = {}
     for job_id in job_ids:
-        job = Job.load(job_id)
+        job = Job.load(one_job(job_id, "wait"))
         jobs.setdefault(job.id, job)
     for job in jobs.values():
         job.check_trusted("wait")
@@ -171,7 +184,7 @@ def cancel_job(job_id: str, grace: float | None = None) -> tuple[Job, bool]:
     before it is signalled (default 5; :meth:`Job.cancel`)."""
     if grace is not None and not grace >= 0:
         raise ValueError(f"--grace is seconds, 0 or more, got {grace}")
-    job = Job.load(job_id)
+    job = Job.load(one_job(job_id, "cancel"))
     return job, job.cancel(**({} if grace is None else {"grace": float(grace)}))
 
 

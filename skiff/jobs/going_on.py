@@ -6,7 +6,7 @@ hint (``jobs resume`` would refuse it, naming why)."""
 
 from __future__ import annotations
 
-__all__ = ["resume_hint"]
+__all__ = ["resume_hint", "resume_line"]
 
 STOPPED = ("cancelled", "failed")
 
@@ -53,3 +53,48 @@ def _same_command(job) -> str:
                 else ", or the same command with --resume")
     except Exception:  # noqa: BLE001 - an odd record: the hint without it
         return ""
+
+
+def resume_line(job_id: str, extra: list[str], front: str = "cli"):
+    """``jobs resume ID --lr 0.01`` (round 47: "unrecognized arguments: --lr 0.01"): the
+    train line that goes on from the job's newest checkpoint with ``extra`` changed, as
+    ``(job, words, line)``: its options as recorded (``--steps`` of a finished run as many
+    again, as ``jobs resume``), ``extra``, then ``--checkpoint-dir DIR --resume``, parsed by
+    train's grammar (a bad value is its one line); ``words`` follow the kind's name, ``line``
+    is the command as ``front`` types it. The fronts run it. None (the fronts say what they
+    said) where ``extra`` holds an option train does not have, or the job is no train job
+    whose options were recorded."""
+    from skiff.grammar.common import split_line
+    from skiff.kinds import KINDS
+
+    from . import Job, _check_checkpoints_there
+    from .listing import one_job
+
+    job = Job.load(one_job(job_id, "resume"), metrics=False)
+    kind = KINDS.get(job.kind)
+    options = job.meta.get("options")
+    model = str(job.config.get("model", ""))
+    if job.kind != "train" or kind is None or kind.command is None or \
+            not isinstance(options, dict) or model == "ocr-rec" or model.startswith("<"):
+        return None
+    parser = kind.command.parser(f"%{job.kind}" if front == "magic" else
+                                 f"python -m skiff {job.kind}")
+    flags = [w.split("=", 1)[0] for w in extra if w.startswith("-")]
+    if not flags or any(f not in parser._option_string_actions for f in flags):
+        return None
+    if not job.refresh().final:
+        raise ValueError(f"job {job.id} is still {job.status}: cancel it before resuming")
+    config = kind.resume_config(job)  # its refusals (no checkpoint, ...) are the answer
+    _check_checkpoints_there(job, config)
+    values = {k: v for k, v in options.items() if k not in ("output", "wait", "resume")}
+    for key in ("steps", "epochs"):  # a finished run goes on for as many again (resume's)
+        if key in values and config.get(key) is not None:
+            values[key] = config[key]
+    words = split_line(kind.command.render(values, style="words"))[1:]
+    ns = parser.parse_args([*words, *extra, "--checkpoint-dir", str(config["checkpoint_dir"]),
+                            "--resume"])
+    chosen = {k: v for k, v in vars(ns).items()
+              if k not in ("output", "wait", "json", "dry_run")}
+    words = split_line(kind.command.render(chosen, style="words"))[1:]
+    line = kind.command.render(chosen, style="cli" if front == "cli" else "magic")
+    return job, words, line

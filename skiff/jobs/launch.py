@@ -437,10 +437,12 @@ def job_folder(values: dict, user_ns: dict | None = None) -> None:
     if not isinstance(model, str) or os.path.isdir(os.path.expanduser(model)) \
             or model in (user_ns or {}):
         return
-    from skiff.jobs.store import find_run_dir
+    from skiff.jobs.listing import SeveralJobs, job_run_dir
 
     try:
-        values["model"] = str(find_run_dir(model))
+        values["model"] = str(job_run_dir(model, "generate"))
+    except SeveralJobs:  # a name two trainings share: said, not the newest silently
+        raise
     except KeyError:
         pass  # neither: the kind says what DIR must be
 
@@ -450,7 +452,7 @@ def model_job_folders(values: dict) -> None:
     ls`` shows it, that is no file or folder stands for its run folder (the kind finds the
     model the fine-tune wrote in it, or says it wrote none). Anything else is left for the
     kind to judge ("no such file")."""
-    from skiff.jobs.store import find_run_dir
+    from skiff.jobs.listing import SeveralJobs, job_run_dir
 
     for key in ("rec_model", "det_model"):
         given = values.get(key)
@@ -458,7 +460,9 @@ def model_job_folders(values: dict) -> None:
                 or given.lower().endswith(".onnx") or os.path.exists(os.path.expanduser(given)):
             continue
         try:
-            values[key] = str(find_run_dir(given))
+            values[key] = str(job_run_dir(given, "ocr"))
+        except SeveralJobs:
+            raise
         except KeyError:
             pass
 

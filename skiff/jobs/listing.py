@@ -10,9 +10,88 @@ import time
 from pathlib import Path
 
 from .job import DamagedJob, load_or_damaged
-from .store import DamagedRunFolder, find_run_dir, list_run_dirs, read_meta, runs_root
+from .store import (
+    DamagedRunFolder,
+    find_run_dir,
+    is_run_dir,
+    list_run_dirs,
+    named_run_dirs,
+    read_meta,
+    runs_root,
+)
 
-__all__ = ["JobList", "select_jobs", "remove_jobs", "prune_jobs"]
+__all__ = ["JobList", "select_jobs", "remove_jobs", "prune_jobs", "one_job", "job_run_dir",
+           "SeveralJobs"]
+
+
+class SeveralJobs(KeyError):
+    """A ``--name`` that several jobs share, given where one job is meant (one line that
+    lists them and how to choose); ``folders``: theirs, newest first."""
+
+    def __init__(self, message: str, folders):
+        super().__init__(message)
+        self.folders = list(folders)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def job_run_dir(job_id: str, action: str = "show", root=None) -> Path:
+    """The run folder of the job ``job_id`` names (:func:`find_run_dir`) under the rule of
+    :func:`one_job`: a name several jobs share is refused (:class:`SeveralJobs`), unless
+    they are one run resumed (its newest). For ``predict JOB``, ``generate JOB``, ``ocr
+    --rec-model JOB``: the newest of two trainings of one name was taken silently."""
+    picked = one_job(job_id, action, root)
+    path = Path(picked)
+    return path if path.is_absolute() and is_run_dir(path) else find_run_dir(picked, root)
+
+
+def _one_run(named) -> bool:
+    """The jobs of one name are one run resumed: each after the oldest resumes another of
+    them, by ``jobs resume`` (which gives the new job the name of the one it resumes) or by
+    ``--resume --checkpoint-dir`` into that job's ``checkpoints`` (the line ``jobs resume
+    ID --lr X`` gives)."""
+    ids = {d.name for d, _ in named}
+
+    def resumes(d, meta) -> str | None:
+        label = meta.get("label")
+        if isinstance(label, str) and label.startswith("resume "):
+            return label[len("resume "):]
+        config = meta.get("config")
+        where = config.get("checkpoint_dir") if isinstance(config, dict) and \
+            config.get("resume") else None
+        return Path(where).parent.name if isinstance(where, str) and where else None
+
+    return all(resumes(d, meta) in ids - {d.name} for d, meta in named[1:])
+
+
+def one_job(job_id, action: str = "show", root=None, *, every: bool = False):
+    """What the job verbs (show, logs, wait, attach, cancel, resume, trust, rm) take for
+    ``job_id``: ``job_id`` itself (an id, a prefix or suffix, a run folder, a name one job
+    has), or where a ``--name`` is shared by several jobs: the newest's run folder when they
+    are one run resumed and ``action`` is not ``rm`` (the run going on), every one's with
+    ``every`` (``rm NAME --all``), else :class:`SeveralJobs`, one line that lists them
+    (id and status, newest first) and how to choose. The newest was taken silently (round
+    46: ``jobs rm NAME`` of two jobs removed one and said nothing of the other)."""
+    if not isinstance(job_id, str) or not job_id or is_run_dir(Path(job_id)):
+        return job_id
+    named = named_run_dirs(job_id, root)
+    if len(named) < 2:
+        return job_id
+    folders = [d for d, _ in reversed(named)]
+    if every:
+        return [str(d) for d in folders]
+    one_run = _one_run(named)
+    if one_run and action != "rm":
+        return str(folders[0])
+    shown = ", ".join(f"{d.name} ({load_or_damaged(d, root, metrics=False).status})"
+                      for d in folders[:5])
+    more = f" and {len(folders) - 5} more" if len(folders) > 5 else ""
+    how = (f"; give one's id, or --all to remove every job named {job_id!r}" if action == "rm"
+           else "; give one's id")
+    run = ", one run resumed" if one_run else ""
+    raise SeveralJobs(f"the name {job_id!r} means {len(folders)} jobs{run} (newest first): "
+                      f"{shown}{more}{how}", folders)
 
 
 class JobList(list):
@@ -100,15 +179,19 @@ def _needed_by(job, resumed: dict, leaving) -> list[str]:
     return [u for u in users if u not in gone]
 
 
-def remove_jobs(ids, root=None, *, dry_run: bool = False) -> list[str]:
+def remove_jobs(ids, root=None, *, dry_run: bool = False, every: bool = False) -> list[str]:
     """Remove the run folders of the finished (or damaged) jobs ``ids`` (under ``root``,
     default :func:`runs_root`); a running job is refused, and nothing is removed when any of
-    them is refused. ``dry_run``: the ids it would remove, nothing removed."""
+    them is refused. ``dry_run``: the ids it would remove, nothing removed. A name several
+    jobs share is refused (:func:`one_job`), unless ``every``: then every job of it."""
     folders = []
     for i in ids:  # one job named twice (its id and its name, a prefix) is removed once
-        folder = find_run_dir(str(i), root)
-        if folder.resolve() not in [f.resolve() for f in folders]:
-            folders.append(folder)
+        picked = one_job(str(i), "rm", root, every=every)
+        for word in picked if isinstance(picked, list) else [picked]:
+            folder = Path(word) if Path(word).is_absolute() and is_run_dir(Path(word)) \
+                else find_run_dir(word, root)
+            if folder.resolve() not in [f.resolve() for f in folders]:
+                folders.append(folder)
     jobs = [load_or_damaged(folder, root) for folder in folders]
     refused = [why for why in map(_removable, jobs) if why]
     resumed = _resumed_from(root)

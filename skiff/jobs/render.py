@@ -532,10 +532,37 @@ def _started_with(job) -> list[str]:
         lines.append(f"  command: {meta['command']}")
     options = meta.get("options")
     if isinstance(options, dict) and options:
-        shown = [f"{key}={_option_text(value)}" for key, value in options.items()
+        named = _option_names(getattr(job, "kind", None))
+        shown = [f"{_shown_key(key, named, options)}={_option_text(value)}"
+                 for key, value in options.items()
                  if value is not None and key not in ("json", "wait", "output", "dry_run")]
         lines.append("  options: " + " ".join(shown))
     return lines
+
+
+def _option_names(kind) -> dict[str, str]:
+    """dest -> the option's name as typed (``--data``: ``data``, dashes as ``_``) where the
+    two differ, for the kind's grammar; {} where it has none."""
+    try:
+        from skiff.kinds import KINDS
+
+        command = KINDS[kind].command
+        actions = command.parser()._actions if command is not None else []
+    except Exception:  # noqa: BLE001 - a kind of another skiff: the stored names
+        return {}
+    names = {}
+    for action in actions:
+        longs = [f[2:].replace("-", "_") for f in action.option_strings if f.startswith("--")]
+        if len(longs) == 1 and longs[0] != action.dest:
+            names[action.dest] = longs[0]
+    return names
+
+
+def _shown_key(key: str, named: dict, options: dict) -> str:
+    """``data_opt`` as ``data`` (round 47: `jobs show` printed ``data_opt=bad.csv`` for
+    ``--data bad.csv``), unless the job also has a value under that name."""
+    name = named.get(key)
+    return name if name and options.get(name) is None else key
 
 
 def _option_text(value) -> str:

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 __all__ = ["RunFolderError", "DamagedRunFolder", "runs_root", "new_run_dir", "list_run_dirs",
-           "find_run_dir", "write_json", "read_json", "read_meta", "json_safe", "runs_mode",
-           "dir_mode", "file_mode", "apply_mode", "RUNS_MODES"]
+           "find_run_dir", "named_run_dirs", "write_json", "read_json", "read_meta", "json_safe",
+           "runs_mode", "dir_mode", "file_mode", "apply_mode", "RUNS_MODES"]
 
 RUNS_MODES = {"private": (0o700, 0o600), "group": (0o770, 0o660)}
 RUNNER_NAMES = ("thread", "process", "slurm")
@@ -202,6 +202,25 @@ def find_run_dir(job_id: str, root: str | os.PathLike | None = None) -> Path:
     shown = ", ".join(d.name for d in close[:5])
     more = f" and {len(close) - 5} more" if len(close) > 5 else ""
     raise KeyError(f"job id {job_id!r} is ambiguous: {shown}{more} (give more of the id)")
+
+
+def named_run_dirs(name: str, root: str | os.PathLike | None = None
+                   ) -> list[tuple[Path, dict]]:
+    """``(folder, config)`` of every job whose ``--name`` is ``name``, oldest first by
+    creation time; empty when ``name`` is a job's whole id (that job is meant) or no job's
+    name."""
+    if os.sep not in name and name not in ("", ".", "..") and \
+            is_run_dir(runs_root(root) / name):  # a whole id: no folder listed
+        return []
+    dirs = list_run_dirs(root)
+    if any(d.name == name for d in dirs):
+        return []
+    found = []
+    for d in dirs:
+        meta = read_json(d / "config.json")
+        if isinstance(meta, dict) and meta.get("name") == name:
+            found.append((_created(meta), d.name, d, meta))
+    return [(d, meta) for _, _, d, meta in sorted(found, key=lambda t: t[:2])]
 
 
 def _created(meta: dict) -> float:

@@ -55,7 +55,9 @@ def _stopped(doing: str, job, as_json: bool) -> None:
 
 
 # what %jobs? says after the usage
-JOBS_NOTES = """A list is newest first; ID may be a job's --name or a variable holding a job.
+JOBS_NOTES = """A list is newest first; ID may be a job's --name or a variable holding a job
+(a name several jobs share is refused, listing them: give an id, or rm NAME --all; a run
+resumed is its newest). resume ID --lr X: train's options changed (the %train line run).
 rm/prune --dry-run lists what they would remove, resume --dry-run what it would run;
 show ID -f follows a job live (as attach), logs ID -f prints each new log line until it
 ends (--json: a JSON line each record), logs ID -n N the last N lines only (with -f:
@@ -68,6 +70,9 @@ class JobsMagics(Magics):
     @line_magic
     @grammar_doc(JOBS, JOBS_NOTES)
     def jobs(self, line=""):
+        went = _resume_with_options(self.shell, line)
+        if went is not None:  # `%jobs resume ID --lr 0.01`: its %train line, run
+            return went[0]
         ns = parse_line(JOBS, line)
         if ns is None:  # --help
             return None
@@ -218,6 +223,43 @@ class JobsMagics(Magics):
             print(json.dumps([d.to_json() for d in devices]))
             return None
         return DeviceTable(devices)
+
+
+def _resume_with_options(shell, line: str):
+    """``%jobs resume ID --lr 0.01`` (a train option given to resume): the ``%train`` line
+    that goes on from the job's newest checkpoint with it, said and run (round 47: it was
+    "unrecognized arguments: --lr 0.01"); ``--wait``, ``-o NAME``, ``--json`` and
+    ``--dry-run`` go with it. Returns ``(what the line gave,)``, or None where the line is
+    no such resume (the grammar's word then)."""
+    import shlex
+
+    from skiff.grammar.common import GrammarError, asks_for_help
+    from skiff.grammar.jobs import resume_extras
+
+    if asks_for_help(line):
+        return None
+    try:
+        found = resume_extras(line)
+    except GrammarError:
+        return None
+    if found is None:
+        return None
+    job_id, extra, ns = found
+    held = shell.user_ns.get(job_id) if job_id.isidentifier() else None
+    from skiff.jobs import Job
+    from skiff.jobs.going_on import resume_line
+
+    with usage_errors(command="jobs", line=line):
+        going = resume_line(held.id if isinstance(held, Job) else job_id, extra, "magic")
+    if going is None:
+        return None
+    job, words, said = going
+    flags = [*(["--wait"] if ns.wait else []), *(["-o", ns.output] if ns.output else []),
+             *(["--json"] if ns.json else []), *(["--dry-run"] if ns.dry_run else [])]
+    if not ns.json:  # a --json cell's stdout is its one document
+        print(f"job {job.id} goes on from its newest checkpoint with {shlex.join(extra)}: "
+              f"{said}")
+    return (shell.find_line_magic(job.kind)(shlex.join([*words, *flags])),)
 
 
 def _name_variables(ns, user_ns: dict) -> None:

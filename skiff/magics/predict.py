@@ -62,13 +62,13 @@ def _run_dir(run: str, user_ns: dict):
     """The run folder of JOB as the terminal finds it, or of a job variable."""
     from pathlib import Path
 
-    from skiff.jobs.store import find_run_dir
+    from skiff.jobs.listing import job_run_dir
 
     obj = user_ns.get(run) if run.isidentifier() else None
     if obj is not None and hasattr(obj, "run_dir") and hasattr(obj, "kind"):
         return Path(obj.run_dir)
     path = Path(run).expanduser()
-    return path if path.is_dir() else find_run_dir(run)
+    return path if path.is_dir() else job_run_dir(run, "predict")
 
 
 def _table(text: str):

@@ -649,10 +649,34 @@ def save_adapter(model, path: str | os.PathLike, base_model_name_or_path: str | 
 
     warn_peft_misreads(model, [n for n, _ in lora_modules(model)], folder)
     written = ["adapter_model.safetensors", "adapter_config.json"]
+    # the base's tokenizer files beside it (round 47): a transformers user's
+    # AutoTokenizer.from_pretrained(adapter folder) failed, "not a valid model identifier"
+    # (peft's users save it there with tokenizer.save_pretrained; TRL's trainer does)
+    written += _base_tokenizer_files(base, folder)
     tok = getattr(model, "tokenizer", None)
     if tok is not None and getattr(tok, "_added_now", None):  # tokens added: their tokenizer
         written += [Path(f).name for f in tok.save_pretrained(folder)]
-    return written
+    return list(dict.fromkeys(written))
+
+
+def _base_tokenizer_files(base, folder: Path) -> list[str]:
+    """Copy the tokenizer files of the base checkpoint's folder ``base`` (when it is one)
+    into the adapter's ``folder``; the names copied."""
+    import shutil
+
+    from .hf_checkpoint import TOKENIZER_FILES
+
+    if not isinstance(base, (str, os.PathLike)) or not Path(base).expanduser().is_dir():
+        return []
+    source = Path(base).expanduser()
+    if source.resolve() == folder.resolve():
+        return []
+    copied = []
+    for name in TOKENIZER_FILES:
+        if (source / name).is_file():
+            shutil.copyfile(source / name, folder / name)
+            copied.append(name)
+    return copied
 
 
 def _base_vocab(base) -> int | None:
