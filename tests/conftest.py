@@ -198,6 +198,9 @@ def runs_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("SKIFF_RUNS", str(path))
     # the key that signs run folders' code (skiff.jobs.trust): per test, never the user's
     monkeypatch.setenv("SKIFF_SECRET_FILE", str(tmp_path / "skiff-secret"))
+    # the calibrations 2-rank jobs keep (round 47 h8): per test, never the user's cache, so
+    # a test's first job on ranks runs its micro-run whatever ran before
+    monkeypatch.setenv("SKIFF_CALIBRATION_CACHE", str(tmp_path / "skiff-calibration"))
     return path
 
 
@@ -222,3 +225,164 @@ def xp(request):
     from skiff.kernels.backend import cupy
 
     return cupy()
+
+
+# names IPython itself keeps in a shell's namespace (outputs ``_``/``_3``, inputs ``_i3``, the
+# module's dunders): never a test's
+_IPYTHON_OWN = __import__("re").compile(r"_+|__\w+__|_i{1,3}|_i?\d+")
+
+
+class ProcessState:
+    """What one test module may change in this process and the next module must not see:
+    the names in the shared IPython shell's namespace (``InteractiveShell.instance()``, the
+    one every magic test uses), the global random generators (Python's, numpy's legacy one,
+    torch's and skiff's process-wide one), the default float dtype of torch and skiff and
+    skiff's default device, ``sys.path``, the working folder, the ``SKIFF_*`` variables of
+    ``os.environ``, skiff's registries of kinds and built-in models and data sets.
+    :meth:`take` notes them, :meth:`restore` puts them back as they were. Only the modules
+    already imported are looked at: nothing is imported here."""
+
+    def __init__(self) -> None:
+        self.shell = None
+        self.names: dict = {}
+        self.kept: dict = {}
+
+    @classmethod
+    def take(cls) -> ProcessState:
+        import sys
+
+        state = cls()
+        shell = _shared_shell()
+        if shell is not None:
+            state.shell = shell
+            state.names = {k: v for k, v in shell.user_ns.items() if _a_users_name(shell, k)}
+        kept = state.kept
+        kept["sys.path"] = list(sys.path)
+        kept["cwd"] = os.getcwd()
+        kept["env"] = {k: v for k, v in os.environ.items() if k.startswith("SKIFF_")}
+        import random
+
+        kept["random"] = random.getstate()
+        modules = sys.modules
+        if "numpy" in modules:
+            kept["numpy"] = modules["numpy"].random.get_state()
+        torch = modules.get("torch")
+        if torch is not None and hasattr(torch, "get_rng_state"):
+            kept["torch"] = (torch.get_rng_state(), torch.get_default_dtype())
+        rng = modules.get("skiff.kernels.train.core.random")
+        if rng is not None:
+            kept["skiff.random"] = (rng._rng, rng._rng.bit_generator.state, rng._initial[0])
+        dtype = modules.get("skiff.kernels.train.core.default_dtype")
+        if dtype is not None:
+            kept["skiff.dtype"] = dtype.FLOAT
+        meta = modules.get("skiff.kernels.train.core.meta_r41")
+        if meta is not None:
+            kept["skiff.device"] = meta._DEPTH.default
+        for name, attrs in _REGISTRIES:
+            module = modules.get(name)
+            if module is not None:
+                for attr in attrs:
+                    kept[f"{name}.{attr}"] = dict(getattr(module, attr))
+        return state
+
+    def restore(self) -> list[str]:
+        """Put back what :meth:`take` noted; returns what had changed (``user_ns['bad']``,
+        ``sys.path``, ...). A random generator is set back without a word: seeding one is
+        what a test does, leaving it seeded is this guard's to undo."""
+        import sys
+
+        changed = []
+        shell = _shared_shell()
+        if shell is not None:
+            ns = shell.user_ns
+            before = self.names if shell is self.shell else {}
+            for name in [k for k in ns if _a_users_name(shell, k) and k not in before]:
+                del ns[name]
+                changed.append(f"user_ns[{name!r}]")
+            for name, value in before.items():
+                if ns.get(name, ns) is not value:
+                    ns[name] = value
+                    changed.append(f"user_ns[{name!r}]")
+        kept = self.kept
+        if sys.path != kept["sys.path"]:
+            sys.path[:] = kept["sys.path"]
+            changed.append("sys.path")
+        if os.getcwd() != kept["cwd"]:
+            os.chdir(kept["cwd"])
+            changed.append("cwd")
+        env = {k: v for k, v in os.environ.items() if k.startswith("SKIFF_")}
+        for name in set(env) | set(kept["env"]):
+            if env.get(name) != kept["env"].get(name):
+                if name in kept["env"]:
+                    os.environ[name] = kept["env"][name]
+                else:
+                    del os.environ[name]
+                changed.append(f"os.environ[{name!r}]")
+        import random
+
+        random.setstate(kept["random"])
+        modules = sys.modules
+        if "numpy" in kept:
+            modules["numpy"].random.set_state(kept["numpy"])
+        if "torch" in kept:
+            torch = modules["torch"]
+            torch.set_rng_state(kept["torch"][0])
+            if torch.get_default_dtype() != kept["torch"][1]:
+                torch.set_default_dtype(kept["torch"][1])
+                changed.append("torch's default dtype")
+        if "skiff.random" in kept:
+            rng = modules["skiff.kernels.train.core.random"]
+            rng._rng, state, rng._initial[0] = kept["skiff.random"]
+            rng._rng.bit_generator.state = state
+        if "skiff.dtype" in kept:
+            dtype = modules["skiff.kernels.train.core.default_dtype"]
+            if dtype.FLOAT != kept["skiff.dtype"]:
+                dtype.FLOAT = kept["skiff.dtype"]
+                changed.append("skiff's default dtype")
+        if "skiff.device" in kept:
+            meta = modules["skiff.kernels.train.core.meta_r41"]
+            if meta._DEPTH.default != kept["skiff.device"]:
+                meta._DEPTH.default = kept["skiff.device"]
+                changed.append("skiff's default device")
+        for name, attrs in _REGISTRIES:
+            for attr in attrs:
+                registry = kept.get(f"{name}.{attr}")
+                now = getattr(modules[name], attr) if registry is not None else None
+                if registry is not None and now != registry:
+                    now.clear()
+                    now.update(registry)
+                    changed.append(f"{name}.{attr}")
+        return changed
+
+
+# skiff's registries a test may add to (with monkeypatch.setitem, which this guard backs up)
+_REGISTRIES = (("skiff.kinds", ("KINDS",)),
+               ("skiff.kernels.train.models.registry",
+                ("BUILTIN_MODELS", "DEFAULT_DATA", "BUILTIN_DATA")))
+
+
+def _shared_shell():
+    """The process's one ``InteractiveShell.instance()`` if one was made (None otherwise)."""
+    import sys
+
+    module = sys.modules.get("IPython.core.interactiveshell")
+    if module is None or not module.InteractiveShell.initialized():
+        return None
+    return module.InteractiveShell.instance()
+
+
+def _a_users_name(shell, name: str) -> bool:
+    return name not in shell.user_ns_hidden and not _IPYTHON_OWN.fullmatch(name)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def module_leaves_no_state():
+    """Each test module leaves the process as it found it (:class:`ProcessState`): under
+    xdist one process runs many files one after another, in an order that changes with the
+    file costs, and a name one file left in the shared shell was read by the next (round 46's
+    CI: a job named ``bad`` became the echo kind's word). Module-scoped fixtures (a module's
+    ``shell``, the names its tests share on purpose) are set up after this one and torn down
+    before it, so they keep working inside their module."""
+    state = ProcessState.take()
+    yield
+    state.restore()

@@ -38,12 +38,11 @@ def _scores(confusion):
 
 @pytest.fixture(scope="module")
 def jobs(tmp_path_factory):
-    import os
-
     root = tmp_path_factory.mktemp("cr")
-    old = os.environ.get("SKIFF_RUNS")
-    os.environ["SKIFF_RUNS"] = str(root / "runs")
-    try:
+    # SKIFF_RUNS set back as it was when the module ends (it stayed set to this module's
+    # folder where it had not been set before)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SKIFF_RUNS", str(root / "runs"))
         path = _table(root / "t.csv")
         line = f"mlp {path} --steps 30 --val-split 0.3"
         thread, _ = submit("train", line + " --runner thread")
@@ -52,9 +51,6 @@ def jobs(tmp_path_factory):
             job.wait(180)
             assert job.status == "done", job.error
         yield thread, process
-    finally:
-        if old is not None:
-            os.environ["SKIFF_RUNS"] = old
 
 
 def test_summary_line_and_view_table(jobs):

@@ -14,7 +14,6 @@ import contextlib
 import io
 import json
 import os
-import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -182,9 +181,8 @@ def test_past_the_context_the_window_slides(job):
 
 @pytest.fixture(scope="module")
 def ernie(tmp_path_factory):
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "kernels", "train",
-                                    "models"))
-    from ernie_reference import make_sentencepiece_checkpoint
+    # the package's module: a folder put on sys.path here stayed there for every later file
+    from tests.kernels.train.models.ernie_reference import make_sentencepiece_checkpoint
 
     folder = tmp_path_factory.mktemp("ernie") / "ckpt"
     make_sentencepiece_checkpoint(folder, seed=6)

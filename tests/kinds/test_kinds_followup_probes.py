@@ -5,7 +5,6 @@ used to fail inside a job, or to say the wrong thing, no longer does."""
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -13,11 +12,11 @@ import scipy.sparse as sp
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
-from skiff.cli import main
 from skiff.kinds.solve import KIND as SOLVE
 from skiff.kinds.train import COMMAND as TRAIN
 from skiff.kinds.train import KIND as TRAIN_KIND
 from skiff.kinds.train import to_config as train_config
+from tests.helpers.cli import run_cli as cli  # ``python -m skiff ARGS`` here
 
 
 @pytest.fixture(scope="module")
@@ -25,20 +24,6 @@ def shell():
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "skiff")
     return ip
-
-
-def cli(capsys, *args):
-    """``python -m skiff ARGS`` run in this process (``skiff.__main__`` is
-    ``sys.exit(main())``): its exit status and what it printed. A subprocess each paid the
-    interpreter, torch and skiff's imports again: 6 of them were ~17 of this file's 55 s
-    at load 14 (round 46)."""
-    capsys.readouterr()
-    try:
-        status = main(list(args))
-    except SystemExit as exc:  # the grammar's own exit, as the process would have it
-        status = exc.code
-    out = capsys.readouterr()
-    return SimpleNamespace(returncode=status, stdout=out.out, stderr=out.err)
 
 
 def no_run_folder(runs_dir) -> bool:

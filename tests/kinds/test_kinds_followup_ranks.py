@@ -5,28 +5,14 @@ notebook."""
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
-from skiff.cli import main
 from skiff.grammar.common import split_launch
 from skiff.kinds import KINDS
-
-
-def cli(capsys, *args):
-    """``python -m skiff ARGS`` in this process (``skiff.__main__`` is ``sys.exit(main())``):
-    its exit status and what it printed (a subprocess each paid the interpreter's imports
-    again, round 46)."""
-    capsys.readouterr()
-    try:
-        status = main(list(args))
-    except SystemExit as exc:  # the grammar's own exit, as the process would have it
-        status = exc.code
-    out = capsys.readouterr()
-    return SimpleNamespace(returncode=status, stdout=out.out, stderr=out.err)
+from tests.helpers.cli import run_cli as cli  # ``python -m skiff ARGS`` here
 
 
 @pytest.mark.parametrize("kind", ["train", "solve", "ocr", "chat"])

@@ -116,11 +116,17 @@ def test_a_new_kind_gets_a_magic(echo_kind, monkeypatch):
     from skiff.magics import register_kind_magics
 
     shell = InteractiveShell.instance()
-    assert "echo" in register_kind_magics(shell)
-    # the shell is shared by the tests of this process: a name another test left would be read
+    # the shell is shared by the tests of this process: the %echo magic (its kind is gone with
+    # the test) and the job in j go when it ends, and a name another test left would be read
     # in place of the word
-    monkeypatch.delitem(shell.user_ns, "bad", raising=False)
+    for where in ("line", "cell"):
+        magics = shell.magics_manager.magics[where]
+        monkeypatch.setitem(magics, "echo", magics.get("echo"))
+    assert "echo" in register_kind_magics(shell)
+    for name in ("bad", "x"):
+        monkeypatch.delitem(shell.user_ns, name, raising=False)
     monkeypatch.setitem(shell.user_ns, "w", "hello")
+    monkeypatch.setitem(shell.user_ns, "j", None)
     job = shell.run_line_magic("echo", "w --times 3 --wait -o j")
     assert shell.user_ns["j"] is job and job.result["said"] == "hello hello hello"
     with pytest.raises(UsageError, match="not a word"):

@@ -6,7 +6,6 @@ refuses them naming --precond amg. Oracle: SciPy's spsolve."""
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from skiff.kinds.solve import COMMAND, KIND
+from tests.helpers.cli import run_cli
 
 
 def _values(line: str) -> dict:
@@ -33,19 +33,9 @@ def _jump_matrix(n=24, seed=3):
 
 
 def _cli(*args, tmp_path, monkeypatch, capsys):
-    """``python -m skiff solve ARGS`` in this process (``skiff.__main__`` is
-    ``sys.exit(main())``): its exit status and what it printed. A subprocess each paid the
-    interpreter's, numpy's and scipy's imports again (round 46)."""
-    from skiff.cli import main
-
+    """``python -m skiff solve ARGS`` in this process, its run folders under tmp_path/runs."""
     monkeypatch.setenv("SKIFF_RUNS", str(tmp_path / "runs"))
-    capsys.readouterr()
-    try:
-        status = main(["solve", *args])
-    except SystemExit as exc:  # the grammar's own exit, as the process would have it
-        status = exc.code
-    out = capsys.readouterr()
-    return SimpleNamespace(returncode=status, stdout=out.out, stderr=out.err)
+    return run_cli(capsys, "solve", *args)
 
 
 @pytest.mark.parametrize("smoother", ["schwarz", "schwarz-overlap"])

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from skiff.kinds.solve import COMMAND, KIND
 from skiff.kinds.solve import to_config as solve_config
+from tests.helpers.cli import run_cli
 
 
 def _values(line: str) -> dict:
@@ -103,19 +104,9 @@ def test_a_solve_that_did_not_converge_is_a_failure_the_cli_exits_on():
 
 
 def _cli(*args, tmp_path, monkeypatch, capsys):
-    """``python -m skiff solve ARGS`` in this process (``skiff.__main__`` is
-    ``sys.exit(main())``): its exit status and what it printed. A subprocess each paid the
-    interpreter's, numpy's and scipy's imports again (round 46)."""
-    from skiff.cli import main
-
+    """``python -m skiff solve ARGS`` in this process, its run folders under tmp_path/runs."""
     monkeypatch.setenv("SKIFF_RUNS", str(tmp_path / "runs"))
-    capsys.readouterr()
-    try:
-        status = main(["solve", *args])
-    except SystemExit as exc:  # the grammar's own exit, as the process would have it
-        status = exc.code
-    out = capsys.readouterr()
-    return SimpleNamespace(returncode=status, stdout=out.out, stderr=out.err)
+    return run_cli(capsys, "solve", *args)
 
 
 def test_cli_exit_status_and_nan_file(matrix_file, tmp_path, monkeypatch, capsys):

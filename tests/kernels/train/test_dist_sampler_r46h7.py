@@ -8,49 +8,33 @@ the replicas' mean losses. On 2 MPI ranks: ``parallel/test_dist_sampler_r46h7.py
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import skiff  # noqa: E402
-from skiff import nn  # noqa: E402
 
-RNG = np.random.default_rng(46)
-X = RNG.standard_normal((23, 5))
-Y = (X[:, 0] + 0.5 * X[:, 1] > 0.2).astype(np.int64)
+
+def _script():
+    """The 2-rank launch's script, whose torch DDP loop is this file's oracle too (loaded by
+    its path: no folder put on sys.path)."""
+    path = Path(__file__).parent / "parallel" / "scripts" / "dist_sampler_r46h7_check.py"
+    spec = importlib.util.spec_from_file_location("dist_sampler_r46h7_check", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_CHECK = _script()
+X, Y, torch_ddp = _CHECK.X, _CHECK.Y, _CHECK.torch_ddp
 
 
 def first():
-    skiff.manual_seed(0)
-    return nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 2)).double()
-
-
-def torch_ddp(replicas, batch, epochs, **kw):
-    """torch's DDP loop in one process: a loader per replica, set_epoch each epoch, the
-    step of the mean of the replicas' mean losses (DDP averages the gradients)."""
-    ds = torch.utils.data.TensorDataset(torch.tensor(X), torch.tensor(Y))
-    tm = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(),
-                             torch.nn.Linear(8, 2)).double()
-    tm.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in first().state_dict().items()})
-    opt = torch.optim.SGD(tm.parameters(), lr=0.1)
-    samplers = [torch.utils.data.DistributedSampler(ds, num_replicas=replicas, rank=r, **kw)
-                for r in range(replicas)]
-    loaders = [torch.utils.data.DataLoader(ds, batch_size=batch, sampler=s,
-                                           drop_last=kw.get("drop_last", False))
-               for s in samplers]
-    want = []
-    for epoch in range(epochs):
-        for s in samplers:
-            s.set_epoch(epoch)
-        for parts in zip(*loaders):
-            losses = [torch.nn.functional.cross_entropy(tm(xb), yb) for xb, yb in parts]
-            loss = sum(losses) / replicas
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            want.append(loss.item())
-    return want, tm
+    return _CHECK.seeded(_CHECK.classifier)
 
 
 @pytest.mark.parametrize("replicas,kw", [(1, {"seed": 3}), (2, {"seed": 5}),

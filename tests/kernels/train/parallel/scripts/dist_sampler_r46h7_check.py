@@ -41,9 +41,23 @@ class Passes:
             yield XS[i], YS[i]
 
 
-def run(data, make, loss, epochs, **kw):
+def classifier():
+    return nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 2)).double()
+
+
+def regressor():
+    return nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1)).double()
+
+
+def seeded(make):
+    """A model of ``make`` drawn from skiff's generator seeded 0 (the run's and the oracle's
+    first weights)."""
     skiff.manual_seed(0)
-    model = make()
+    return make()
+
+
+def run(data, make, loss, epochs, **kw):
+    model = seeded(make)
     try:
         result = skiff.Trainer(model, optimizer=lambda p: skiff.optim.SGD(p, lr=0.1),
                                loss=loss, clip=None, schedule="constant", **kw).train(
@@ -118,12 +132,6 @@ def cases(rank):
         return torch.utils.data.DataLoader(ds, batch_size=4, sampler=sampler,
                                            drop_last=kw.get("drop_last", False))
 
-    def classifier():
-        return nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 2)).double()
-
-    def regressor():
-        return nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1)).double()
-
     return {"ddp": run(loader(seed=5), classifier, "cross_entropy", 2),
             "cut": run(loader(drop_last=True), classifier, "cross_entropy", 2),
             "passes": run(Passes([[12, 8, 16], [14, 10, 20]][rank]), regressor, "mse", 3,
@@ -131,16 +139,29 @@ def cases(rank):
             "early": early(rank)}
 
 
+def torch_twin(make):
+    """torch's float64 twin of ``seeded(make)`` (its first weights) and its SGD(lr=0.1)."""
+    sizes = {classifier: (5, 8, 2), regressor: (3, 8, 1)}[make]
+    tm = torch.nn.Sequential(torch.nn.Linear(*sizes[:2]), torch.nn.Tanh(),
+                             torch.nn.Linear(*sizes[1:])).double()
+    tm.load_state_dict({k: torch.tensor(np.asarray(v))
+                        for k, v in seeded(make).state_dict().items()})
+    return tm, torch.optim.SGD(tm.parameters(), lr=0.1)
+
+
+def torch_step(opt, loss, want):
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    want.append(loss.item())
+
+
 def torch_ddp(replicas, batch, epochs, **kw):
     """The oracle: torch's DDP loop in one process (a loader per replica, set_epoch each
-    epoch, the step of the mean of the replicas' mean losses: DDP averages gradients)."""
+    epoch, the step of the mean of the replicas' mean losses: DDP averages gradients). Also
+    the oracle of the one-process test (``tests/kernels/train/test_dist_sampler_r46h7.py``)."""
     ds = torch.utils.data.TensorDataset(torch.tensor(X), torch.tensor(Y))
-    skiff.manual_seed(0)
-    first = nn.Sequential(nn.Linear(5, 8), nn.Tanh(), nn.Linear(8, 2)).double()
-    tm = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(),
-                             torch.nn.Linear(8, 2)).double()
-    tm.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in first.state_dict().items()})
-    opt = torch.optim.SGD(tm.parameters(), lr=0.1)
+    tm, opt = torch_twin(classifier)
     samplers = [torch.utils.data.DistributedSampler(ds, num_replicas=replicas, rank=r, **kw)
                 for r in range(replicas)]
     loaders = [torch.utils.data.DataLoader(ds, batch_size=batch, sampler=s,
@@ -151,32 +172,19 @@ def torch_ddp(replicas, batch, epochs, **kw):
         for s in samplers:
             s.set_epoch(epoch)
         for parts in zip(*loaders):
-            loss = sum(torch.nn.functional.cross_entropy(tm(xb), yb)
-                       for xb, yb in parts) / replicas
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            want.append(loss.item())
+            torch_step(opt, sum(torch.nn.functional.cross_entropy(tm(xb), yb)
+                                for xb, yb in parts) / replicas, want)
     return want, tm
 
 
 def torch_passes():
     """The oracle of ``passes``: torch's loop over the shortest rank's passes, 12, 8, 16."""
-    skiff.manual_seed(0)
-    first = nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1)).double()
-    tm = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Tanh(),
-                             torch.nn.Linear(8, 1)).double()
-    tm.load_state_dict({k: torch.tensor(np.asarray(v)) for k, v in first.state_dict().items()})
-    opt = torch.optim.SGD(tm.parameters(), lr=0.1)
+    tm, opt = torch_twin(regressor)
     want = []
     for n in (12, 8, 16):
         for i in range(0, n, 4):
-            loss = torch.nn.functional.mse_loss(tm(torch.tensor(XS[i:i + 4])),
-                                                torch.tensor(YS[i:i + 4]))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            want.append(loss.item())
+            torch_step(opt, torch.nn.functional.mse_loss(tm(torch.tensor(XS[i:i + 4])),
+                                                         torch.tensor(YS[i:i + 4])), want)
     return want, tm
 
 
