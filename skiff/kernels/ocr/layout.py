@@ -122,11 +122,11 @@ def reading_rows(boxes: list[np.ndarray], flipped_page: bool = False,
     xs = c * pts[..., 0] - s * pts[..., 1]  # (N, 4): corners with the skew undone
     ys = s * pts[..., 0] + c * pts[..., 1]
     x, y = xs.mean(1), ys.mean(1)
-    rows = _rows(list(np.argsort(y, kind="stable")), y, heights)
+    x0, x1 = xs.min(1), xs.max(1)
+    rows = _rows(list(np.argsort(y, kind="stable")), y, heights, x0, x1)
     rows = [sorted(row, key=lambda j: x[j]) for row in rows]
     if not columns or len(rows) < 4:
         return [[int(i) for i in row] for row in rows]
-    x0, x1 = xs.min(1), xs.max(1)
     gap = float(np.median(heights))
     out: list[list[int]] = []
     k = 0
@@ -141,7 +141,7 @@ def reading_rows(boxes: list[np.ndarray], flipped_page: bool = False,
             out.extend(rows[k:end])
         else:
             for col in cols:
-                sub = _rows(sorted(col, key=lambda j: y[j]), y, heights)
+                sub = _rows(sorted(col, key=lambda j: y[j]), y, heights, x0, x1)
                 out.extend(sorted(r, key=lambda j: x[j]) for r in sub)
         k = end
     return [[int(i) for i in row] for row in out]
@@ -268,18 +268,38 @@ def _row_angle(pts: np.ndarray, angle: float, heights: np.ndarray, low: float,
     return best[2]
 
 
-def _rows(order: list, y: np.ndarray, heights: np.ndarray) -> list[list[int]]:
-    """Group indices (sorted by ``y``) into rows whose centres are within half a line."""
+# a box is no part of a row holding a box it overlaps along the row by STACKED_ROW of the
+# narrower one's width or more while their centres stand STACKED_DY of the shorter one's height
+# apart or more: the two are lines one over the other (round 47, h7: a road sign as a
+# thumbnail, "市中心" over "City Centre", whose centres stood just under half a line from
+# the row "市中心 ... 5 km" the distance's box had begun, read as one row)
+STACKED_ROW, STACKED_DY = 0.5, 0.3
+
+
+def _rows(order: list, y: np.ndarray, heights: np.ndarray, x0=None, x1=None) -> list[list[int]]:
+    """Group indices (sorted by ``y``) into rows whose centres are within half a line; with
+    the boxes' extents along the row (``x0``, ``x1``), not a box stacked on one of the row's
+    (``STACKED_ROW``, ``STACKED_DY``)."""
     rows: list[list[int]] = []
     for i in order:
         if rows:
             row = rows[-1]
             ref = float(np.mean([y[j] for j in row]))
-            if abs(y[i] - ref) < 0.5 * min(heights[i], min(heights[j] for j in row)):
+            if abs(y[i] - ref) < 0.5 * min(heights[i], min(heights[j] for j in row)) and \
+                    not (x0 is not None and any(_stacked_on(i, j, y, heights, x0, x1)
+                                                for j in row)):
                 row.append(i)
                 continue
         rows.append([i])
     return rows
+
+
+def _stacked_on(i: int, j: int, y, heights, x0, x1) -> bool:
+    """Whether boxes ``i`` and ``j`` are lines one over the other (see ``STACKED_ROW``)."""
+    share = min(x1[i], x1[j]) - max(x0[i], x0[j])
+    narrow = min(x1[i] - x0[i], x1[j] - x0[j])
+    return narrow > 0 and share >= STACKED_ROW * narrow and \
+        abs(y[i] - y[j]) >= STACKED_DY * min(heights[i], heights[j])
 
 
 def _gutters(idx: list, x0: np.ndarray, x1: np.ndarray, gap: float) -> list[float]:

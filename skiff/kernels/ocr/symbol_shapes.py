@@ -39,7 +39,8 @@ import numpy as np
 from .spacing import ink_mask
 from .symbols import column_glyphs
 
-__all__ = ["check_weight", "dropped_symbols", "heavy_ticks", "shape_symbol", "SYMBOLS"]
+__all__ = ["check_weight", "dropped_symbols", "heavy_ticks", "shape_symbol", "small_envelope",
+           "SYMBOLS"]
 
 SYMBOLS = "\u260e\u2709\u2714"  # "☎", "✉", "✔"
 LIGHT = "\u2713"  # "✓": matched too, so that a light check put back is written light
@@ -54,6 +55,12 @@ ASPECT = 1.25  # a glyph's box within this factor of the template's (width over 
 # an envelope: a box ENVELOPE_WIDE times as wide as tall or more (a check box's is square),
 # its four sides inked along FRAME of their length, ink inside, correlating ENVELOPE_MATCH
 ENVELOPE_WIDE, FRAME, ENVELOPE_MATCH = 1.15, 0.85, 0.35
+# an envelope 14-18 px (its glyph under SMALL_ENVELOPE px tall), whose blurred inside fills or
+# whose frame binarises away: its grey ink correlated with "✉" drawn at its own height (within
+# one px) in the faces holding it, sharp and blurred, ENVELOPE_GREY or more, its box
+# ENVELOPE_WIDE times as wide as tall; a reading's edge word of one of ENVELOPE_READS (what
+# the recognizer made of such an envelope) is written over (round 47, h7)
+SMALL_ENVELOPE, ENVELOPE_GREY, ENVELOPE_READS = 12, 0.85, "\u2612\u00d7\u22a0\u2297\u03b5\u56f3"
 WORD_GAP, SYMBOL_TALL = 0.4, 0.4  # as in :mod:`.symbols`; a symbol's height over the cap (an
 # envelope in DejaVu Sans Mono: 0.48)
 _FONTS = "/usr/share/fonts/"
@@ -147,6 +154,80 @@ def shape_symbol(glyph: np.ndarray) -> str | None:
             float((vec * t).sum()) >= ENVELOPE_MATCH for t, _ in _templates().get("\u2709", [])):
         return "\u2709"
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def _small_envelopes() -> list[tuple[tuple[int, int], np.ndarray]]:
+    """[((height, width), vector)] of "✉" drawn at 10-23 px in each face of ``FACES``
+    holding it, sharp and blurred (0.6, 1.0 px), at two half-pixel offsets: the grey ink
+    (darkness) cut to its box (darkness over 0.25), scaled to 12 x 12, centred, unit
+    length. Empty without Pillow's FreeType."""
+    try:
+        from PIL import Image, ImageDraw, ImageFilter, ImageFont
+    except ImportError:
+        return []
+    out = []
+    for path in FACES:
+        if not os.path.exists(path):
+            continue
+        for px in range(10, 24):
+            try:
+                face = ImageFont.truetype(path, px)
+            except (OSError, ValueError):
+                break
+            for dx in (0.0, 0.5):
+                im = Image.new("L", (3 * px, 3 * px), 255)
+                ImageDraw.Draw(im).text((px + dx, px + dx), "\u2709", font=face, fill=0)
+                if px == 10 and dx == 0.0:
+                    blank = Image.new("L", im.size, 255)
+                    ImageDraw.Draw(blank).text((px, px), "\uffff", font=face, fill=0)
+                    if np.array_equal(np.asarray(im), np.asarray(blank)):
+                        break  # its ".notdef" box
+                for blur in (0.0, 0.6, 1.0):
+                    g = im.filter(ImageFilter.GaussianBlur(blur)) if blur else im
+                    ink = 1 - np.asarray(g, np.float32) / 255
+                    ys, xs = np.nonzero(ink > 0.25)
+                    if len(ys):
+                        box = ink[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+                        out.append((box.shape, _grey_vector(box)))
+            else:
+                continue
+            break
+    return out
+
+
+def _grey_vector(ink: np.ndarray) -> np.ndarray:
+    import cv2
+
+    v = cv2.resize(ink.astype(np.float32), (12, 12), interpolation=cv2.INTER_AREA)
+    v -= v.mean()
+    return v / (float(np.linalg.norm(v)) + 1e-9)
+
+
+def small_envelope(ink: np.ndarray) -> bool:
+    """Whether a glyph's grey ink (darkness, cut to the glyph's box) is a small "✉": under
+    ``SMALL_ENVELOPE`` px tall, 7 or more, ``ENVELOPE_WIDE`` times as wide as tall or more,
+    correlating ``ENVELOPE_GREY`` or more with a template of its height and width (within one
+    px). Round 47 (h7, `env.py`: "✉ info@example.com", "Mail us ✉" in DejaVu Sans, Bold,
+    Mono, Condensed and their bolds at 14-18 px, sharp and blurred 0.8): envelopes 0.78-1.0
+    (109 of 120 that wide: Condensed's at 1.1-1.13 are not); "☒", "⊠", "⌧", "■", "□",
+    "回", "田", "図", "m", "w", "M", "W", "@" ... in DejaVu, Liberation and Noto Sans CJK
+    that wide: 0.70 at most ("⌧"); a "☒", square, up to 0.89."""
+    h, w = ink.shape
+    if not 7 <= h < SMALL_ENVELOPE or w < ENVELOPE_WIDE * h:
+        return False
+    v = _grey_vector(ink)
+    return any(abs(th - h) <= 1 and abs(tw - w) <= 1 and float((v * t).sum()) >= ENVELOPE_GREY
+               for (th, tw), t in _small_envelopes())
+
+
+def _glyph_ink(crop: np.ndarray, bw: np.ndarray, y0, y1, x0, x1) -> np.ndarray:
+    """The crop's grey ink (darkness, or lightness where the ink is light) in a box."""
+    grey = crop.astype(np.float32).mean(2) if crop.ndim == 3 else crop.astype(np.float32)
+    ink_dark = grey[bw > 0].mean() < grey[bw == 0].mean() if bw.any() and (bw == 0).any() \
+        else True
+    g = grey[y0:y1, x0:x1] / 255
+    return 1 - g if ink_dark else g
 
 
 def check_weight(glyph: np.ndarray) -> str | None:
@@ -253,6 +334,8 @@ def dropped_symbols(text: str, crop: np.ndarray) -> str:
         y1 = max(st[k, 1] + st[k, 3] for k in ks)
         own = np.isin(lab[y0:y1, x0:x1], ks)
         sym = shape_symbol(own)
+        if sym is None and small_envelope(_glyph_ink(crop, bw, y0, y1, x0, x1)):
+            sym = "\u2709"
         if sym is not None:
             found.append((w, sym))
     if len(found) != 1:
@@ -260,6 +343,9 @@ def dropped_symbols(text: str, crop: np.ndarray) -> str:
     w, sym = found[0]
     if w == 0 or w == len(words) - 1:
         edge = read[0] if w == 0 else read[-1]
+        if sym == "\u2709" and edge in ENVELOPE_READS and len(words) == len(read):
+            # the envelope read as something else ("☒", "×", "ε"...): written over
+            return " ".join([sym] + read[1:] if w == 0 else read[:-1] + [sym])
         if len(edge) == 1 and not edge.isalnum():
             return text
         return " ".join([sym] + read if w == 0 else read + [sym])
