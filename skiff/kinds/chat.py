@@ -11,8 +11,9 @@ it is (``--chat`` to use the template).
 ``python -m skiff generate DIR --prompt TEXT --json`` prints the result: ``text``,
 ``thinking``, ``tokens``, ``tokens_per_s`` (and ``raw``, ``prompt_tokens``, ``stop``,
 ``messages``: the conversation with the answer, what the next turn's ``--history`` reads).
-``--prompts FILE`` answers a batch (a prompt a line, or a JSONL of strings or ``{"prompt"}``
-rows) as one left-padded batch, as transformers' ``generate`` (greedy, sampled: a
+``--prompts FILE`` answers a batch (a prompt a line, or a JSONL of strings, ``{"prompt"}``
+rows or ``{"messages"}`` conversations ending with the user's turn) as one left-padded
+batch, as transformers' ``generate`` (greedy, sampled: a
 ``--seed`` draws as ``torch.manual_seed(seed)`` then its ``generate``, or beams): the
 result's ``replies`` (one per prompt, as above).
 ``--num-beams N`` (transformers' beam search, ``num_beams``): the answer comes whole at the
@@ -57,8 +58,9 @@ def _arguments(p):
                    help="the same as PROMPT")
     p.add_argument("--prompts", default=None, metavar="FILE",
                    help="a batch: a text file of prompts, one a line, or a .jsonl of "
-                        "strings or {\"prompt\": ...} rows; answered as one batch (--json: "
-                        "the result's replies, one per prompt)")
+                        "strings, {\"prompt\": ...} rows or {\"messages\": [...]} "
+                        "conversations; answered as one batch (--json: the result's replies, "
+                        "one per prompt)")
     p.add_argument("--system", default=None, metavar="TEXT", help="a system message first")
     p.add_argument("--max-new-tokens", type=positive_int, default=None, metavar="N",
                    help="stop after N new tokens (default 256; a gpt-* job past its "
@@ -362,9 +364,10 @@ def to_config(values: dict, *, chat_default: bool = True, check_folder: bool = T
     }
 
 
-def read_prompts(path) -> list[str]:
+def read_prompts(path) -> list:
     """The prompts of ``--prompts FILE``: a JSONL file's (``.jsonl``: each row a string or
-    ``{"prompt": text}``), else one a line (blank lines left out); one clear error naming
+    ``{"prompt": text}``; a ``{"messages"}`` row: its list of messages), else one a line
+    (blank lines left out); one clear error naming
     the line for a bad row, and for a file with none."""
     import json
 
@@ -384,14 +387,40 @@ def read_prompts(path) -> list[str]:
                 row = json.loads(line)
             except ValueError as exc:
                 raise ValueError(f"--prompts {path!r} line {n} is not JSON ({exc})") from None
+            if isinstance(row, dict) and "messages" in row:  # a conversation (round 47 h10)
+                out.append(_conversation_row(row["messages"], f"--prompts {path!r} line {n}"))
+                continue
             text = row.get("prompt") if isinstance(row, dict) else row
             if not isinstance(text, str) or not text.strip():
-                raise ValueError(f"--prompts {path!r} line {n}: a string or "
-                                 f"{{\"prompt\": text}} row, got {line.strip()[:60]!r}")
+                raise ValueError(f"--prompts {path!r} line {n}: a string, {{\"prompt\": "
+                                 f"text}} or {{\"messages\": [...]}} row, got "
+                                 f"{line.strip()[:60]!r}")
             out.append(text)
     if not out:
         raise ValueError(f"--prompts {path!r} holds no prompt")
     return out
+
+
+def _conversation_row(messages, where: str) -> list[dict]:
+    """A ``--prompts`` JSONL row's ``"messages"``: the turns up to the user's message to
+    answer (each row of the batch its own conversation, as a transformers user hands its
+    pipeline a list of chats); one error naming the line."""
+    from skiff.kernels.train.models.chat_reply import asked_messages
+
+    if not isinstance(messages, list) or not messages:
+        raise ValueError(f"{where}: 'messages' must be a non-empty list of {{\"role\", "
+                         "\"content\"} messages")
+    try:
+        return asked_messages([], messages)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def asked_text(prompt) -> str:
+    """A prompt as the job's view and summary name it: a conversation by its last message."""
+    if isinstance(prompt, list) and prompt and isinstance(prompt[-1], dict):
+        return str(prompt[-1].get("content", ""))
+    return str(prompt)
 
 
 def _history(value, system=None) -> list[dict] | None:
@@ -506,7 +535,7 @@ class ChatKind(Kind):
         if isinstance(r.get("replies"), list):  # a --prompts batch: each answer in turn
             parts = []
             for i, one in enumerate(r["replies"]):
-                asked = html.escape(str(one.get("prompt", "")))
+                asked = html.escape(asked_text(one.get("prompt", "")))
                 parts.append(f"<div style='color:#888'>{i + 1}. {asked}</div>" + reply_html(
                     str(one.get("thinking") or ""), str(one.get("text", ""))))
             return "".join(parts)
@@ -520,7 +549,7 @@ class ChatKind(Kind):
         if isinstance(result.get("replies"), list):  # a --prompts batch
             lines = []
             for i, one in enumerate(result["replies"]):
-                lines.append(f"[{i + 1}] {one.get('prompt', '')}")
+                lines.append(f"[{i + 1}] {asked_text(one.get('prompt', ''))}")
                 lines.extend("  " + t for t in ChatKind.summary(self, one))
             return lines
         lines = []

@@ -99,14 +99,19 @@ def prompt_text(model, prompt: str, *, chat: bool = True, system: str | None = N
     if tok is None:
         raise ValueError(f"the checkpoint {getattr(model, 'source_folder', '')!r} has no "
                          "tokenizer (tokenizer.json or tokenizer.model)")
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise ValueError("give a prompt: the text to answer")
-    if not chat:
+    if isinstance(prompt, (list, tuple)) and chat:  # a conversation (round 47 h10)
+        messages = asked_messages(conversation(history, system), prompt)
+    elif not isinstance(prompt, str) or not prompt.strip():
+        raise ValueError("give a prompt: the text to answer" if not isinstance(
+            prompt, (list, tuple)) else "a conversation goes into the chat template, which "
+            "plain text leaves out: give chat=True (--chat), or a text prompt")
+    elif not chat:
         if history:
             raise ValueError("history goes into the chat template, which plain text leaves "
                              "out: give chat=True (--chat), or no history")
         return prompt
-    messages = conversation(history, system) + [{"role": "user", "content": prompt}]
+    else:
+        messages = conversation(history, system) + [{"role": "user", "content": prompt}]
     kwargs = {} if thinking is None else {"enable_thinking": bool(thinking)}
     return tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False,
                                    **kwargs)
@@ -146,8 +151,10 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
         new.append(int(np.asarray(step_ids).reshape(-1)[0]))
         if should_stop is not None:
             should_stop()
-        if on_text is not None:
-            think, answer = _split(_decode(tok, new, eos, stop_strings, ids), inside)
+        if on_text is not None:  # the text the reply will give, so far
+            cut = _decode(tok, new, eos, stop_strings, ids)
+            raw = _decode(tok, new, eos, None) if stop_strings else cut
+            think, answer = _split(_shown(tok, new, eos, stop_strings, raw, cut), inside)
             on_text(_visible(tok, think), _visible(tok, answer), len(new))
 
     more = {} if no_repeat_ngram_size is None else {
@@ -172,11 +179,12 @@ def reply(model, prompt: str, *, max_new_tokens: int = 256, chat: bool = True,
     seconds = time.perf_counter() - start
     gen = [int(t) for t in np.asarray(out)[0, len(ids):]]
     if beams and on_text is not None:  # the one best beam (no padding after it), whole
-        think, answer = _split(_decode(tok, gen, eos, stop_strings, ids), inside)
+        cut = _decode(tok, gen, eos, stop_strings, ids)
+        think, answer = _split(_shown(tok, gen, eos, stop_strings,
+                                      _decode(tok, gen, eos, None), cut), inside)
         on_text(_visible(tok, think), _visible(tok, answer), len(gen))
     return _reply(model, tok, gen, ids, eos, stop_strings, inside, seconds,
-                  history + [{"role": "user", "content": prompt}] if chat else None,
-                  limit=max_new_tokens)
+                  asked_messages(history, prompt) if chat else None, limit=max_new_tokens)
 
 
 def _reply(model, tok, gen, ids, eos, stop_strings, inside, seconds, asked,
@@ -194,9 +202,7 @@ def _reply(model, tok, gen, ids, eos, stop_strings, inside, seconds, asked,
         why = "stop string"
     else:
         why = "length"
-    if text == raw:  # not cut: the special tokens left out of the ids (round 45 h6)
-        text = _decode_unspecial(tok, gen, eos)
-    think, answer = _split(text, inside)
+    think, answer = _split(_shown(tok, gen, eos, stop_strings, raw, text), inside)
     messages = None if asked is None else \
         asked + [{"role": "assistant", "content": _visible(tok, answer)}]
     return ChatReply(text=_visible(tok, answer), thinking=_visible(tok, think), raw=raw,
@@ -270,8 +276,8 @@ def batch_replies(model, prompts: list[str], *, max_new_tokens: int = 256, chat:
         gen = [int(t) for t in np.asarray(out).reshape(-1)[len(p_ids):]]
         inside = bool(chat) and opens_thinking(text_in)
         replies.append(_reply(model, tok, gen, p_ids, eos, stop_strings, inside, seconds,
-                              history + [{"role": "user", "content": prompt}] if chat
-                              else None, limit=max_new_tokens))
+                              asked_messages(history, prompt) if chat else None,
+                              limit=max_new_tokens))
     return replies, seconds
 
 
@@ -317,6 +323,25 @@ def _beam_batch(model, ids, num_beams, max_new_tokens, eos, on_step, options) ->
 
 
 _ROLES = ("system", "user", "assistant", "tool")
+
+
+def asked_messages(history: list, prompt) -> list[dict]:
+    """The messages a prompt asks after ``history`` (:func:`conversation`'s list): a text is
+    the user's message; a conversation (a list of ``{"role", "content"}`` messages ending
+    with the user's, a ``--prompts`` JSONL row's ``"messages"``: each row of a batch its own
+    turns, as a transformers user hands its pipeline a list of chats) follows the history
+    (one system message in all)."""
+    if isinstance(prompt, str):
+        return history + [{"role": "user", "content": prompt}]
+    turns = conversation(list(prompt))
+    if not turns or turns[-1]["role"] != "user":
+        raise ValueError("a conversation to answer ends with the user's message, got "
+                         f"{turns[-1]['role'] if turns else 'no message'!r} last")
+    out = history + turns
+    if sum(m["role"] == "system" for m in out) > 1:
+        raise ValueError("give the system message once: the conversation has one, and a "
+                         "system text (or history) was given too")
+    return out
 
 
 def conversation(history=None, system: str | None = None) -> list[dict]:
@@ -376,6 +401,22 @@ def _split(text: str, inside: bool) -> tuple[str, str]:
             or text.lstrip().startswith("<response>"):
         return split_thinking(text, inside=inside)
     return "", text
+
+
+def _shown(tok, gen, eos: set, stop_strings, raw: str, cut: str) -> str:
+    """The answer's text of the generated ``gen`` (``raw``: their decode, ``cut``: it cut
+    before a stop string by :func:`_decode`), without the special tokens. Not cut: the
+    decode of the ids without the special ones (round 45 h6). Cut: that decode cut where it
+    holds the stop string: one met inside a special token's text (transformers' stop strings
+    match the tokens' strings, special ones too, and stop there) left a fragment of it
+    (``'...<|'``); the decode a transformers user makes (``skip_special_tokens=True``) holds
+    no stop string then, and is the answer whole (round 47 h10)."""
+    if cut == raw:
+        return _decode_unspecial(tok, gen, eos)
+    if not cut:  # a stop string begun in the prompt: no text
+        return cut
+    return stop_cut(_decode_unspecial(tok, gen, eos),
+                    [stop_strings] if isinstance(stop_strings, str) else stop_strings)
 
 
 def _decode_unspecial(tok, ids, eos: set) -> str:
