@@ -622,3 +622,25 @@ def graph_nodes(root) -> list:
                 seen.add(p)
                 stack.append(p)
     return list(seen)
+
+
+def reaches(outputs, t) -> bool:
+    """Whether the tensor ``t`` (a leaf, or a node's output) is in the graph of ``outputs``:
+    a gradient that came back None from a first-order pass through such a graph is torch's
+    zeros (round 47: a ReLU net's last ``grad`` of its constant second derivative, tied to
+    the input with a zero derivative)."""
+    node, leaf = t._node, None if t._node is not None else id(t)
+    seen, stack = set(), [o._node for o in outputs if o._node is not None]
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        if n is node:
+            return True
+        seen.add(n)
+        for p in n._parents:
+            if isinstance(p, Function):
+                stack.append(p)
+            elif p is not None and id(p) == leaf:
+                return True
+    return False

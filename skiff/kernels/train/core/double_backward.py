@@ -23,6 +23,7 @@ from . import (
     double_rules_r45,  # noqa: F401  (xlog1py's, gammainc's, fmod's/remainder's)
     double_rules_r45h17,  # noqa: F401  (cholesky's, eigh's, matrix_exp's, index_add's)
     double_rules_r46h8,  # noqa: F401  (eig's, svd's, angle's, index_put's, rotary's)
+    double_rules_r47h5,  # noqa: F401  (einsum's, the n-d pools', ctc_loss's)
 )
 from . import tensor as _tensor
 from .autograd import Function, enable_grad

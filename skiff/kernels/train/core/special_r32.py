@@ -195,9 +195,49 @@ def _values(name, *args):
     return Tensor._make(out.astype(np.result_type(*arrays), copy=False), False, None, 0)
 
 
+_NO_ZETA_X = "the derivative for 'zeta' is not implemented."
+
+
+class _Zeta(Function):
+    """Hurwitz zeta with torch's derivatives (round 47; it was values only, so a gradient in
+    ``q`` was silently none): ``d/dq = -x zeta(x + 1, q)``, to any order; in ``x`` none
+    (torch's NotImplementedError, raised when the gradient is taken)."""
+
+    def forward(self, x, q):
+        self.save_for_backward(x, q)
+        with np.errstate(all="ignore"):
+            return _sp(x, "zeta")(x, q).astype(np.result_type(x, q), copy=False)
+
+    def backward(self, g):
+        x, q = self.saved
+        if self.needs_input_grad[0]:
+            raise NotImplementedError(_NO_ZETA_X)
+        with np.errstate(all="ignore"):
+            d = -x * _sp(x, "zeta")(x + 1, q)
+        return None, unbroadcast(g * d, q.shape)
+
+    def backward_t(self, want, g):
+        from .double_helpers import input_t, unbroadcast_t
+
+        x, q = self.saved
+        if want[0]:
+            raise NotImplementedError(_NO_ZETA_X)
+        return None, unbroadcast_t(g * (-x) * _Zeta.apply(x + 1, input_t(self, 1, q)), q.shape)
+
+
 def zeta(input, other):  # noqa: A002
-    """Hurwitz zeta ``sum_k (k + q) ** -x`` (values; no gradient, as torch's)."""
-    return _values("zeta", input, other)
+    """Hurwitz zeta ``sum_k (k + q) ** -x``; differentiable in ``q`` (``other``), as torch's."""
+    from .autograd import is_grad_enabled
+    from .tensor import _promote
+
+    if not is_grad_enabled() or not any(getattr(a, "requires_grad", False)
+                                        for a in (input, other)):
+        return _values("zeta", input, other)
+    ts = [_float(a) if hasattr(a, "dtype") else a for a in (input, other)]
+    ts = list(_promote(*ts))
+    ts = [t if hasattr(t, "dtype") else _tensor(t, like=ts[0] if hasattr(ts[0], "dtype")
+                                               else ts[1]) for t in ts]
+    return _Zeta.apply(*ts)
 
 
 def bessel_j0(input):  # noqa: A002

@@ -243,6 +243,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         result = []
         for i, t in enumerate(inputs):
             g = t._grad
+            if g is None and _ag.reaches(outputs, t):  # a zero derivative on the graph (torch's)
+                g = t.xp.zeros(t.shape, dtype=t.dtype)
             if g is None and not (allow_unused or materialize_grads):
                 raise RuntimeError(_unused(i))
             if g is None and materialize_grads:

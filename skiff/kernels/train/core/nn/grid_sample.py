@@ -199,9 +199,10 @@ class GridSample2dFn(Function):
             corners = [(x0, y0, (1 - fx) * (1 - fy)), (x0 + 1, y0, fx * (1 - fy)),
                        (x0, y0 + 1, (1 - fx) * fy), (x0 + 1, y0 + 1, fx * fy)]
         out = xp.zeros((n, c, ho * wo), dtype=x.dtype)
-        kept = []
+        kept, self.inside = [], []  # (the masks: the double-backward rule's, round 47)
         for cx, cy, wt in corners:
             inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h)
+            self.inside.append(inside.reshape(n, 1, -1))
             idx = (xp.clip(cy, 0, h - 1) * w + xp.clip(cx, 0, w - 1)).reshape(n, 1, -1)
             m = (wt * inside).reshape(n, 1, -1).astype(x.dtype)
             v = xp.take_along_axis(flat, xp.broadcast_to(idx, (n, c, idx.shape[2])), axis=2)

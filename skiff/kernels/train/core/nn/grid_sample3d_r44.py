@@ -40,9 +40,10 @@ class GridSample3dFn(Function):
                 ws = [f if b else 1 - f for f, b in zip(fr, bits)]
                 corners.append((cs, ws, bits))
         out = xp.zeros((n, c, int(np.prod(outs))), dtype=x.dtype)
-        kept = []
+        kept, self.inside = [], []  # (the masks: the double-backward rule's, round 47)
         for (cx, cy, cz), ws, bits in corners:
             inside = (cx >= 0) & (cx < w) & (cy >= 0) & (cy < h) & (cz >= 0) & (cz < d)
+            self.inside.append(inside.reshape(n, 1, -1))
             idx = ((xp.clip(cz, 0, d - 1) * h + xp.clip(cy, 0, h - 1)) * w
                    + xp.clip(cx, 0, w - 1)).reshape(n, 1, -1)
             m = (ws[0] * ws[1] * ws[2] * inside).reshape(n, 1, -1).astype(x.dtype)

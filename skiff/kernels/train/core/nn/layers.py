@@ -356,8 +356,10 @@ class LeakyReLU(Module):
         self.inplace = bool(inplace)
         self.negative_slope = float(negative_slope)
 
-    def forward(self, x):
-        return x.relu() - (-x).relu() * self.negative_slope
+    def forward(self, x):  # F.leaky_relu: torch's gradient at 0 (the slope; the old
+        # relu(x) - slope relu(-x) gave 0) and its gradient in the graph (round 47)
+        from .functional.extra import leaky_relu
+        return leaky_relu(x, self.negative_slope)
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")

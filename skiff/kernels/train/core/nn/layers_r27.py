@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..default_dtype import default_float
-from ..tensor import stack, where
+from ..tensor import stack
 from .layers import _positive, uniform_
 from .module import Module, Parameter
 
@@ -28,12 +28,14 @@ def _zero(x):
 
 def softshrink(x, lambd=0.5):
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between."""
-    return where(x._data > lambd, x - lambd, where(x._data < -lambd, x + lambd, _zero(x)))
+    from .functional.piecewise_r47 import piecewise_linear  # gradient in the graph (r47)
+    return piecewise_linear(x, "softshrink", lambd)
 
 
 def hardshrink(x, lambd=0.5):
     """``x`` where ``|x| > lambd``, else 0."""
-    return where(abs(x._data) > lambd, x, _zero(x))
+    from .functional.piecewise_r47 import piecewise_linear  # gradient in the graph (r47)
+    return piecewise_linear(x, "hardshrink", lambd)
 
 
 def tanhshrink(x):

@@ -35,6 +35,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False,  #
     [lower, upper] per element when training, times their mean otherwise."""
     if not 0 <= lower <= upper:
         raise ValueError(f"rrelu needs 0 <= lower <= upper, got {lower}, {upper}")
+    if not training:  # torch's leaky_relu at the mean slope, its gradient in the graph
+        from .functional.piecewise_r47 import piecewise_linear
+        return piecewise_linear(input, "leaky", (lower + upper) / 2.0)
     neg = input._data < 0
     if training:
         u = T.rand(*input.shape, dtype=input.dtype, device=input.device, generator=generator)

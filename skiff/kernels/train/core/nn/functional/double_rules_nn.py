@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ...autograd import Function, xp_of
-from ...double_helpers import input_t, output_t, unbroadcast_t
+from ...double_helpers import input_t, output_t, tie_t, unbroadcast_t
 from ...double_rules import IndexGrad, rule
 from ...ops_math import Exp, MatMul, Sigmoid, Tanh
 from ...ops_shape import Expand, GetItem, Reshape, Stack, Transpose
@@ -268,7 +268,15 @@ def _max_pool2d(self, want, g):
     rows = xp.arange(ho).reshape(1, 1, ho, 1) * sh + a // kw
     cols = xp.arange(wo).reshape(1, 1, 1, wo) * sw + a % kw
     index = (xp.arange(n).reshape(n, 1, 1, 1), xp.arange(c).reshape(1, c, 1, 1), rows, cols)
-    return IndexGrad.apply(g, index=index, shape=(n, c, h, w), advanced=True)
+    return _tied(self, IndexGrad.apply(g, index=index, shape=(n, c, h, w), advanced=True))
+
+
+def _tied(node, gx):
+    """``gx`` tied to the node's input with a zero derivative (round 47): torch's
+    ``max_pool2d_with_indices_backward``/``avg_pool2d_backward`` read ``self``, so the
+    gradient requires grad (its own derivative zeros) where skiff's was a constant."""
+    anchor = gx.xp.broadcast_to(gx.xp.zeros((), dtype=gx.dtype), tuple(node.shape))
+    return tie_t(gx, input_t(node, 0, anchor))
 
 
 @rule(AvgPool2dFn)
@@ -283,7 +291,7 @@ def _avg_pool2d(self, want, g):  # g / (kh kw) added back into each window
                      slice(j, j + sw * (wo - 1) + 1, sw))
             part = IndexGrad.apply(gs, index=index, shape=(n, c, h, w))
             total = part if total is None else total + part
-    return total
+    return _tied(self, total)
 
 
 @rule(_PadFn)

@@ -49,7 +49,8 @@ def tanh(x):
 
 
 def leaky_relu(x, negative_slope=0.01, inplace=False):
-    return where(x > 0, x, x * negative_slope)
+    from .piecewise_r47 import piecewise_linear  # its gradient in the graph (round 47)
+    return piecewise_linear(x, "leaky", negative_slope)
 
 
 def elu(x, alpha=1.0, inplace=False):
