@@ -75,8 +75,8 @@ def COMMAND(p):
                    help=f"built-in model ({', '.join(BUILTIN_MODELS)}) or a notebook variable")
     p.add_argument("data", nargs="?", default=None, metavar="DATA",
                    help=f"built-in data ({', '.join(BUILTIN_DATA)}), a text file, a table "
-                        "for mlp (.csv, .tsv, .npz), a folder of class folders of images for "
-                        "cnn, or a notebook variable; default: the model's own data")
+                        "for mlp (.csv, .tsv, .jsonl, .npz), a folder of class folders of "
+                        "images for cnn, or a notebook variable; default: the model's own data")
     p.add_argument("--epochs", type=_epochs_arg, default=None, metavar="N",
                    help="passes over the data; a fraction too, e.g. 0.5 or 2.5 "
                         "(transformers' num_train_epochs; ocr-rec: whole passes)")
@@ -205,6 +205,10 @@ def COMMAND(p):
     p.add_argument("--drop", default=None, metavar="COLUMNS",
                    help="a table file's columns to leave out, by name or number, comma-"
                         "separated (a passenger's name, a ticket number, an identifier)")
+    p.add_argument("--text", default=None, metavar="COLUMNS",
+                   help="a table file's columns of sentences, comma-separated, each read as a "
+                        "bag of words (one feature per word, its count), e.g. a review to "
+                        "classify")
     p.add_argument("--class-weight", type=_class_weight_arg, default=None,
                    metavar="balanced|CLASS=W,...",
                    help="a classifier's loss counts rare classes more, as scikit-learn's "
@@ -307,7 +311,7 @@ _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
                    "block_size": None, "lora_r": None, "lora_alpha": None,
                    "lora_targets": "q_proj,v_proj", "lora_dora": False,
                    "lora_rslora": False, "lora_modules_to_save": None, "target": None, "drop": None,
-                   "eval": None, "class_weight": None,
+                   "text": None, "eval": None, "class_weight": None,
                    "clip": None, "schedule": None, "warmup": None, "keep_checkpoints": None,
                    "clip_by": None, "monitor": None, "mode": None, "keep_best": None,
                    "no_bias_norm_decay": False, "schedule_interval": None}
@@ -531,7 +535,7 @@ def check_pair(model: str, data: str) -> None:
                              f"file), got data {data!r}")
     elif data != default and not (model == "mlp" and _is_table(data)) and not (
             model == "cnn" and os.path.isdir(str(data))):
-        more = {"mlp": " or a table file (.csv, .tsv, .npz)",
+        more = {"mlp": " or a table file (.csv, .tsv, .jsonl, .npz)",
                 "cnn": " or a folder of class folders of images"}.get(model, "")
         # a JSON-lines, Parquet or Excel table: how to train on it (round 45 h11)
         from skiff.kernels.train.tables import other_table_hint
@@ -553,10 +557,16 @@ def _check_image_folder(data: str) -> str:
     return path
 
 
-def _is_table(data: str) -> bool:
+def _is_table(data: str, model: str = "mlp") -> bool:
+    """A table file for ``model``: a JSON-lines file is ``mlp``'s table (round 47 h9), and
+    a text model's rows (prompts and completions) for the others."""
     from skiff.kernels.train.tables import is_table
 
-    return is_table(data)
+    return is_table(data) and (model == "mlp" or not _json_lines(data))
+
+
+def _json_lines(data) -> bool:
+    return str(data).lower().endswith((".jsonl", ".ndjson"))
 
 
 def _fits(model: str, data: str) -> bool:
@@ -691,6 +701,7 @@ def to_config(values: dict) -> dict:
                          f"{', '.join(FROM_CHECKPOINT)}); {model!r} reads no text: drop it")
     target = _check_target(values.get("target"), data if source is None else None)
     drop = _check_drop(values.get("drop"), data if source is None else None, target)
+    text = _check_text(values.get("text"), data if source is None else None, target)
     class_weight = _check_class_weight(values.get("class_weight"), model, source,
                                        bool(values.get("_objects")))
     if class_weight is not None and source is None:  # a table's regression: said now
@@ -701,6 +712,7 @@ def to_config(values: dict) -> dict:
         "class_weight": class_weight,
         "target": target,
         "drop": drop,
+        **({"text": text} if text else {}),
         "model": model,
         "data": data,
         "source": source,
@@ -828,7 +840,7 @@ def _validation(values: dict, model, data, source) -> dict:
         raise ValueError("--monitor and --mode say what --early-stop (or --keep-best) watches: "
                          "add --early-stop N (the validations to wait for a better one)")
     if values.get("keep_best") and split is None and data is not None and source is None \
-            and (values.get("_objects") or data in ARRAY_DATA or _is_table(str(data))):
+            and (values.get("_objects") or data in ARRAY_DATA or _is_table(str(data), model)):
         raise ValueError(f"--keep-best keeps the best validation's checkpoint, and DATA "
                          f"{values.get('_notebook_data') or data!r} holds none out: add "
                          "--val-split 0.1 (a tenth held out)")
@@ -843,7 +855,7 @@ def _validation(values: dict, model, data, source) -> dict:
     if data in ARRAY_DATA and patience is not None and split is None:
         raise ValueError(f"--early-stop watches a validation loss, and the built-in data "
                          f"{data!r} holds none out: add --val-split 0.1 (a tenth held out)")
-    if patience is not None and split is None and _is_table(str(data)):
+    if patience is not None and split is None and _is_table(str(data), model):
         raise ValueError(f"--early-stop watches a validation loss, and DATA {data!r} holds "
                          f"none out: add --val-split 0.1 (a tenth held out)")
     return {"val_split": split, "early_stopping": patience}
@@ -999,6 +1011,28 @@ def _check_target(target, data) -> str | None:
     except TableError as exc:
         raise ValueError(f"--target: {exc}") from None
     return str(target)
+
+
+def _check_text(text, data, target) -> str | None:
+    """``--text COLUMNS``: only for a .csv/.tsv/.jsonl table, each a column it has, not the
+    target (said now, before any run folder)."""
+    if not text:
+        return None
+    from skiff.kernels.train.tables import TableError, pick_target, table_columns
+
+    if data is None or not _is_table(str(data)) or str(data).lower().endswith(".npz"):
+        raise ValueError(f"--text reads columns of a .csv, .tsv or .jsonl table file as "
+                         f"words; DATA is {data!r}")
+    path = os.path.expanduser(str(data))
+    columns = table_columns(path)
+    names = [d.strip() for d in str(text).split(",") if d.strip()]
+    try:
+        read = {pick_target(path, columns, name) for name in names}
+        if target is not None and pick_target(path, columns, target) in read:
+            raise ValueError(f"--text reads the --target column {target!r} as words")
+    except TableError as exc:
+        raise ValueError(f"--text: {exc}") from None
+    return ",".join(names)
 
 
 def _check_drop(drop, data, target) -> str | None:
@@ -1883,12 +1917,13 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
 
             apply_job_lora(model, cfg["lora"], seed=seed)
         dataset, table = data_obj, None
-        if dataset is None and is_table(data_name):  # a CSV/TSV/NPZ: its rows, not its bytes
+        if dataset is None and is_table(data_name) and (  # a CSV/TSV/NPZ: its rows
+                model_name == "mlp" and model_obj is None or not _json_lines(data_name)):
             from skiff.kernels.train.data import ArrayDataset
             from skiff.kernels.train.entry import table_order, training_rows
 
             table = read_table(data_name, cfg.get("target"), cfg.get("drop"),
-                               training_rows(seed, cfg.get("val_split")))
+                               training_rows(seed, cfg.get("val_split")), cfg.get("text"))
             # in an order of the seed's, as a terminal job's table: --val-split holds out the
             # last rows, and a file sorted by its classes held out one class only; those of
             # each class in its share (round 46 h7)

@@ -8,13 +8,13 @@ import pytest
 from skiff.kinds.train import check_pair
 
 
-@pytest.mark.parametrize("name, reader", [("data.jsonl", "read_json("),
+@pytest.mark.parametrize("name, reader", [("data.json", "read_json("),
                                           ("data.parquet", "read_parquet("),
                                           ("data.xlsx", "read_excel(")])
 def test_another_table_format_is_told_how(name, reader):
     with pytest.raises(ValueError) as err:
         check_pair("mlp", name)
-    assert "table file (.csv, .tsv, .npz)" in str(err.value)
+    assert "table file (.csv, .tsv, .jsonl, .npz)" in str(err.value)
     assert reader in str(err.value) and "%train mlp df" in str(err.value)
 
 

@@ -214,7 +214,7 @@ def _path_given(path, what: str) -> str:
     if p.is_dir():
         return (f"{said}: a folder of class folders of images is "
                 f"skiff.data.ImageFolder({str(path)!r}) (read its images once)")
-    if p.suffix.lower() in (".csv", ".tsv", ".npz"):
+    if p.suffix.lower() in (".csv", ".tsv", ".npz", ".jsonl", ".ndjson"):
         return (f"{said}: a table is read by the command line and %train, which encode its "
                 f"words, dates and empty cells and let predict read new rows the same way "
                 f"(python -m skiff train mlp {p.name} --target COLUMN; %train MODEL "

@@ -44,12 +44,13 @@ import numpy as np
 
 from .table_dates import date_features, date_order, looks_like_date, order_text
 from .table_decimal import decimal_comma_columns
+from .table_jsonl import JSON_LINES, json_lines_rows
 
 __all__ = ["TABLE_SUFFIXES", "OTHER_TABLES", "other_table_hint", "TARGET_NAMES", "MAX_CLASSES",
            "MAX_CATEGORIES", "Table", "TableError", "is_table", "table_columns", "pick_target",
-           "read_table", "encode_column", "apply_encoding"]
+           "read_table", "encode_column", "apply_encoding", "words_column", "MAX_WORDS"]
 
-TABLE_SUFFIXES = (".csv", ".tsv", ".npz")
+TABLE_SUFFIXES = (".csv", ".tsv", ".npz", ".jsonl", ".ndjson")
 TARGET_NAMES = ("label", "target", "y", "class")
 MAX_CLASSES = 50
 MAX_CATEGORIES = 50
@@ -109,8 +110,7 @@ def is_table(path) -> bool:
 
 # tables in formats ``mlp`` does not read, and pandas' reader of each (round 45: a JSON-lines
 # file was "trains on 'blobs' or a table file (.csv, .tsv, .npz)", no way on said)
-OTHER_TABLES = {".jsonl": "read_json(path, lines=True)", ".ndjson": "read_json(path, lines=True)",
-                ".json": "read_json(path)", ".parquet": "read_parquet(path)",
+OTHER_TABLES = {".json": "read_json(path)", ".parquet": "read_parquet(path)",
                 ".feather": "read_feather(path)", ".xlsx": "read_excel(path)",
                 ".xls": "read_excel(path)", ".ods": "read_excel(path)"}
 
@@ -129,14 +129,18 @@ def other_table_hint(path) -> str:
             f"pd.{reader.replace('path', repr(str(path)))}.to_csv({csv_name!r}, index=False)")
 
 
-def read_table(path, target: str | None = None, drop=None, fit_rows=None) -> Table:
+def read_table(path, target: str | None = None, drop=None, fit_rows=None,
+               text=None) -> Table:
     """The training table in ``path`` (see the module docstring); ``target``: the column to
     predict, by name (any case) or 1-based number, instead of the one found by name/shape;
     ``drop``: columns to leave out (names or 1-based numbers, a list or one comma-separated
     text: a passenger's name, a ticket number, an identifier), which predict then ignores.
     ``fit_rows``: the rows (indices, or ``fit_rows(n)`` of the file's n rows) whose means and
     deviations scale the features and fill the gaps, the training rows when some are held
-    out for validation (scikit-learn fits its scaler on them); None: every row."""
+    out for validation (scikit-learn fits its scaler on them); None: every row.
+    ``text``: columns of sentences (names or numbers, as ``drop``), each read as a bag of
+    words: one feature per word of the training rows, its count in the cell (scikit-learn's
+    ``CountVectorizer``; round 47 h9: such a column was "free text or an identifier")."""
     path = Path(path)
     if not path.is_file():
         raise TableError(f"no table file {str(path)!r}")
@@ -149,7 +153,8 @@ def read_table(path, target: str | None = None, drop=None, fit_rows=None) -> Tab
         encoding, read_notes, marks = None, [], {}
     else:
         x, y, columns, target, encoding, read_notes, marks = _read_delimited(
-            path, "\t" if path.suffix.lower() == ".tsv" else ",", target, drop, fit_rows)
+            path, "\t" if path.suffix.lower() == ".tsv" else ",", target, drop, fit_rows,
+            text)
     if len(x) < 2:
         raise TableError(f"{path.name}: {len(x)} row of data; training needs at least 2")
     x, kept, notes = _drop_row_index(x, columns)
@@ -235,6 +240,8 @@ def _cells(path: Path, delimiter: str, limit: int | None = None, notes=None,
     0-based numbers of the columns read with decimal commas."""
     from .data import decode_text_file
 
+    if path.suffix.lower() in JSON_LINES:  # one object a line: the keys, then the records
+        return json_lines_rows(path, limit, TableError)
     text, note = decode_text_file(path)
     if note and notes is not None:
         notes.append(note)
@@ -298,12 +305,12 @@ def read_rows(path, decimal: dict | None = None, notes: list | None = None,
                          "predicts the rows of a .csv or .tsv file")
     if not path.is_file():
         raise TableError(f"no table file {str(path)!r}")
-    if path.suffix.lower() not in (".csv", ".tsv", ".txt"):
-        raise TableError(f"{path.name}: predict reads .csv or .tsv files")
+    if path.suffix.lower() not in (".csv", ".tsv", ".txt") + JSON_LINES:
+        raise TableError(f"{path.name}: predict reads .csv, .tsv or .jsonl files")
     commas: list[int] = []
     rows = _cells(path, "\t" if path.suffix.lower() == ".tsv" else ",", commas=commas)
     first = rows[0][1]
-    header = first if any(_number(c) is None for c in first) else None
+    header = first if rows[0][0] == 0 or any(_number(c) is None for c in first) else None
     if header is not None and len(rows) < 2:
         raise TableError(f"{path.name}: a header and no rows")
     body = rows[1:] if header is not None else rows
@@ -347,7 +354,7 @@ def table_columns(path) -> list[str]:
     path = Path(path)
     rows = _cells(path, "\t" if path.suffix.lower() == ".tsv" else ",", limit=2)
     first = rows[0][1]
-    if any(_number(c) is None for c in first) and len(rows) > 1:
+    if (rows[0][0] == 0 or any(_number(c) is None for c in first)) and len(rows) > 1:
         return first
     return [f"column {i + 1}" for i in range(len(first))]
 
@@ -408,12 +415,12 @@ def _fit_mask(fit_rows, n: int, labels=None):
 
 
 def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=None,
-                    fit_rows=None):
+                    fit_rows=None, text=None):
     decoded: list[str] = []  # a file that is not UTF-8: how it was read
     commas: list[int] = []  # the columns read with decimal commas
     rows = _cells(path, delimiter, notes=decoded, commas=commas)
     first = rows[0][1]
-    header = any(_number(c) is None for c in first)
+    header = rows[0][0] == 0 or any(_number(c) is None for c in first)  # 0: JSON's keys
     columns = first if header else [f"column {i + 1}" for i in range(len(first))]
     body = rows[1:] if header else rows
     width = len(columns)
@@ -428,6 +435,7 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=
             seen[c] = i
     lowered = [c.lower() for c in columns]
     dropped = _dropped(path, columns, drop)
+    texts = [i for i in _dropped(path, columns, text) if i not in dropped]
     chosen_at = pick_target(path, columns, chosen) if chosen is not None else None
     # a column with no value at all (a spreadsheet's trailing separator, "x;label;", or a
     # "notes" column nobody filled): left out, as scikit-learn's SimpleImputer drops it; it
@@ -441,11 +449,15 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=
                                               if blank else "")
                          + "; a table needs features and a target")
     words = [i for i, c in enumerate(body[0][1]) if i in kept and _number(c) is None
-             and not looks_like_date(c)] if body else []  # a date is a feature, not classes
+             and not looks_like_date(c) and i not in texts] if body else []  # a date, a
+    # text: features, not classes
     target = chosen_at if chosen is not None else next(
         (lowered.index(t) for t in TARGET_NAMES if t in lowered
          and lowered.index(t) not in dropped),
         words[0] if len(words) == 1 else kept[-1])  # a column of words: the classes
+    if target in texts:
+        raise TableError(f"{path.name}: {columns[target]!r} is the target, not a text column "
+                         "to read as words; pick another target with --target")
     if target in dropped:
         raise TableError(f"{path.name}: {columns[target]!r} is the target and cannot be left "
                          "out; pick another target with --target")
@@ -498,9 +510,9 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=
     fit = _fit_mask(fit_rows, len(body), labels)
     for i in features:
         try:
-            values, spec, note = encode_column(path.name, columns[i],
-                                               [cells[i] for _, cells in body],
-                                               [line for line, _ in body], fit)
+            values, spec, note = (words_column if i in texts else encode_column)(
+                path.name, columns[i], [cells[i] for _, cells in body],
+                [line for line, _ in body], fit)
         except FreeTextColumn as exc:  # every such column named at once, then refused
             free.append((columns[i], str(exc)))
             continue
@@ -592,6 +604,46 @@ def encode_column(file: str, name: str, cells: list[str], lines: list[int], fit=
         f"column {name!r}: words, one 0/1 feature per value ({shown})"
 
 
+MAX_WORDS = 2000  # a text column's features: its most frequent words
+_WORD = re.compile(r"[^\W_]+")  # letters and digits, as CountVectorizer's (?u)\b\w\w+\b
+# takes words, one-letter ones too
+
+
+def words_of(cell: str) -> list[str]:
+    """A text cell's words, lower-cased."""
+    return _WORD.findall(cell.lower())
+
+
+def _word_counts(cells: list[str], values: list[str]) -> np.ndarray:
+    index = {v: k for k, v in enumerate(values)}
+    out = np.zeros((len(cells), len(values)), np.float64)
+    for r, c in enumerate(cells):
+        for w in words_of(c):
+            k = index.get(w)
+            if k is not None:
+                out[r, k] += 1
+    return out
+
+
+def words_column(file: str, name: str, cells: list[str], lines: list[int], fit=None):
+    """A column of sentences (``text=``) as :func:`encode_column` gives a column: each word of
+    the training rows (``fit``; the :data:`MAX_WORDS` in most rows where there are more) a
+    feature, its count in each cell (an empty cell: none)."""
+    rows = [set(words_of(c)) for k, c in enumerate(cells) if fit is None or fit[k]]
+    seen: dict[str, int] = {}
+    for r in rows:
+        for w in r:
+            seen[w] = seen.get(w, 0) + 1
+    if not seen:
+        raise TableError(f"{file}, column {name!r}: no words in it to read as text")
+    vocab = sorted(sorted(seen, key=lambda w: (-seen[w], w))[:MAX_WORDS])
+    note = (f"column {name!r}: text, one feature per word ({len(vocab)} words"
+            + (f", the {MAX_WORDS} in most rows of {len(seen)}" if len(seen) > MAX_WORDS else "")
+            + "), each its count in the row")
+    return _word_counts(cells, vocab), {"name": name, "kind": "words", "values": vocab,
+                                        "features": [f"{name}:{w}" for w in vocab]}, note
+
+
 def _one_hot(cells: list[str], values: list[str]) -> np.ndarray:
     """Rows x len(values) of 0/1: which value each (stripped) cell is; none for a cell that
     is none of them."""
@@ -661,6 +713,8 @@ def apply_encoding(file: str, encoding: list, cells_of, lines: list[int]):
             if empty:
                 notes.append(f"column {name!r}: {empty} empty cell{'s' if empty > 1 else ''} "
                              "filled with the training means")
+        elif spec["kind"] == "words":  # a bag of the training rows' words
+            col = _word_counts(cells, spec["values"])
         else:
             values = spec["values"]
             col = _one_hot(cells, values)

@@ -88,7 +88,7 @@ class Adagrad(Optimizer):
                          maximize=bool(maximize), **_impl_flags(foreach, fused, differentiable))
         for group in self.param_groups:  # torch makes the state at construction
             for p in group["params"]:
-                v = group["initial_accumulator_value"]  # both parts of a complex one (torch's)
+                v = initial_accumulator_value  # the constructor's for every group (torch's)
                 self.state[p] = {"step": StepCount(0), "sum": p.xp.full(
                     p.shape, complex(v, v) if p.dtype.kind == "c" else v, dtype=p.dtype)}
 

@@ -106,10 +106,19 @@ def fit_optimizer_state(state: dict, *, sizes: list[int], shapes: list[tuple],
         return None
     total = int(sum(sizes))
     by_pos: list[dict] = [{} for _ in sizes]
+    named = state.get("flat_groups") or []
     for k, v in flat.items():
         if np.ndim(v) == 0:
+            if "@" in str(k):  # group i's own scalar (round 47 h9's zero_groups): below
+                continue
             for st in by_pos:
                 st[k] = v
+            for gi, g in enumerate(named):  # NAdam's mu_product, ASGD's eta of each group
+                own = flat.get(f"{k}@{gi}")
+                if own is not None:
+                    for pos in g:
+                        if pos < len(by_pos):
+                            by_pos[pos][k] = own
             continue
         arr = np.asarray(v).reshape(-1)
         if arr.size != total:  # this rank's slice: the others' from every rank

@@ -17,15 +17,25 @@ moves every group's lr as torch's does and a checkpoint keeps every group's sett
 its group, each given views of the slice's values, gradient and moments: each group's
 elements step with its group's hyper-parameters and lr, as torch's optimizer steps each
 group (SGD with momentum and Nesterov, Adam, AdamW; their updates are element-wise).
+
+Round 47 h9: the other element-wise optimizers step the same way (RMSprop, Adagrad, Adamax,
+NAdam, RAdam, Adadelta, Rprop, ASGD). A state made at construction (Adagrad's ``sum`` of each
+group's ``initial_accumulator_value``) is joined from each group's segments; a scalar state
+that depends on the group's settings (NAdam's ``mu_product`` of its ``betas[0]`` and
+``momentum_decay``, ASGD's ``eta`` and ``mu`` of its lr, ``lambd``, ``alpha``, ``t0``) is
+kept per group: under its key where the groups agree, else group ``i``'s under ``key@i``
+too. Optimizers whose update is not element-wise (LBFGS, Muon, Adafactor's factored
+moments, SparseAdam) keep the refusal.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["grouped_slice", "flat_groups", "STEPPED"]
+__all__ = ["grouped_slice", "flat_groups", "construct", "STEPPED"]
 
-STEPPED = ("SGD", "Adam", "AdamW")
+STEPPED = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam",
+           "Adadelta", "Rprop", "ASGD")
 
 
 def flat_groups(spec, params: list) -> list[list[int]]:
@@ -37,15 +47,18 @@ def flat_groups(spec, params: list) -> list[list[int]]:
 
 
 def _stepped(spec) -> bool:
-    from ..core.optim import SGD, Adam, AdamW
+    """skiff's own element-wise optimizers (the class itself: a subclass may step otherwise)."""
+    from ..core import optim, optim_adadelta_rprop, optim_adam_family, optim_asgd, optim_more
 
-    return type(spec) in (SGD, Adam, AdamW)
+    mods = (optim, optim_more, optim_adam_family, optim_adadelta_rprop, optim_asgd)
+    return any(type(spec) is getattr(m, n, None) for m in mods for n in STEPPED)
 
 
 def grouped_slice(spec, settings: list[dict], strategy, name: str):
     """An optimizer of ``spec``'s class and groups (``settings``: each group's settings)
     stepping ``strategy``'s flat slice group by group, or None where ``spec`` is not one
-    of skiff's SGD, Adam, AdamW and its groups' settings are all equal (one group serves).
+    of skiff's element-wise optimizers (:data:`STEPPED`) and its groups' settings are all
+    equal (one group serves).
     Groups of other settings of another optimizer are refused, naming what works."""
     if not _stepped(spec):
         if all(s == settings[0] for s in settings[1:]):
@@ -55,12 +68,12 @@ def grouped_slice(spec, settings: list[dict], strategy, name: str):
         raise ValueError(
             f"optimizer=... is a {type(spec).__name__} of {len(settings)} parameter groups "
             f"of other settings ({', '.join(differ)}); strategy {name!r} steps one flat "
-            "slice of all the parameters on each rank, group by group for skiff's SGD, Adam "
-            "and AdamW only: use one of them, give one group's settings, or "
-            "strategy='dp' (it steps the groups as they are)")
+            "slice of all the parameters on each rank, group by group for skiff's "
+            f"element-wise optimizers only ({', '.join(STEPPED)}); a "
+            f"{type(spec).__name__}'s update is not element-wise: use one of them, give one "
+            "group's settings, or strategy='dp' (it steps the groups as they are)")
     from ..core.tensor import Tensor
 
-    cls = type(spec)
     shard, lo = strategy.shard, strategy.lo
     group_of = {id(p): gi for gi, g in enumerate(spec.param_groups) for p in g["params"]}
     segments: list[list[list[int]]] = [[] for _ in settings]
@@ -73,15 +86,21 @@ def grouped_slice(spec, settings: list[dict], strategy, name: str):
             segments[gi][-1][1] = e
         else:
             segments[gi].append([s, e])
-    outer = cls([{**settings[0], "params": [shard]}]
-                + [{**st, "params": []} for st in settings[1:]])
+    outer = construct(spec, [{**settings[0], "params": [shard]}]
+                      + [{**st, "params": []} for st in settings[1:]])
     dtype = shard._data.dtype
     stand_ins = [[Tensor(np.zeros(e - s, dtype=dtype), requires_grad=True,
                          dtype=dtype) for s, e in segs] for segs in segments]
     inner = None
     if any(stand_ins):
-        inner = cls([{**st, "params": ps} for st, ps in zip(settings, stand_ins)])
+        inner = construct(spec, [{**st, "params": ps} for st, ps in zip(settings, stand_ins)])
     pairs = [list(zip(ps, segs)) for ps, segs in zip(stand_ins, segments)]
+    n_all = shard._data.shape[0]
+    if inner is not None and inner.state and any(inner.state.values()):
+        # a state made at construction (Adagrad's sum of each group's initial value): the
+        # slice's joined from the groups' segments, not the first group's for all
+        outer.state[shard] = _joined(inner, pairs, {}, n_all, shard.xp)
+        inner.state.clear()
 
     def step(closure=None):
         loss = outer._closure(closure)
@@ -91,29 +110,25 @@ def grouped_slice(spec, settings: list[dict], strategy, name: str):
         data, n = shard._data, shard._data.shape[0]
         flat = outer.state.get(shard)
         flat = {} if flat is None else flat
-        for group, own, members in zip(outer.param_groups, inner.param_groups, pairs):
+        for gi, (group, own, members) in enumerate(zip(outer.param_groups,
+                                                       inner.param_groups, pairs)):
             for k, v in group.items():  # the lr a scheduler set, the settings loaded
                 if k != "params":
                     own[k] = v
             for p, (s, e) in members:
                 p._data, p._grad = data[s:e], grad[s:e]
                 if flat:
-                    inner.state[p] = {k: (v[s:e] if _sized(v, n) else v)
-                                      for k, v in flat.items()}
+                    inner.state[p] = {k: (v[s:e] if _sized(v, n) else
+                                          flat.get(f"{k}@{gi}", v))
+                                      for k, v in flat.items() if "@" not in str(k)}
                 else:
                     inner.state.pop(p, None)
         type(inner).step(inner)
-        new = flat  # the slice's state, updated in place (zero_unreached holds it)
+        # the slice's state, updated in place (zero_unreached holds it)
+        new = _joined(inner, pairs, flat, n, shard.xp)
         for members in pairs:
             for p, (s, e) in members:
                 data[s:e] = p._data  # a view of it already: the same values
-                for k, v in (inner.state.get(p) or {}).items():
-                    if _sized(v, e - s):
-                        if k not in new:
-                            new[k] = shard.xp.zeros(n, dtype=v.dtype)
-                        new[k][s:e] = v
-                    else:
-                        new[k] = v
                 p._grad = None
         inner.state.clear()
         if new:
@@ -124,6 +139,50 @@ def grouped_slice(spec, settings: list[dict], strategy, name: str):
     outer._flat_groups = flat_groups(spec, strategy.params)
     outer._segments = segments
     return outer
+
+
+def construct(spec, groups: list[dict]):
+    """``type(spec)(groups)`` given ``spec``'s constructor settings too: torch's Adagrad fills
+    every group's ``sum`` with the constructor's ``initial_accumulator_value``, not the
+    group's, so a rebuilt one must be given it."""
+    import inspect
+
+    cls = type(spec)
+    try:
+        names = inspect.signature(cls.__init__).parameters
+    except (TypeError, ValueError):
+        return cls(groups)
+    kw = {k: v for k, v in getattr(spec, "defaults", {}).items()
+          if k in names and k not in ("self", "params", "lr")}
+    try:
+        return cls(groups, **kw)
+    except (TypeError, ValueError):
+        return cls(groups)
+
+
+def _joined(inner, pairs, new: dict, n: int, xp) -> dict:
+    """The slice's state from each segment's (``inner.state``): a moment's segments written
+    into one array of the slice's length, a scalar kept per group (``key`` where the groups
+    agree, else also ``key@i`` for group ``i``)."""
+    scalars: dict = {}
+    for gi, members in enumerate(pairs):
+        for p, (s, e) in members:
+            for k, v in (inner.state.get(p) or {}).items():
+                if _sized(v, e - s):
+                    if k not in new:
+                        new[k] = xp.zeros(n, dtype=v.dtype)
+                    new[k][s:e] = v
+                else:
+                    scalars.setdefault(k, {})[gi] = v
+    for k in [k for k in new if "@" in str(k)]:
+        del new[k]
+    for k, by_group in scalars.items():
+        values = list(by_group.values())
+        new[k] = values[0]
+        if any(v != values[0] for v in values[1:]):
+            for gi, v in by_group.items():
+                new[f"{k}@{gi}"] = v
+    return new
 
 
 def _sized(v, n: int) -> bool:
