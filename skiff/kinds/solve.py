@@ -1905,6 +1905,9 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
         raise TypeError(f"PROBLEM {name!r} is {_what_is(system)}: expected a square "
                         "sparse matrix or array, a dense 2D array, a scipy LinearOperator or "
                         "a GridProblem")
+    from skiff.kernels.solve.operators import unwrapped
+
+    system = unwrapped(system)   # aslinearoperator(M) of a matrix: M, its checks and AMG
     _check_complex_precond(name, getattr(system, "dtype", None), values)
     if not isinstance(system, GridProblem):
         _check_empty_rows(name, system)

@@ -50,6 +50,7 @@ from .operators import (
     host_csr,
     is_matrix_free,
     matrix_operator,
+    unwrapped,
 )
 from .problems import GridProblem, diffusion, poisson
 from .saddle import SaddlePrecond, saddle_blocks
@@ -966,7 +967,7 @@ class Solver:
             precond = "ilu"
         self.device = resolve_device(device)
         self.xp = xp_for(self.device)
-        system = _nested_rows(system)
+        system = unwrapped(_nested_rows(system))   # aslinearoperator(M): M's entries
         self.is_grid = isinstance(system, GridProblem)
         system, self._isolated = _fill_isolated(system, self.is_grid)
         self._lifted = None
@@ -2586,6 +2587,7 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
     interpolation, near_nullspace, amg) and ``strict``, ``callback_type`` and ``stop`` to
     :meth:`Solver.solve`.
     """
+    system = unwrapped(system)   # aslinearoperator(M) of a matrix: M (AMG, the kept setup)
     if "tol" in options:  # scipy's and pyamg's name: say which of ours it is
         raise TypeError(f"solve() takes rtol= (relative to |b|) and atol=, not tol=: "
                         f"rtol={options['tol']!r} is what scipy's tol={options['tol']!r} asked")

@@ -314,7 +314,7 @@ def smoothing_degree(A, size: int, contrast) -> int:
 
 
 def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=None,
-              degree: int = CHEB_DEGREE, bilinear: bool = False):
+              degree: int = CHEB_DEGREE, bilinear: bool = False, damping: float = 1.0):
     """The two-level preconditioner from the block solve ``B`` and the coarse solve ``Q``
     (module docstring): for CG (``symmetric``) with block Jacobi (``overlap`` 0) the
     symmetric V-cycle ``S, Q, S`` with ``S`` the Chebyshev polynomial in ``B A`` of
@@ -322,7 +322,11 @@ def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=Non
     eigenvalue of ``B A``, eight Lanczos steps; before round 45 ``B`` damped by ``min(1, 1.8
     / lambda)``), with additive Schwarz (whose ``B A``
     reaches past 2 where blocks overlap) the balancing ``Q, B, Q``; for BiCGStab / GMRES
-    ``B`` then ``Q``."""
+    ``B`` then ``Q``. COCG (``bilinear``) takes the V-cycle ``B, Q, B`` with or without an
+    overlap, ``B`` scaled by ``damping`` (round 47 h12: an overlap's basic Schwarz corrects
+    its rows once per block holding them, so ``B A`` reaches 2 there; its balancing form
+    took 182 iterations on a Helmholtz 48^2 over 4 ranks where the V-cycle with ``B / 2``
+    takes 37, block Jacobi's 44)."""
     if symmetric and pair is not None:
         ras, ras_t = pair
 
@@ -331,12 +335,15 @@ def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=Non
             z = z + Q(r - op.matvec(z))
             return z + ras_t(r - op.matvec(z))
         return apply
-    if symmetric and overlap == 0 and bilinear:   # round 47 (h4): COCG's M = M^T: the
-        # V-cycle with B undamped (B A's spectrum is complex: no Lanczos interval for it)
+    if symmetric and bilinear:   # round 47 (h4): COCG's M = M^T: the V-cycle with B
+        # undamped (B A's spectrum is complex: no Lanczos interval for it); round 47 (h12):
+        # with an overlap too, B scaled by ``damping`` (the balancing Q, B, Q: 4x the count)
+        w = float(damping)
+
         def apply(r):
-            z = B(r)
+            z = w * B(r)
             z = z + Q(r - op.matvec(z))
-            return z + B(r - op.matvec(z))
+            return z + w * B(r - op.matvec(z))
         apply.lam, apply.interval, apply.degree = None, None, 0
     elif symmetric and overlap == 0:
         lam = lambda_max(B, op, LANCZOS_STEPS)
