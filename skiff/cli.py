@@ -462,14 +462,14 @@ def _run_tool(name: str, rest: list[str]) -> int:
                            rest)
     if name == "jobs":  # `jobs resume ID --lr 0.01`: the train line that goes on with it
         from skiff.grammar.jobs import resume_extras
-        from skiff.jobs.going_on import resume_line
+        from skiff.jobs.going_on import GOES_ON, resume_line
 
         found = resume_extras(rest, cli=True)
         going = found and resume_line(found[0], found[1], "cli")
         if going:
             job, words, line = going
             typed = " ".join(found[1])
-            print(f"skiff: job {job.id} goes on from its newest checkpoint with {typed}: "
+            print(f"skiff: job {job.id} goes on from {GOES_ON[job.kind]} with {typed}: "
                   f"{line}", file=sys.stderr, flush=True)
             return _run_job(job.kind, [*words, *(["--json"] if found[2].json else []),
                                        *(["--dry-run"] if found[2].dry_run else [])])

@@ -257,6 +257,13 @@ def resume(job: Job, *, front: str = "cli", dry_run: bool = False,
         if plan["why"] not in (None, "as asked"):
             doc["device_why"] = plan["why"]
         newest = _newest_checkpoint(config)
+        if newest is None:  # a solve's last iterate (x0), the pages an OCR job read: what it
+            # goes on from, under the same key as a training's checkpoint (round 47 h11)
+            kept = config.get("x0") if job.kind == "solve" else \
+                config.get("resume_from") if job.kind == "ocr" else None
+            from pathlib import Path
+
+            newest = kept if isinstance(kept, str) and Path(kept).is_file() else None
         if newest is not None:
             doc["from"] = newest
         return doc

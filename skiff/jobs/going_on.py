@@ -55,44 +55,89 @@ def _same_command(job) -> str:
         return ""
 
 
+# the kinds whose own line says where a stopped job goes on from, and from what: ``jobs
+# resume ID --OPTION VALUE`` runs that line (an OCR job's pages read have no option: it goes
+# on with the options it had)
+GOES_ON = {"train": "its newest checkpoint", "solve": "its last iterate"}
+
+
 def resume_line(job_id: str, extra: list[str], front: str = "cli"):
     """``jobs resume ID --lr 0.01`` (round 47: "unrecognized arguments: --lr 0.01"): the
-    train line that goes on from the job's newest checkpoint with ``extra`` changed, as
-    ``(job, words, line)``: its options as recorded (``--steps`` of a finished run as many
-    again, as ``jobs resume``), ``extra``, then ``--checkpoint-dir DIR --resume``, parsed by
-    train's grammar (a bad value is its one line); ``words`` follow the kind's name, ``line``
-    is the command as ``front`` types it. The fronts run it. None (the fronts say what they
-    said) where ``extra`` holds an option train does not have, or the job is no train job
-    whose options were recorded."""
-    from skiff.grammar.common import split_line
-    from skiff.kinds import KINDS
+    kind's line that goes on from where the job stopped with ``extra`` changed, as ``(job,
+    words, line)``: its options as recorded, ``extra``, and where it goes on from, parsed by
+    the kind's grammar (a bad value is its one line); ``words`` follow the kind's name,
+    ``line`` is the command as ``front`` types it. The fronts run it. A training goes on from
+    its newest checkpoint (``--checkpoint-dir DIR --resume``; ``--steps`` of a finished run
+    as many again, as ``jobs resume``), a solve from its last iterate (``--x0
+    RUN/partial.npz``, round 47 h11: a solve cancelled, or done without converging).
 
-    from . import Job, _check_checkpoints_there
+    None (the fronts say what they said) where ``extra`` holds no option, or one the job's
+    kind does not have. A ValueError, one line, where the kind has the option but its line
+    cannot go on (an OCR job, an ocr-rec fine-tune, a job of notebook objects: ``jobs resume
+    ID`` alone goes on with the options it had), or the kind does not resume at all."""
+    from skiff.grammar.common import split_line
+    from skiff.kinds import KINDS, Kind
+
+    from . import Job, _check_checkpoints_there, resume_command
     from .listing import one_job
 
     job = Job.load(one_job(job_id, "resume"), metrics=False)
     kind = KINDS.get(job.kind)
     options = job.meta.get("options")
     model = str(job.config.get("model", ""))
-    if job.kind != "train" or kind is None or kind.command is None or \
-            not isinstance(options, dict) or model == "ocr-rec" or model.startswith("<"):
+    if kind is None or kind.command is None:
         return None
     parser = kind.command.parser(f"%{job.kind}" if front == "magic" else
                                  f"python -m skiff {job.kind}")
     flags = [w.split("=", 1)[0] for w in extra if w.startswith("-")]
     if not flags or any(f not in parser._option_string_actions for f in flags):
         return None
+    typed = " ".join(extra)
+    takes = " and ".join(f"{k} (from {w})" for k, w in GOES_ON.items())
+    if type(kind).resume_config is Kind.resume_config:
+        can = [n for n, k in KINDS.items() if type(k).resume_config is not Kind.resume_config]
+        raise ValueError(f"{job.kind} jobs cannot be resumed (job {job.id}): only "
+                         f"{', '.join(can[:-1])} and {can[-1]} jobs resume, and {takes} "
+                         f"jobs with options changed")
+    what = None
+    if job.kind not in GOES_ON:
+        what = f"an {job.kind} job goes on from the pages it read" if job.kind == "ocr" \
+            else f"a {job.kind} job"
+    elif model == "ocr-rec":
+        what = "an ocr-rec fine-tune goes on from its rec.ckpt"
+    elif not isinstance(options, dict) or model.startswith("<") or \
+            "<notebook" in str(job.config.get("problem", "")):
+        what = "a job of notebook objects has no line to go on with"
+    if what is not None:
+        if job.refresh().final:
+            try:  # where `jobs resume ID` alone is refused too, that is the answer
+                kind.resume_config(job)
+            except ValueError as exc:
+                raise ValueError(f"{exc} (and only {takes} jobs go on with options "
+                                 "changed)") from None
+        raise ValueError(f"jobs resume {job.id} {typed}: {what}, with the options it had "
+                         f"({resume_command(job.id, front)}); only {takes} jobs go on "
+                         f"with options changed")
     if not job.refresh().final:
         raise ValueError(f"job {job.id} is still {job.status}: cancel it before resuming")
+    job.check_trusted("resume")
     config = kind.resume_config(job)  # its refusals (no checkpoint, ...) are the answer
+    from .moved import rebased  # a runs folder moved since: where its files are now
+
+    config = rebased(config, job.run_dir)
     _check_checkpoints_there(job, config)
-    values = {k: v for k, v in options.items() if k not in ("output", "wait", "resume")}
+    drop = ("output", "wait", "resume", "x0", "json", "dry_run")
+    values = {k: v for k, v in options.items() if k not in drop}
     for key in ("steps", "epochs"):  # a finished run goes on for as many again (resume's)
         if key in values and config.get(key) is not None:
             values[key] = config[key]
     words = split_line(kind.command.render(values, style="words"))[1:]
-    ns = parser.parse_args([*words, *extra, "--checkpoint-dir", str(config["checkpoint_dir"]),
-                            "--resume"])
+    if job.kind == "train":
+        words = [*words, *extra, "--checkpoint-dir", str(config["checkpoint_dir"]),
+                 "--resume"]
+    else:  # its iterate first: an --x0 typed is the one taken
+        words = [*words, "--x0", str(config["x0"]), *extra]
+    ns = parser.parse_args(words)
     chosen = {k: v for k, v in vars(ns).items()
               if k not in ("output", "wait", "json", "dry_run")}
     words = split_line(kind.command.render(chosen, style="words"))[1:]

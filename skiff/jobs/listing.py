@@ -50,7 +50,7 @@ def _one_run(named) -> bool:
     """The jobs of one name are one run resumed: each after the oldest resumes another of
     them, by ``jobs resume`` (which gives the new job the name of the one it resumes) or by
     ``--resume --checkpoint-dir`` into that job's ``checkpoints`` (the line ``jobs resume
-    ID --lr X`` gives)."""
+    ID --lr X`` gives), or a solve's ``--x0`` that job's ``partial.npz``."""
     ids = {d.name for d, _ in named}
 
     def resumes(d, meta) -> str | None:
@@ -60,6 +60,9 @@ def _one_run(named) -> bool:
         config = meta.get("config")
         where = config.get("checkpoint_dir") if isinstance(config, dict) and \
             config.get("resume") else None
+        x0 = config.get("x0") if isinstance(config, dict) else None
+        if isinstance(x0, str) and Path(x0).name == "partial.npz":  # a solve going on from
+            where = x0  # that job's last iterate (`jobs resume ID --maxiter N`, round 47 h11)
         return Path(where).parent.name if isinstance(where, str) and where else None
 
     return all(resumes(d, meta) in ids - {d.name} for d, meta in named[1:])

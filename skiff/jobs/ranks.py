@@ -104,4 +104,11 @@ def rank_states(run_dir, world_size: int | None = None, *, lines: int = 3) -> li
         state.lines = tail_lines(logs / f"rank{r}.out", lines) or \
             tail_lines(logs / f"rank{r}.log", lines)
         out.append(state)
+    failed = [s.rank for s in out if s.status == "failed"]
+    for state in out:  # a rank the launcher ended once another failed (round 47 h11: a bad
+        # column on rank 1 said rank 0 was "killed: SIGKILL or out of memory")
+        if failed and state.status == "died" and state.detail and \
+                state.detail.startswith("no clean exit and no crash report"):
+            state.detail = (f"ended after rank {', '.join(map(str, failed))} failed (no exit "
+                            "of its own)")
     return out

@@ -110,8 +110,15 @@ def job_html(job) -> str:
     err = ""
     if state.error:
         tb = esc(state.traceback or "")
-        err = (f'<div style="color:#d62728"><b>{esc(state.error)}</b>'
-               f"<pre style='font-size:85%'>{tb}</pre></div>")
+        from .blame import users_error
+
+        if users_error(state.error, state.traceback):  # the user's to fix: its line first,
+            # skiff's traceback folded (round 47 h11: it filled the cell under a bad column)
+            tb = (f"<details><summary>skiff's traceback (for a bug report)</summary>"
+                  f"<pre style='font-size:85%'>{tb}</pre></details>")
+        elif tb:
+            tb = f"<pre style='font-size:85%'>{tb}</pre>"
+        err = f'<div style="color:#d62728"><b>{esc(state.error)}</b>{tb}</div>'
     note = f"<br><i>{esc(state.inferred)}</i>" if state.inferred else ""
     return (f'<div class="skiff-job"><b>{esc(job.kind)}</b> '
             f"<code>{esc(job.id)}</code> {badge(state.status)}{_untrusted_html(job)} {pct} "
@@ -503,7 +510,16 @@ def describe(job, front: str = "cli") -> str:
     hint = resume_hint(job, front)
     if job.status == "failed":
         error = job.error or ""
-        if "\n" in error.strip() or len(error) > 100:  # more than the repr shows
+        from .blame import users_error
+
+        if users_error(state.error, state.traceback):  # the user's to fix (a missing file, a
+            # bad column): its one line; skiff's traceback is in its logs (round 47 h11)
+            if len(state.error) > 100 or "\n" in state.error.strip():
+                lines.append(state.error)
+            logs = (f"%jobs logs {job.id}" if front == "magic" else
+                    f"python -m skiff jobs logs {job.id}")
+            lines.append(f"  (skiff's traceback of it: {logs})")
+        elif "\n" in error.strip() or len(error) > 100:  # more than the repr shows
             lines.append(error)
         if hint:
             lines.append(f"  {hint}")

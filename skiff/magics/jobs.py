@@ -141,7 +141,8 @@ class JobsMagics(Magics):
             elif ns.action == "cancel" and ns.job_id and not ns.more_ids:
                 out, asked = cancel_job(ns.job_id, getattr(ns, "grace", None))
                 if not asked:  # a finished job, shown as it ended: not by this cancel
-                    print(ended_note(out))
+                    # (--json: the cell's stdout is its one document, as the terminal's)
+                    print(ended_note(out), file=sys.stderr if ns.json else sys.stdout)
             else:
                 # a list: snapshots without metrics, which read them once asked (job.plot())
                 extra = {}
@@ -202,6 +203,11 @@ class JobsMagics(Magics):
                 doc["trust_before"] = getattr(out, "trust_before", None)
             if showing and isinstance(getattr(out, "meta", None), dict):
                 doc["options"] = out.meta.get("options")  # all it ran with, defaults too
+                from skiff.jobs import resume_command
+                from skiff.jobs.going_on import resume_hint
+
+                if resume_hint(out):  # as the terminal's document (round 47 h11: absent)
+                    doc["resume"] = resume_command(out.id)
             print(json.dumps(doc, ensure_ascii=False, default=str))
             hidden = getattr(out, "hidden", 0) if isinstance(out, list) else 0
             if hidden:  # as the terminal says it: the list was cut at --limit
@@ -247,7 +253,7 @@ def _resume_with_options(shell, line: str):
     job_id, extra, ns = found
     held = shell.user_ns.get(job_id) if job_id.isidentifier() else None
     from skiff.jobs import Job
-    from skiff.jobs.going_on import resume_line
+    from skiff.jobs.going_on import GOES_ON, resume_line
 
     with usage_errors(command="jobs", line=line):
         going = resume_line(held.id if isinstance(held, Job) else job_id, extra, "magic")
@@ -257,7 +263,7 @@ def _resume_with_options(shell, line: str):
     flags = [*(["--wait"] if ns.wait else []), *(["-o", ns.output] if ns.output else []),
              *(["--json"] if ns.json else []), *(["--dry-run"] if ns.dry_run else [])]
     if not ns.json:  # a --json cell's stdout is its one document
-        print(f"job {job.id} goes on from its newest checkpoint with {shlex.join(extra)}: "
+        print(f"job {job.id} goes on from {GOES_ON[job.kind]} with {shlex.join(extra)}: "
               f"{said}")
     return (shell.find_line_magic(job.kind)(shlex.join([*words, *flags])),)
 

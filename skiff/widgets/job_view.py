@@ -505,7 +505,14 @@ class JobView(W.VBox):
         color = STATUS_COLORS["cancelled" if state.status == "cancelled" else "failed"]
         tb = ""
         if state.traceback:
-            tb = (f"<details open><summary>traceback</summary><pre style='font-size:80%'>"
+            from skiff.jobs.blame import users_error
+
+            # the user's to fix (a missing file, a bad column): its line, skiff's traceback
+            # folded; skiff's own bug or a function's error: the traceback open (round 47)
+            mine = users_error(state.error, state.traceback)
+            title = "skiff's traceback (for a bug report)" if mine else "traceback"
+            tb = (f"<details{'' if mine else ' open'}><summary>{title}</summary>"
+                  f"<pre style='font-size:80%'>"
                   f"{html.escape(state.traceback)}</pre></details>")
         hint = ""
         if state.final:  # a stop it can go on from: the line that does, to copy
