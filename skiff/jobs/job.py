@@ -297,7 +297,7 @@ class Job:
         """``message``, led by what happened when the run folder is gone (a training failed
         with "No such file or directory: .../logs/rank0.log"): what a runner says of a job
         whose end it could not write (:meth:`end_unrecorded`)."""
-        if (self.run_dir / "config.json").is_file():
+        if (self.run_dir / "config.json").is_file() and not self._being_removed(message):
             return message
         # a file of the removed folder not found is that removal again, its path the
         # folder's a third time (round 40): left out, what else the message says kept
@@ -309,6 +309,18 @@ class Job:
         rest = missing.sub("", str(message)).strip(" ;-")
         return (f"its run folder {self.run_dir} was removed while it ran (the job stops: "
                 f"nothing more can be recorded)" + (f" - {rest}" if rest else ""))
+
+    def _being_removed(self, message: str, wait: float = 1.0) -> bool:
+        """Whether a file of this run folder not found means the folder is going: a removal
+        still under way (its config.json not yet reached) is seen within ``wait`` seconds."""
+        if f"No such file or directory: '{self.run_dir}" not in str(message):
+            return False
+        deadline = time.monotonic() + wait
+        while (self.run_dir / "config.json").is_file():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.02)
+        return True
 
     def _end_as_live(self, left: float | None) -> None:
         """This object's job lost its run folder while it ran, and nothing of its end can be
