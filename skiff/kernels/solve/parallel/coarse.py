@@ -32,9 +32,11 @@ The two-level preconditioner with the block solve ``B``:
   2: past 8 ranks the jump and elasticity took about twice one rank's iterations; a plain
   Poisson-like matrix past 8 ranks keeps the damped B, :func:`smoothing_degree`, round 45
   h14); with additive
-  Schwarz the balancing form ``M = Q + (I - Q A) B (I - A Q)`` (Mandel's BNN): symmetric
-  positive definite whenever ``B`` is (``B A`` of an overlap passes 2: the V-cycle form
-  diverged, 587 iterations on an anisotropic Poisson);
+  Schwarz the same V-cycle (round 47 h13; before it the balancing form ``M = Q + (I - Q A)
+  B (I - A Q)``, Mandel's BNN, as ``B A`` of an overlap passes 2, where the undamped V-cycle
+  diverged: 587 iterations on an anisotropic Poisson; the Chebyshev interval comes from
+  ``B A``'s own Lanczos estimate, so it takes the overlap's 2 in. Balancing took 12-14 CG
+  iterations with an overlap where block Jacobi took 5-8; the V-cycle takes 4-8);
 * for BiCGStab and GMRES the multiplicative ``z = B r; z += Q (r - A z)`` (one product, one
   coarse solve; Tang-Nabben-Vuik's A-DEF2).
 """
@@ -316,12 +318,14 @@ def smoothing_degree(A, size: int, contrast) -> int:
 def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=None,
               degree: int = CHEB_DEGREE, bilinear: bool = False, damping: float = 1.0):
     """The two-level preconditioner from the block solve ``B`` and the coarse solve ``Q``
-    (module docstring): for CG (``symmetric``) with block Jacobi (``overlap`` 0) the
+    (module docstring): for CG (``symmetric``) with block Jacobi or an overlap the
     symmetric V-cycle ``S, Q, S`` with ``S`` the Chebyshev polynomial in ``B A`` of
     :func:`chebyshev` over ``[1.1 lambda / 4, 1.1 lambda]`` (``lambda`` the largest
     eigenvalue of ``B A``, eight Lanczos steps; before round 45 ``B`` damped by ``min(1, 1.8
-    / lambda)``), with additive Schwarz (whose ``B A``
-    reaches past 2 where blocks overlap) the balancing ``Q, B, Q``; for BiCGStab / GMRES
+    / lambda)``), with additive Schwarz (whose ``B A`` reaches 2 where blocks overlap: the
+    Lanczos estimate sees it) the same (round 47 h13: until then the balancing ``Q, B, Q``,
+    12 / 13 CG iterations on Poisson / the 30-degree anisotropy 64^2 over 2 ranks with an
+    overlap where block Jacobi took 5 / 7; now 5 / 6); for BiCGStab / GMRES
     ``B`` then ``Q``. COCG (``bilinear``) takes the V-cycle ``B, Q, B`` with or without an
     overlap, ``B`` scaled by ``damping`` (round 47 h12: an overlap's basic Schwarz corrects
     its rows once per block holding them, so ``B A`` reaches 2 there; its balancing form
@@ -345,8 +349,14 @@ def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=Non
             z = z + Q(r - op.matvec(z))
             return z + w * B(r - op.matvec(z))
         apply.lam, apply.interval, apply.degree = None, None, 0
-    elif symmetric and overlap == 0:
+    elif symmetric:   # round 47 (h13): with an overlap too: the balancing Q, B, Q took
+        # 12-14 CG iterations where block Jacobi's V-cycle took 5-8 (Poisson, the anisotropy,
+        # elasticity 48^2 over 2 / 4 ranks), the V-cycle with the overlap's B takes 4-8, never
+        # more than block Jacobi's. An overlap keeps the Chebyshev where a plain matrix past 8
+        # ranks takes the damped B: its damped overlap took 14 where block Jacobi took 8
+        # (Poisson 64^2 over 9 ranks), its Chebyshev takes 5
         lam = lambda_max(B, op, LANCZOS_STEPS)
+        degree = CHEB_DEGREE if overlap and degree == 1 else degree
         if degree == 1:   # round 44 (h23)'s damped B (smoothing_degree: a plain matrix)
             omega = 1.0 if lam <= 1.8 else 1.8 / lam
 
@@ -361,11 +371,6 @@ def two_level(B, Q: CoarseLevel, op, symmetric: bool, overlap: int = 0, pair=Non
             z = z + Q(r - op.matvec(z))
             return z + smooth(r - op.matvec(z))
         apply.lam, apply.interval, apply.degree = lam, smooth.interval, degree
-    elif symmetric:
-        def apply(r):
-            z = Q(r)
-            y = B(r - op.matvec(z))
-            return z + y - Q(op.matvec(y))
     else:
         def apply(r):
             z = B(r)

@@ -380,14 +380,11 @@ class RowSolver:
             # rows on every rank, is no larger than a rank's own (up to 8 ranks;
             # measured better up to 16, round 42 h14)
             coarse = auto_coarse(precond, 1 if comm is None else comm.Get_size())
+        # round 47 (h13): auto no longer drops CG's overlap with the AMG coarse level (round 42
+        # h14 did: its balancing form took 13 / 12 / 13 iterations where block Jacobi took 7 /
+        # 5 / 8); CG's two-level method with an overlap is now the V-cycle of block Jacobi,
+        # never more iterations than without the overlap (coarse.two_level)
         self.overlap_dropped = 0
-        if auto and coarse == "amg" and overlap and method in SYMMETRIC:   # round 42 (h14): CG's
-            # overlap is basic additive Schwarz (the overlap's rows corrected by both ranks);
-            # with the AMG coarse level its balancing form took 13 / 12 / 13 iterations where
-            # block Jacobi's V-cycle form takes 7 / 5 / 8 (Poisson, anisotropic, elasticity
-            # over 2 ranks): auto drops the overlap (the solver line says so; an explicit
-            # coarse='amg' keeps it). BiCGStab / GMRES keep it (restricted: 4 against 7).
-            self.overlap_dropped, overlap = int(overlap), 0
         # round 47 (h4): the coarse level's restriction R = P^T where A is complex symmetric
         # (A = A^T, not Hermitian: Helmholtz with absorbing layers; COCG's M stays M^T), else
         # P^H (P^T of a real A)

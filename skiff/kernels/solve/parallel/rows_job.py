@@ -147,7 +147,7 @@ class RowJobSolver:
 
     def _parts(self) -> tuple[str, str]:
         """The block solve's name (``'block '``, ``'overlap-1 schwarz '``) and what follows
-        the ranks (the ordering, the coarse level across them, a dropped overlap)."""
+        the ranks (the ordering, the coarse level across them)."""
         r = self.rows
         block = "block " if self.precond in _BLOCKS else ""   # each rank's own block
         if r.overlap:
@@ -159,9 +159,6 @@ class RowJobSolver:
                 Bc = r.coarse_level.Bc   # round 46 (h6): the near null space restricted
                 order += (" (an AMG V-cycle of it)" if Bc is None else
                           f" (an AMG V-cycle of it with {Bc.shape[1]} near-null vectors)")
-        if getattr(r, "overlap_dropped", 0):   # round 42 (h14): auto's AMG coarse level
-            order += (f", overlap {r.overlap_dropped} dropped: CG with the AMG coarse level "
-                      f"takes fewer iterations without it (--coarse amg keeps it)")
         return block, order
 
     def ran(self) -> str:

@@ -1,7 +1,9 @@
 """Round 42 (h14): CG's overlap (basic additive Schwarz) with the AMG coarse level across the
 ranks took more iterations than block Jacobi with it (13 against 7 on a 200^2 Poisson over 2
-ranks): ``coarse='auto'`` drops the overlap for CG and says so; past 8 ranks auto takes the AMG
-coarse level too (measured to 16). Thread ranks."""
+ranks): ``coarse='auto'`` dropped the overlap for CG and said so. Round 47 (h13): CG with an
+overlap runs block Jacobi's V-cycle (``coarse.two_level``), never more iterations than without
+the overlap, and auto keeps the overlap asked for. Past 8 ranks auto takes the AMG coarse
+level too (measured to 16). Thread ranks."""
 
 from __future__ import annotations
 
@@ -32,13 +34,20 @@ def _run(A, b, method="cg", **kw):
     return on_threads(2, job)[0]
 
 
-def test_auto_drops_cgs_overlap_with_the_amg_coarse_level(poisson):
+def test_auto_keeps_cgs_overlap_with_the_amg_coarse_level(poisson):
+    """Round 47 (h13): an overlap is never worse than none (HEAD's balancing form: 13 CG
+    iterations against 5, so auto dropped it); auto keeps it. The oracles: ``spsolve`` for x,
+    the run without the overlap and one rank's smoothed aggregation (pyamg's) for the count."""
+    import pyamg
+
     A, b, x = poisson
-    ov, dropped, its, got = _run(A, b, overlap=1)                  # coarse='auto'
-    kept = _run(A, b, overlap=1, coarse="amg")                     # asked: kept
+    ov, dropped, its, got = _run(A, b, overlap=1)                  # coarse='auto': kept
     blocks = _run(A, b, overlap=0)
-    assert (ov, dropped) == (0, 1) and kept[:2] == (1, 0)
-    assert its == blocks[2] and its < kept[2], (its, kept[2])
+    assert (ov, dropped) == (1, 0)
+    assert its <= blocks[2] + 1, (its, blocks[2])
+    res: list = []
+    pyamg.smoothed_aggregation_solver(A).solve(b, tol=1e-8, accel="cg", residuals=res)
+    assert its <= len(res) - 1, (its, len(res) - 1)
     assert np.abs(got - x).max() <= 1e-6 * np.abs(x).max()
 
 
