@@ -261,8 +261,9 @@ def COMMAND(p):
                    help="project: make a pure-Neumann right-hand side compatible")
     p.add_argument("--save", default=None, metavar="PATH",
                    help="write the solution to PATH (.npz or .vtk; cylinder and train-nose: "
-                        ".vtu or .vtk for ParaView, .npz, or .csv for the surface's cp; its "
-                        "missing folders are made)")
+                        ".vtu or .vtk for ParaView, .npz, .csv for the surface's cp, "
+                        ".history.csv for the coefficients in time, .json for the numbers; "
+                        "its missing folders are made)")
     p.add_argument("--x0", default=None, metavar="PATH",
                    help="warm start (SciPy's x0, the first iterate): a stopped solve's "
                         "RUN/partial.npz, a --save'd solution (.npz) or a .npy array")
@@ -1031,18 +1032,23 @@ def _check_rank_memory(config: dict, split: dict) -> None:
                          "smaller --grid")
 
 
-FLOW_SAVES = (".vtu", ".vtk", ".npz", ".csv")
+FLOW_SAVES = (".vtu", ".vtk", ".npz", ".csv", ".json")
 
 
-def _flow_save(values: dict) -> str | None:
-    """A flow's ``--save``: .vtu / .vtk (ParaView), .npz, .csv (the surface's cp); the
-    absolute path, as the job runs elsewhere."""
+def _flow_save(values: dict, no_history: str | None = None) -> str | None:
+    """A flow's ``--save``: .vtu / .vtk (ParaView), .npz, .csv (the surface's cp),
+    .history.csv (the coefficients in time), .json (the numbers); the absolute path, as the
+    job runs elsewhere. ``no_history``: why a run known to be steady has no history CSV
+    (round 47: refused after the solve, the job failed and its result was lost)."""
     save = values.get("save")
     if not save:
         return None
     if not str(save).lower().endswith(FLOW_SAVES):
-        raise ValueError(f"--save writes .vtu or .vtk (ParaView), .npz or .csv (the surface's "
-                         f"cp) for a flow, got {save!r}")
+        raise ValueError(f"--save writes .vtu or .vtk (ParaView), .npz, .csv (the surface's "
+                         f"cp), .history.csv (the coefficients in time) or .json (the "
+                         f"numbers) for a flow, got {save!r}")
+    if no_history and str(save).lower().endswith(".history.csv"):
+        raise ValueError(f"--save {save}: {no_history}")
     _save_folder(save)
     return os.path.abspath(os.path.expanduser(str(save)))
 
@@ -1209,7 +1215,11 @@ def _cylinder_config(values: dict) -> dict:
             "re": None if re_ is None else float(re_),
             "dt": values.get("dt"), "t_end": values.get("t_end"), "device": device,
             **({"channel": channel} if channel is not None else {}),
-            **({"save": _flow_save(values)} if values.get("save") else {})}
+            **({"save": _flow_save(values, no_history=(
+                f"case {case} is steady: no time history (its coefficients are single "
+                f"numbers); the history CSV is for the unsteady cases 2d-2 and 2d-3"
+                if _k().FLOW_CASES[case].kind == "steady" else None))}
+               if values.get("save") else {})}
 
 
 def nose_config(values: dict) -> dict:
@@ -1257,7 +1267,9 @@ def nose_config(values: dict) -> dict:
     if profile:
         config["profile"] = profile  # the CSV's absolute path: the job runs elsewhere
     if values.get("save"):
-        config["save"] = _flow_save(values)
+        config["save"] = _flow_save(values, no_history=(
+            "--flow steady has no time history: the history CSV is for a time-averaged "
+            "solve (--flow unsteady)" if flow == "steady" else None))
     return config
 
 

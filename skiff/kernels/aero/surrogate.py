@@ -102,6 +102,11 @@ def _mlp_forward(w, z):
     return h[:, 0]
 
 
+def _shape_text(p) -> str:
+    """A shape's parameters as ``(length 3, bluntness 0.9, clearance 0.12)``."""
+    return "(" + ", ".join(f"{k} {float(v):.4g}" for k, v in zip(PARAMS, p)) + ")"
+
+
 def _beyond(v: float, lo: float, hi: float) -> str:
     """``v`` with the fewest significant digits (6, 10 or 17) that still read outside
     ``[lo, hi]``."""
@@ -117,7 +122,7 @@ class Surrogate:
     box, with a calibrated bound. Build with :meth:`fit`; query with :meth:`predict`."""
 
     def __init__(self, domain, coef, members, res_scale, q, sigma0, share, re, record=None,
-                 gram=None, lev_scale=1.0):
+                 gram=None, lev_scale=1.0, failed=None, solved_z=None):
         self.domain = {k: (float(v[0]), float(v[1])) for k, v in domain.items()}
         # the quadratic fit's (X^T X)^+: a point's leverage x(z)^T G x(z) grows towards the
         # box's corners, where the fit extrapolates; None (a file from before round 31):
@@ -130,6 +135,12 @@ class Surrogate:
         self.q, self.sigma0, self.share = float(q), float(sigma0), float(share)
         self.re = float(re)
         self.record = dict(record or {})
+        # round 47: the shapes whose solve failed and those solved, scaled (None: a file from
+        # before, or a sweep with none failed): a query nearer a failed shape than any solved
+        # one lies where the sweep has no solve, and was answered with a bound all the same
+        self.failed = None if failed is None or not len(failed) else \
+            np.asarray(failed, float).reshape(-1, len(PARAMS))
+        self.solved_z = None if solved_z is None else np.asarray(solved_z, float)
 
     # ---------------------------------------------------------------- fitting
     @classmethod
@@ -172,7 +183,10 @@ class Surrogate:
                                     seed + k))
             if progress is not None:
                 progress(k + 1, members)
-        model = cls(domain, coef, nets, res_scale, 0.0, 0.0, share, samples.re, gram=gram)
+        failed = [f["params"] for f in (getattr(samples, "failed", None) or [])
+                  if isinstance(f, dict) and len(f.get("params") or ()) == len(PARAMS)]
+        model = cls(domain, coef, nets, res_scale, 0.0, 0.0, share, samples.re, gram=gram,
+                    failed=failed or None, solved_z=z if failed else None)
         mean, sigma = model._raw(z[cal])
         model.sigma0 = float(np.median(sigma)) + 1e-6
         model.lev_scale = float(np.median(model._leverage(z[cal])))
@@ -185,7 +199,15 @@ class Surrogate:
             warnings.warn(f"{len(averaged)} of the {n} samples are time averages (no steady "
                           "solve at this Re): their scatter is in the bound, which widens",
                           UserWarning, stacklevel=2)
-        model.record = {"time_averaged": len(averaged),
+        if failed:
+            import warnings
+
+            warnings.warn(f"{len(failed)} of the sweep's {n + len(failed)} shapes failed "
+                          f"(Samples.failed, the first {_shape_text(failed[0])}): the fit has "
+                          "no solve there, so a query nearer a failed shape than any solved "
+                          "one is refused (outside='flag': no bound), as outside the box",
+                          UserWarning, stacklevel=2)
+        model.record = {"time_averaged": len(averaged), "failed": len(failed),
                         "fit": int(len(fit)), "calibration": int(n_cal), "members": members,
                         "steps": steps, "seconds": round(time.perf_counter() - t0, 3),
                         "calibration_max_error": float(np.max(np.abs(
@@ -279,6 +301,20 @@ class Surrogate:
                 rows.append(_row(p))
         return np.array(rows, dtype=float).reshape(-1, len(PARAMS))
 
+    def near_failed(self, rows) -> np.ndarray:
+        """For each row, whether it is nearer (in the box's scaled coordinates) a shape whose
+        solve failed than any solved shape: the sweep has no solve there."""
+        rows = np.asarray(rows, float).reshape(-1, len(PARAMS))
+        if self.failed is None or self.solved_z is None:
+            return np.zeros(len(rows), bool)
+        z = self._scale_static(self.domain, rows)
+
+        def nearest(points):
+            d = ((z[:, None, :] - np.asarray(points)[None, :, :]) ** 2).sum(axis=-1)
+            return d.min(axis=1)
+
+        return nearest(self._scale_static(self.domain, self.failed)) < nearest(self.solved_z)
+
     def outside(self, row) -> list:
         """The parameters of ``row`` outside the sampled box, as ``name value (above/below
         the sampled lo..hi)``, the value with the digits that show it outside (length
@@ -293,6 +329,12 @@ class Surrogate:
                 continue
             out.append(f"{k} {_beyond(v, lo, hi)} ({'below' if v < lo else 'above'} the "
                        f"sampled {lo:g}..{hi:g})")
+        if not out and self.near_failed(row)[0]:
+            f = self._scale_static(self.domain, self.failed)
+            z = self._scale_static(self.domain, np.asarray(row, float)[None, :])
+            k = int(np.argmin(((f - z) ** 2).sum(axis=1)))
+            out.append(f"nearer the failed shape {_shape_text(self.failed[k])} than any "
+                       f"solved one (Samples.failed: the sweep has no solve there)")
         return out
 
     def predict(self, params=None, *, outside: str = "refuse", **shape):
@@ -357,6 +399,8 @@ class Surrogate:
         arrays = {"coef": self.coef}
         if self.gram is not None:
             arrays["gram"] = self.gram
+        if self.failed is not None and self.solved_z is not None:
+            arrays["failed"], arrays["solved_z"] = self.failed, self.solved_z
         for k, w in enumerate(self.members):
             for name, v in w.items():
                 arrays[f"m{k}_{name}"] = v
@@ -382,9 +426,11 @@ class Surrogate:
                                 if name.startswith(prefix)})
             coef = data["coef"]
             gram = data["gram"] if "gram" in data.files else None
+            failed = data["failed"] if "failed" in data.files else None
+            solved_z = data["solved_z"] if "solved_z" in data.files else None
         return cls(meta["domain"], coef, members, meta["res_scale"], meta["q"],
                    meta["sigma0"], meta["share"], meta["re"], meta["record"], gram=gram,
-                   lev_scale=meta.get("lev_scale", 1.0))
+                   lev_scale=meta.get("lev_scale", 1.0), failed=failed, solved_z=solved_z)
 
     def coverage(self, confidence: float = 0.9) -> dict:
         """What the bound's ``share`` means for this fit, in numbers a user can read.
@@ -484,9 +530,15 @@ def design(surrogate: Surrogate, *, volume: float, points: int = 201) -> dict:
     L = volume / nose_volume(1.0, B)
     ok = (L >= l0) & (L <= l1)
     if not ok.any():
+        # round 47: the range named was nose_volume(l0, b1)..nose_volume(l1, b0), narrower
+        # than the box's (the area grows with the length and the bluntness): a box of
+        # lengths 2.5..4, bluntness 0.2..0.8 said "2.31..3.2" of areas it gives 2.0..3.7
+        a0, a1 = float(nose_volume(l0, b0)), float(nose_volume(l1, b1))
         raise ValueError(f"no shape in the sampled box has a nose area of {volume:g}: "
-                         f"lengths {l0:g}..{l1:g} give {float(nose_volume(l0, b1)):.3g}.."
-                         f"{float(nose_volume(l1, b0)):.3g}")
+                         f"its lengths {l0:g}..{l1:g} and bluntness {b0:g}..{b1:g} give "
+                         f"areas {a0:.4g}..{a1:.4g}; ask for one in that range or sweep a "
+                         f"{'longer or blunter' if volume > a1 else 'shorter or sharper'} "
+                         f"box")
     rows = np.column_stack([L[ok], B[ok], C[ok]])
     # where the area's curve meets the sampled lengths' ends, exactly (the grid's nearest
     # bluntness missed it by up to a step: 0.14% of drag on a known law, SciPy's SLSQP)
@@ -495,6 +547,13 @@ def design(surrogate: Surrogate, *, volume: float, points: int = 201) -> dict:
     c_grid = np.linspace(c0, c1, points)
     rows = np.vstack([rows] + [np.column_stack([np.full(points, length), np.full(points, b),
                                                 c_grid]) for length, b in ends])
+    # round 47: not where the sweep's solves failed (no solve there, so no bound)
+    keep = ~surrogate.near_failed(rows)
+    if not keep.any():
+        raise ValueError(f"every shape of nose area {volume:g} in the sampled box lies nearer "
+                         f"a shape whose solve failed than a solved one (Samples.failed): "
+                         f"the surrogate has no bound there")
+    rows = rows[keep]
     cd, lo, hi = surrogate.predict_arrays(rows)
     k = int(np.argmin(cd))
     best = dict(zip(PARAMS, (float(v) for v in rows[k])))

@@ -82,6 +82,24 @@ def test_design_keeps_the_volume_and_finds_the_minimum(model):
         design(model, volume=50.0)
 
 
+def test_design_names_the_areas_the_box_gives(model):
+    """Round 47 (h14): a refused area named nose_volume(l0, b1)..nose_volume(l1, b0) (here
+    1.88..3.42, where the box gives 1.37..4.70). Oracle: the drawn outlines' areas at the
+    box's corners (the area grows with length and bluntness)."""
+    small = NoseShape(length=2.0, bluntness=0.0, clearance=0.2).volume()
+    large = NoseShape(length=5.0, bluntness=1.0, clearance=0.2).volume()
+    for volume, hint in ((0.9 * small, "shorter or sharper"), (1.1 * large, "longer or blunter")):
+        with pytest.raises(ValueError, match=hint) as err:
+            design(model, volume=volume)
+        lo, hi = (float(v) for v in str(err.value).split("give areas ")[1].split(";")[0]
+                  .split(".."))
+        assert (lo, hi) == (pytest.approx(small, rel=2e-3), pytest.approx(large, rel=2e-3))
+    # just inside either end is designed, not refused
+    for volume in (1.01 * small, 0.99 * large):
+        out = design(model, volume=volume, points=21)
+        assert out["volume"] == volume
+
+
 def test_calibration_needs_enough_held_out_solves():
     with pytest.raises(ValueError, match="needs at least 19 calibration"):
         Surrogate.fit(_samples(40, 1), calibration=10)

@@ -9,7 +9,9 @@ data and the coefficients as field data. ``.npz``: the same arrays and the recor
 ``.csv``: the body's surface (a nose's ``s, x, y, cp``; a cylinder's ``theta, cp``);
 ``.history.csv`` or ``format='csv-history'``: an unsteady run's coefficients at every time
 step (2D-2 / 2D-3's ``t, cd, cl, dp``: the curves the benchmark's papers plot; round 45,
-before which they could be drawn but not written).
+before which they could be drawn but not written); a time-averaged nose's ``t, cd, cl``.
+``.json``: the numbers (the result's record: coefficients, bands, errors, settings; round
+47: ``--save run.json`` was refused though ``result.json`` holds the same), NaN as null.
 """
 
 from __future__ import annotations
@@ -22,8 +24,12 @@ import numpy as np
 
 __all__ = ["save_flow", "write_vtu", "write_vtk_unstructured", "FORMATS"]
 
-FORMATS = ("vtu", "vtu-ascii", "vtk", "vtk-ascii", "npz", "csv", "csv-history")
-_SUFFIX = {".vtu": "vtu", ".vtk": "vtk", ".npz": "npz", ".csv": "csv"}
+FORMATS = ("vtu", "vtu-ascii", "vtk", "vtk-ascii", "npz", "csv", "csv-history", "json")
+_SUFFIX = {".vtu": "vtu", ".vtk": "vtk", ".npz": "npz", ".csv": "csv", ".json": "json"}
+# what a steady cylinder's history CSV is refused with (a nose passes its own words)
+NO_HISTORY = ("this result has no time history (a steady solve): its coefficients are single "
+              "numbers (result.values); the history CSV is for the unsteady cases 2d-2 and "
+              "2d-3")
 VTK_TRIANGLE = 5
 
 
@@ -38,7 +44,8 @@ def _format(path: Path, format: str | None) -> str:
     if fmt is None:
         raise ValueError(f"cannot tell the format of {path.name!r} from its suffix: name a "
                          ".vtu or .vtk file (ParaView), .npz (numpy), .csv (the surface's "
-                         "cp) or .history.csv (an unsteady run's cd, cl, dp in time), or pass "
+                         "cp), .history.csv (an unsteady run's cd, cl, dp in time) or .json "
+                         "(the numbers), or pass "
                          "format= one of " + ", ".join(FORMATS))
     return fmt
 
@@ -175,9 +182,27 @@ def _csv(path: Path, columns: dict) -> Path:
     return path
 
 
+def _finite(v):
+    """``v`` with every NaN or infinity as None (JSON has no NaN: ``json.dumps`` writes a
+    ``NaN`` that ``JSON.parse`` and strict readers refuse)."""
+    if isinstance(v, dict):
+        return {str(k): _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return _finite(v.tolist())
+    if isinstance(v, (float, np.floating)):
+        return float(v) if np.isfinite(v) else None
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    return v
+
+
 def save_flow(path, *, mesh, point_data: dict, field_data: dict, surface: dict,
               record: dict, title: str, format: str | None = None,
-              history: dict | None = None) -> Path:
+              history: dict | None = None, no_history: str = NO_HISTORY) -> Path:
     """Write one flow solve to ``path`` in the format its suffix (or ``format``) names;
     ``history`` (``{name: (steps,) array}``, ``t`` first) is what ``csv-history`` writes and
     ``.npz`` holds as ``history_<name>``."""
@@ -185,10 +210,13 @@ def save_flow(path, *, mesh, point_data: dict, field_data: dict, surface: dict,
     fmt = _format(path, format)
     if fmt == "csv-history":
         if not history or len(np.asarray(history.get("t", ()))) == 0:
-            raise ValueError("this result has no time history (a steady solve): its "
-                             "coefficients are single numbers (result.values); the history "
-                             "CSV is for the unsteady cases 2d-2 and 2d-3")
+            raise ValueError(no_history)
         return _csv(path, history)
+    if fmt == "json":
+        if path.parent and not path.parent.exists():
+            raise FileNotFoundError(f"no folder {str(path.parent)!r} to write {path.name!r} in")
+        path.write_text(json.dumps(_finite(record), indent=1, allow_nan=False) + "\n")
+        return path
     if fmt == "csv":
         if not surface:
             raise ValueError("this result has no surface values to write as CSV")

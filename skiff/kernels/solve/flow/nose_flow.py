@@ -83,7 +83,8 @@ class NoseFlow:
 
     def save(self, path, *, format: str | None = None):
         """Write the flow for ParaView (``.vtu``, ``.vtk``), numpy (``.npz``) or a
-        spreadsheet (``.csv``: the surface's ``s, x, y, cp``); the format from the suffix
+        spreadsheet (``.csv``: the surface's ``s, x, y, cp``; ``.history.csv``: a
+        time-averaged solve's ``t, cd, cl``), the numbers (``.json``); the format from the suffix
         or ``format`` (:data:`~.export.FORMATS`). The grid files hold the mesh's vertices
         (x / H, y / H, in the train's frame: the ground moves at U = 1) with ``velocity``,
         ``speed``, ``pressure`` (minus the inlet's mean) and ``cp`` there, and ``cd``,
@@ -106,7 +107,10 @@ class NoseFlow:
         return save_flow(path, mesh=self.mesh, point_data=data, field_data=field,
                          surface={k: self.cp[k] for k in ("s", "x", "y", "cp")}
                          if self.cp else {}, record=self.to_json(), title=title,
-                         format=format)
+                         format=format, history=self.history,
+                         no_history="this nose was solved steady (no time history): the "
+                                    "history CSV is for a time-averaged solve (--flow "
+                                    "unsteady, or auto where the steady solve fails)")
 
     def __repr__(self) -> str:
         s = self.shape

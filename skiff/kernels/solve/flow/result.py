@@ -118,8 +118,9 @@ class FlowResult:
     def save(self, path, *, format: str | None = None):
         """Write the flow for ParaView (``.vtu``, ``.vtk``), numpy (``.npz``) or a
         spreadsheet (``.csv``: the cylinder's ``theta, x, y, cp``; ``.history.csv`` or
-        ``format='csv-history'``: an unsteady run's ``t, cd, cl, dp``); the format from the
-        suffix or ``format`` (:data:`~.export.FORMATS`). The grid files hold the mesh's
+        ``format='csv-history'``: an unsteady run's ``t, cd, cl, dp``), the numbers
+        (``.json``: :meth:`to_json`, NaN as null); the format from the suffix or ``format``
+        (:data:`~.export.FORMATS`). The grid files hold the mesh's
         vertices (metres, the DFG channel) with ``velocity``, ``speed`` and ``pressure``
         (Pa, density 1) there (the last time step's for 2D-2 and 2D-3) and the case's
         values as field data. Returns the path written."""

@@ -11,6 +11,9 @@ cylinder against Schäfer & Turek's published 2D-1 band.
 from __future__ import annotations
 
 import base64
+import csv
+import dataclasses
+import json
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -182,3 +185,46 @@ def test_the_cylinder_job_saves_and_plots_newtons_convergence(tmp_path):
     assert np.array_equal(line.get_ydata(), ups)
     pts, tri, data, fields = _read_vtu(tmp_path / "c.vtu")
     assert len(tri) == res.cells and fields["cd"] == res.cd
+
+
+def test_json_holds_the_numbers_against_schaefer_turek(cylinder, tmp_path):
+    """Round 47 (h14): ``--save run.json`` was refused ("writes .vtu or .vtk ...") though
+    the run's record is JSON; a NaN (a Strouhal number with no shedding) must be null, as
+    strict readers (``JSON.parse``) refuse ``NaN``. Oracle: Schaefer & Turek's 2D-1 values."""
+    def strict(text):
+        return json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+
+    doc = strict(cylinder.save(tmp_path / "run.json").read_text())
+    assert doc["reference"]["cd"] == pytest.approx(5.57954, rel=1e-6)
+    assert doc["cd"] == pytest.approx(5.57954, rel=0.01)      # resolution 24
+    assert doc["dp"] == pytest.approx(0.11752, rel=0.01)
+    assert doc["cd"] == cylinder.values["cd"] and doc["case"] == "2d-1"
+    nan = dataclasses.replace(cylinder, values={**cylinder.values, "st": float("nan")})
+    assert strict(nan.save(tmp_path / "nan.json").read_text())["st"] is None
+    from skiff.kinds.solve import _cylinder_config
+
+    assert _cylinder_config({"case": "2d-1", "save": str(tmp_path / "r.json")})["save"]
+
+
+def test_a_history_csv_is_refused_before_a_steady_run(nose, tmp_path):
+    """Round 47 (h14): ``--save x.history.csv`` on 2D-1 failed the job after the solve (its
+    result lost), and a nose's history CSV always said "the unsteady cases 2d-2 and 2d-3"
+    (a time-averaged nose's history was never passed). Now a steady run is refused before
+    any job, and a time-averaged nose writes ``t, cd, cl``."""
+    from skiff.kinds.solve import _cylinder_config, nose_config
+
+    save = str(tmp_path / "x.history.csv")
+    with pytest.raises(ValueError, match="case 2d-1 is steady: no time history"):
+        _cylinder_config({"case": "2d-1", "save": save})
+    assert _cylinder_config({"case": "2d-2", "save": save})["save"] == save
+    with pytest.raises(ValueError, match="--flow steady has no time history"):
+        nose_config({"flow": "steady", "save": save})
+    with pytest.raises(ValueError, match="this nose was solved steady"):
+        nose.save(save)
+    t = np.linspace(0.1, 1.0, 10)
+    averaged = dataclasses.replace(nose, mode="unsteady", history={
+        "t": t, "cd": 1 + 0.1 * np.sin(t), "cl": 0.2 * np.cos(t)})
+    with averaged.save(save).open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == ["t", "cd", "cl"] and len(rows) == 10
+    assert float(rows[3]["cd"]) == pytest.approx(1 + 0.1 * np.sin(t[3]))
