@@ -300,9 +300,10 @@ class CommandForm(W.VBox):
         self.values: dict | None = None
         self.config: dict | None = None
         self._more_built = not self._rest
+        self._holding = False  # set() fills several fields, then checks once
         for d, f in self.fields.items():
             if d not in self._rest:
-                f.widget.observe(lambda _c: self.validate(), names="value")
+                f.widget.observe(self._changed, names="value")
         super().__init__([*main, *([self.more] if self._rest else []), self.status,
                           W.HBox([self.launch_button, self.extra_buttons]),
                           self.magic_line, self.cli_line, self.output])
@@ -315,16 +316,26 @@ class CommandForm(W.VBox):
             return
         self._more_built = True
         for d in self._rest:
-            self.fields[d].widget.observe(lambda _c: self.validate(), names="value")
+            self.fields[d].widget.observe(self._changed, names="value")
         self.more.children[0].children = [self.fields[d].box for d in self._rest]
+
+    def _changed(self, _change=None) -> None:
+        if not self._holding:
+            self.validate()
 
     # checking -----------------------------------------------------------------------------
     def field_for(self, message: str) -> Field | None:
         """The field an error message is about (it names ``--option`` or the value)."""
+        # the option named first: "--overlap shapes ... (--np 2 --precond ilu ...)" is
+        # about --overlap (it was shown by the precond field, the form's first; round 47)
+        first = None
         for f in self.fields.values():
             for flag in f.action.option_strings:
-                if re.search(rf"(^|[\s'\"(]){re.escape(flag)}($|[\s:='\")])", message):
-                    return f
+                m = re.search(rf"(^|[\s'\"(]){re.escape(flag)}($|[\s:='\")])", message)
+                if m is not None and (first is None or m.start() < first[0]):
+                    first = (m.start(), f)
+        if first is not None:
+            return first[1]
         for f in self.fields.values():
             name = f.action.metavar if isinstance(f.action.metavar, str) else f.dest
             if not f.action.option_strings and re.search(rf"\b{re.escape(name)}\b", message):
@@ -360,10 +371,11 @@ class CommandForm(W.VBox):
                 if self.to_config is not None:
                     config = self.to_config(kernel_values)
                 _check_ranks(_launch)
+                self._check_local(values, _launch)
             except _USER_ERRORS as exc:
                 msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
                 msg = str(msg).removeprefix(f"{self.command.name}: ")
-                field = self.field_for(msg)
+                field = self.fields.get(getattr(exc, "dest", None)) or self.field_for(msg)
                 if field is not None:
                     field.show(msg)
                 else:
@@ -386,6 +398,31 @@ class CommandForm(W.VBox):
         self.magic_line.value = _copyable("magic", self._lines[0], stale=not ok)
         self.cli_line.value = _copyable("terminal", self._lines[1], stale=not ok)
         return ok
+
+    def _check_local(self, values: dict, launch: dict) -> None:
+        """A notebook variable on more ranks than this kernel's thread, refused in the
+        launch's words: the OCR form's ``img --np 2`` and the Train form's ``mlp data
+        --runner process`` were taken, and ``%ocr img --np 2`` refuses them (round 47)."""
+        if not self._held(values):
+            return
+        from skiff.jobs.launch import choose_runner, launch_options
+        from skiff.kinds import KINDS
+
+        where = launch_options(launch)
+        runner = choose_runner(where["np"], where["runner"], where["launcher"])
+        kind = KINDS.get(self.command.name)
+        if runner == "thread" or kind is None or kind.command is not self.command:
+            return
+        shell = _shell()
+        kernel_values, _ = split_launch(argparse.Namespace(**values))  # the variables named
+        request = kind.prepare(kernel_values, user_ns=shell.user_ns if shell else {},
+                               where=runner)
+        if request.fn is not None and request.local_only:
+            error = ValueError(f"{request.local_only} (got np={where['np']}, runner="
+                               f"{where['runner']!r}, launcher={where['launcher']!r})")
+            error.dest = "np" if where["np"] != 1 else "runner" if where["runner"] != "auto" \
+                else "launcher"  # the field that asked for other ranks
+            raise error
 
     @property
     def magic(self) -> str | None:
@@ -430,8 +467,15 @@ class CommandForm(W.VBox):
         if unknown:
             raise KeyError(f"unknown field(s) {sorted(unknown)}: the form has "
                            f"{', '.join(self.fields)}")
-        for dest, value in values.items():
-            self.fields[dest].set(value)
+        # checked once, when all are in: each field checked the whole form as it was set
+        # (form.set(problem=..., b=..., precond=...) was four checks, the first three of a
+        # form half filled in; round 47)
+        self._holding = True
+        try:
+            for dest, value in values.items():
+                self.fields[dest].set(value)
+        finally:
+            self._holding = False
         self.validate()
 
     # launching ----------------------------------------------------------------------------

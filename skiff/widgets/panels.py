@@ -251,6 +251,13 @@ def solve_form() -> CommandForm:
         ns = _user_ns()
         name = values.get("problem")
         variable = name in ns and _safe(is_system, ns[name])
+        if variable or name in problems:
+            # what %solve checks before any job, in its words (round 47): of a notebook
+            # system, B missing or no variable, a notebook preconditioner (--precond M:
+            # "unknown precond 'M'" here while the magic took it), --np 2; of a built-in
+            # problem, a B given with it (the form ran without it), --precond ilu on a
+            # grid, --overlap on one rank (the form took them and Launch failed under it)
+            _prepare_solve(values, ns)
         if name is not None and (variable or name in problems):
             # --amg where AMG is not the preconditioner: said as the field changes, not at
             # Launch (the kind's prepare refuses it; to_config alone does not see it)
@@ -267,6 +274,11 @@ def solve_form() -> CommandForm:
                 g.check_mg_options(values, config["method"], config["precond"])
         if variable:
             values["problem"] = problems[0]  # a stand-in: the magic solves the variable
+            values["b"] = None  # (checked above, as the magic checks them)
+            if values.get("precond") not in g._k().PRECONDS:
+                values["precond"] = "auto"
+            if values.get("near_nullspace") in ns:
+                values["near_nullspace"] = None
         return values
 
     def to_config(values: dict) -> dict:
@@ -275,10 +287,14 @@ def solve_form() -> CommandForm:
         ("'A.mtx' is not a matrix file skiff reads (Matrix Market .mtx, ...)", round 44)."""
         name = values.get("problem")
         if not isinstance(name, str) or name in problems or name in _user_ns():
-            return g.to_config(values)
+            return g.to_config(values)  # (checked by check(), as the magic checks it)
         if g._missing_matrix_file(name):
             raise g.missing_file(name, "matrix file", ": ")
         if not g._matrix_file(name):
+            # a name that is no problem, variable or matrix file: the magic's words ("no
+            # notebook variable, matrix file or built-in problem named 'Aa' (did you mean
+            # 'A'?)" with a B), not the form's own
+            KINDS["solve"].prepare(dict(values), user_ns=_user_ns())
             return g.to_config(values)
         bname = values.get("b")
         if bname is not None and not os.path.isfile(os.path.expanduser(bname)):
@@ -303,6 +319,20 @@ def solve_form() -> CommandForm:
     form.result = result
     form.children = [*form.children, result]
     return form
+
+
+def _prepare_solve(values: dict, ns: dict) -> None:
+    """``%solve``'s own checks of the form's values (the kind's ``prepare``, on the runner
+    its launch options choose); raises what the magic would say."""
+    import argparse
+
+    from skiff.grammar.common import split_launch
+    from skiff.jobs.launch import choose_runner, launch_options
+
+    kernel, opts = split_launch(argparse.Namespace(**values))
+    where = launch_options(opts)
+    runner = choose_runner(where["np"], where["runner"], where["launcher"])
+    KINDS["solve"].prepare(kernel, user_ns=ns, where=runner)
 
 
 def _image(png: bytes, cls: str) -> W.Image:
@@ -403,7 +433,22 @@ def ocr_form() -> CommandForm:
         return W.Dropdown(options=names, value=action.default if action.default in names
                           else names[0])
 
-    form = CommandForm(g.COMMAND, g.to_config, held=_held("inputs"),
+    def to_config(values: dict) -> dict:
+        """The kind's config, the inputs read as ``%ocr`` reads them: a notebook variable
+        holding an image (an array, a PIL image, a list of them) is taken, and a name that
+        is neither a file nor a variable gets the magic's words ("..., nor a notebook
+        variable (did you mean 'img'?)"). The form refused every variable: "no such file,
+        folder or pattern: 'img'", while ``%ocr img`` read it (round 47)."""
+        ns = _user_ns()
+        inputs = [str(v) for v in values.get("inputs") or []]
+        if g._variable_images(inputs, ns) is None:
+            try:
+                return g.to_config(values)
+            except FileNotFoundError as exc:
+                raise FileNotFoundError(f"{exc}{g._variable_hint(inputs, ns)}") from None
+        return g.to_config(values, check_inputs=False)
+
+    form = CommandForm(g.COMMAND, to_config, held=_held("inputs"),
                        pickers={"lang": lang_picker},
                        order=("inputs", "lang", "device", "min_score", "batch_size"))
     upload = W.FileUpload(accept="image/*", multiple=True, description="Upload")

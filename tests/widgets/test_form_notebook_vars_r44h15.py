@@ -29,6 +29,7 @@ def ns(monkeypatch):
     X = rng.standard_normal((32, 3)).astype("float32")
     monkeypatch.setitem(ip.user_ns, "data", (X, (X[:, 0] > 0).astype("int64")))
     monkeypatch.setitem(ip.user_ns, "A", sp.eye(20, format="csr") * 2.0)
+    monkeypatch.setitem(ip.user_ns, "rhs", np.ones(20))  # %solve A needs its B (round 47)
     return ip.user_ns
 
 
@@ -51,9 +52,9 @@ def test_a_notebook_variable_has_no_terminal_line(ns, runs_dir, capsys):
     assert "data is a notebook variable" in form.cli_line.value, form.cli_line.value
 
     solve = solve_form()
-    solve.set(problem="A")
+    solve.set(problem="A", b="rhs")
     assert solve.values is not None, (solve.errors, solve.status.value)
-    assert solve.cli is None and "A is a notebook variable" in solve.cli_line.value
+    assert solve.cli is None and "A, rhs are notebook variables" in solve.cli_line.value
 
     form.set(data="")  # the model's own data: a terminal runs it
     assert form.cli == "python -m skiff train mlp --steps 5"
