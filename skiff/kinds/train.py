@@ -1013,47 +1013,46 @@ def _check_target(target, data) -> str | None:
     return str(target)
 
 
-def _check_text(text, data, target) -> str | None:
-    """``--text COLUMNS``: only for a .csv/.tsv/.jsonl table, each a column it has, not the
-    target (said now, before any run folder)."""
-    if not text:
-        return None
+def _table_columns_named(option, value, data, target, *, refused, target_said):
+    """The columns ``--text`` / ``--drop`` name: each a column of the .csv/.tsv(/.jsonl)
+    table DATA, not the target (said now, before any run folder, as the table reader will
+    say it). Returns the table's columns, the names as given and the columns they pick."""
     from skiff.kernels.train.tables import TableError, pick_target, table_columns
 
     if data is None or not _is_table(str(data)) or str(data).lower().endswith(".npz"):
-        raise ValueError(f"--text reads columns of a .csv, .tsv or .jsonl table file as "
-                         f"words; DATA is {data!r}")
+        raise ValueError(f"{refused}; DATA is {data!r}")
     path = os.path.expanduser(str(data))
     columns = table_columns(path)
-    names = [d.strip() for d in str(text).split(",") if d.strip()]
+    names = [d.strip() for d in str(value).split(",") if d.strip()]
     try:
-        read = {pick_target(path, columns, name) for name in names}
-        if target is not None and pick_target(path, columns, target) in read:
-            raise ValueError(f"--text reads the --target column {target!r} as words")
+        picked = {pick_target(path, columns, name) for name in names}
+        if target is not None and pick_target(path, columns, target) in picked:
+            raise ValueError(target_said.format(target=repr(target)))
     except TableError as exc:
-        raise ValueError(f"--text: {exc}") from None
+        raise ValueError(f"{option}: {exc}") from None
+    return columns, names, picked
+
+
+def _check_text(text, data, target) -> str | None:
+    """``--text COLUMNS``: only for a .csv/.tsv/.jsonl table, each a column it has, not the
+    target."""
+    if not text:
+        return None
+    _columns, names, _read = _table_columns_named(
+        "--text", text, data, target,
+        refused="--text reads columns of a .csv, .tsv or .jsonl table file as words",
+        target_said="--text reads the --target column {target} as words")
     return ",".join(names)
 
 
 def _check_drop(drop, data, target) -> str | None:
-    """``--drop COLUMNS``: only for a .csv/.tsv table, each a column it has, not the target
-    (said now, before any run folder, as the table reader will say it)."""
+    """``--drop COLUMNS``: only for a .csv/.tsv table, each a column it has, not the target."""
     if not drop:
         return None
-    from skiff.kernels.train.tables import TableError, pick_target, table_columns
-
-    if data is None or not _is_table(str(data)) or str(data).lower().endswith(".npz"):
-        raise ValueError(f"--drop leaves columns of a .csv or .tsv table file out; DATA is "
-                         f"{data!r}")
-    path = os.path.expanduser(str(data))
-    columns = table_columns(path)
-    names = [d.strip() for d in str(drop).split(",") if d.strip()]
-    try:
-        dropped = {pick_target(path, columns, name) for name in names}
-        if target is not None and pick_target(path, columns, target) in dropped:
-            raise ValueError(f"--drop leaves out the --target column {target!r}")
-    except TableError as exc:
-        raise ValueError(f"--drop: {exc}") from None
+    columns, names, dropped = _table_columns_named(
+        "--drop", drop, data, target,
+        refused="--drop leaves columns of a .csv or .tsv table file out",
+        target_said="--drop leaves out the --target column {target}")
     if len(dropped) >= len(columns) - 1:
         raise ValueError(f"--drop {drop!r} leaves no feature column of {columns}")
     return ",".join(names)

@@ -718,50 +718,25 @@ def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None
     return solver.gather(res.x), info
 
 
-def _cg(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
+def _cg(op, b, x, M, tol, maxiter, hist, callback=None, dot=None) -> int:
+    """CG over the ranks; with ``dot=op.dotu``, COCG (round 47 h4): the same recurrences with
+    the unconjugated ``u^T v`` summed over the ranks, for a complex symmetric A and M (one
+    rank's ``cocg.py``). A zero ``r^T z`` or ``p^T A p`` with the residual above the tolerance
+    (COCG's form is no norm) stops it there, not converged; the same on every rank, as the
+    sums are."""
+    dot = op.dot if dot is None else dot
     r = b - op.matvec(x)   # every rank (a collective), x0 or not
     z = M(r)
     p = z.copy()
-    rz = op.dot(r, z)
+    rz = dot(r, z)
     rn = op.norm(r)
     hist.append(rn)
     if rn <= tol:
         return 0
     for k in range(1, maxiter + 1):
         q = op.matvec(p)
-        alpha = rz / op.dot(p, q)
-        x += alpha * p
-        r -= alpha * q
-        rn = op.norm(r)
-        hist.append(rn)
-        if callback is not None:
-            callback(k, rn, x)
-        if rn <= tol:
-            return k
-        z = M(r)
-        rz_new = op.dot(r, z)
-        p = z + (rz_new / rz) * p
-        rz = rz_new
-    return maxiter
-
-
-def _cocg(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
-    """COCG (round 47 h4): CG's recurrences with the unconjugated ``u^T v`` summed over the
-    ranks, for a complex symmetric A and M (one rank's ``cocg.py``). A zero ``r^T z`` or
-    ``p^T A p`` with the residual above the tolerance (the form is no norm) stops it there,
-    not converged."""
-    r = b - op.matvec(x)
-    z = M(r)
-    p = z.copy()
-    rz = op.dotu(r, z)
-    rn = op.norm(r)
-    hist.append(rn)
-    if rn <= tol:
-        return 0
-    for k in range(1, maxiter + 1):
-        q = op.matvec(p)
-        pq = op.dotu(p, q)
-        if pq == 0 or rz == 0:   # a breakdown: the same on every rank (the sums are)
+        pq = dot(p, q)
+        if pq == 0 or rz == 0:   # a breakdown
             return k - 1
         alpha = rz / pq
         x += alpha * p
@@ -773,10 +748,14 @@ def _cocg(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
         if rn <= tol or not np.isfinite(rn):
             return k
         z = M(r)
-        rz_new = op.dotu(r, z)
+        rz_new = dot(r, z)
         p = z + (rz_new / rz) * p
         rz = rz_new
     return maxiter
+
+
+def _cocg(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
+    return _cg(op, b, x, M, tol, maxiter, hist, callback, dot=op.dotu)
 
 
 def _bicgstab(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
