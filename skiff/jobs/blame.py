@@ -76,8 +76,7 @@ def _skiffs(path: str) -> bool:
     """Whether a frame's file is skiff's own code (this install's, or another install's)."""
     import os
 
-    import skiff
-
-    here = os.path.dirname(os.path.abspath(skiff.__file__)) + os.sep
+    # this package's folder (skiff/jobs/ is one below it)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     path = path.replace("\\", "/")
     return path.startswith(here.replace("\\", "/")) or "-packages/skiff/" in path

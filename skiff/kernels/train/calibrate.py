@@ -286,9 +286,12 @@ def _machine() -> dict:
     """What makes a timing this machine's: host, processor, the cores this process may use,
     the BLAS/OpenMP thread budget, and the versions of Python, numpy and skiff."""
     import platform
+    from importlib import metadata
 
-    import skiff
-
+    try:
+        version = metadata.version("skiff")
+    except metadata.PackageNotFoundError:
+        version = ""
     cpu = ""
     try:
         with open("/proc/cpuinfo") as fh:
@@ -304,7 +307,7 @@ def _machine() -> dict:
                                                   "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")}
     return {"host": platform.node(), "arch": platform.machine(), "cpu": cpu, "cores": cores,
             "threads": threads, "python": platform.python_version(), "numpy": np.__version__,
-            "skiff": getattr(skiff, "__version__", "")}
+            "skiff": version}
 
 
 def _model_signature(model) -> str:

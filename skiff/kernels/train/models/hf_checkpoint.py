@@ -28,14 +28,13 @@ from . import safetensors_io as st
 from .ernie import ARCHITECTURES, ErnieConfig, ErnieForCausalLM
 from .lora import has_lora, load_adapter, merged_state_dict
 from .tokenizer import HFTokenizer, SentencePieceTokenizer, load_tokenizer
+from .tokenizer_files import TOKENIZER_FILES
 
 __all__ = ["from_pretrained", "save_pretrained", "read_config", "config_to_hf",
            "load_tokenizer", "token_blocks", "ernie_from_folder", "TOKENIZER_FILES",
            "read_training_rows", "check_val_split", "check_rows_render", "adapter_base",
            "HFTokenizer", "SentencePieceTokenizer"]
 
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json",
-                   "special_tokens_map.json", "added_tokens.json", "chat_template.jinja")
 _FLOATS = {"float32": np.float32, "float64": np.float64, "float16": np.float16}
 # checkpoint keys the reference ignores too (multi-token-prediction heads of the MoE models)
 _IGNORED = re.compile(r"(^|\.)mtp")

@@ -664,7 +664,7 @@ def _base_tokenizer_files(base, folder: Path) -> list[str]:
     into the adapter's ``folder``; the names copied."""
     import shutil
 
-    from .hf_checkpoint import TOKENIZER_FILES
+    from .tokenizer_files import TOKENIZER_FILES
 
     if not isinstance(base, (str, os.PathLike)) or not Path(base).expanduser().is_dir():
         return []
