@@ -201,10 +201,17 @@ def leader_columns(rows: list[list[int]], boxes: list[np.ndarray],
     ext = np.array([(p[:, 0].min(), p[:, 0].max(), p[:, 1].min(), p[:, 1].max())
                     for p in (np.asarray(b, np.float64) for b in boxes)])
     entries = {}  # row index -> [(x0, x1)] of its entries
+    whole = set()  # rows whose entries are boxed whole
     for r, row in enumerate(rows):
         order = sorted(row, key=lambda i: ext[i, 0])
         spans = [(ext[a, 0], ext[b, 1]) for a, b in zip(order, order[1:])
                  if _leader_between(image, ext[a], ext[b])]
+        if len(spans) < 2 and len(order) >= 2:
+            # a small print's entry boxed whole, its leader inside (a thumbnail, round 47)
+            inside = [(ext[i, 0], ext[i, 1]) for i in order if _leader_inside(image, ext[i])]
+            if len(inside) >= 2 and not spans:
+                spans = inside
+                whole.add(r)
         if len(spans) >= 2:
             entries[r] = spans
     if len(entries) < LEADER_ROWS:
@@ -213,7 +220,10 @@ def leader_columns(rows: list[list[int]], boxes: list[np.ndarray],
     height = float(np.median(ext[:, 3] - ext[:, 2]))
     spans = np.array([sp for r in entries for sp in entries[r]] +
                      [(ext[i, 0], ext[i, 1]) for r in range(first, last + 1) for i in rows[r]])
-    cuts = _gutters(list(range(len(spans))), spans[:, 0], spans[:, 1], height)
+    # entries boxed whole stand a grown box's margin closer (a thumbnail's gutter 17 px
+    # between boxes 20 px tall)
+    cuts = _gutters(list(range(len(spans))), spans[:, 0], spans[:, 1],
+                    height * (LEADER_GUTTER if whole else 1.0))
     if not cuts:
         return rows
     edges = [-np.inf, *cuts, np.inf]
@@ -267,6 +277,64 @@ def _leader_between(image: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
         return False
     slope, at = np.polyfit(cx, cy, 1)  # on a line, turned as the page is (a phone photo)
     return abs(slope) <= 0.1 and float(np.abs(cy - (slope * cx + at)).max()) <= LEADER_DOT * h
+
+
+# a box holding a whole entry (a name, its dotted leader, its price: a thumbnail's small
+# print boxed in one) holds at least LEADER_RUN dots one after the other at a steady step
+# (each within LEADER_EVEN of the run's median step, that step at most LEADER_PITCH of the
+# box's height) on one line in the box's lower half, over at least LEADER_WIDTH of the
+# box's width, with ink (the name, the price) on both sides
+LEADER_RUN = 8
+LEADER_EVEN = 0.3
+LEADER_PITCH = 0.5
+LEADER_WIDTH = 0.2
+# and such columns stand at least LEADER_GUTTER of a box's height apart
+LEADER_GUTTER = 0.5
+
+
+def _leader_inside(image: np.ndarray, e: np.ndarray) -> bool:
+    """Whether the box of extent ``e`` (x0, x1, y0, y1) holds a dotted leader between a
+    name and a price (:data:`LEADER_RUN`)."""
+    import cv2
+
+    from .spacing import ink_mask
+
+    x0, x1 = int(max(0, np.floor(e[0]))), int(min(image.shape[1], np.ceil(e[1])))
+    y0, y1 = int(max(0, np.floor(e[2]))), int(min(image.shape[0], np.ceil(e[3])))
+    h = y1 - y0
+    if h < 6 or x1 - x0 < 4 * h:
+        return False
+    bw = ink_mask(image[y0:y1, x0:x1])
+    n, _, stats, cent = cv2.connectedComponentsWithStats(bw, connectivity=8)
+    parts, cent = stats[1:], cent[1:]
+    if not len(parts):
+        return False
+    size = np.maximum(parts[:, cv2.CC_STAT_WIDTH], parts[:, cv2.CC_STAT_HEIGHT])
+    dots = (size <= LEADER_DOT * h) & (parts[:, cv2.CC_STAT_AREA] >= 2) & (cent[:, 1] >= 0.45 * h)
+    idx = np.flatnonzero(dots)
+    if len(idx) < LEADER_RUN:
+        return False
+    idx = idx[np.argsort(cent[idx, 0])]
+    best, run = [], [idx[0]]
+    for a, b in zip(idx, idx[1:], strict=False):
+        step = cent[b, 0] - cent[a, 0]
+        med = float(np.median(np.diff(cent[run, 0]))) if len(run) >= 2 else step
+        if len(run) >= 2 and abs(step - 2 * med) <= LEADER_EVEN * med:
+            step = step / 2  # a dot the blur lost
+        if 0 < step <= LEADER_PITCH * h and \
+                abs(cent[b, 1] - cent[a, 1]) <= LEADER_DOT * h and \
+                abs(step - med) <= LEADER_EVEN * med:
+            run.append(b)
+        else:
+            best, run = max(best, run, key=len), [b]
+    best = max(best, run, key=len)
+    if len(best) < LEADER_RUN:
+        return False
+    lo, hi = cent[best[0], 0], cent[best[-1], 0]
+    if hi - lo < LEADER_WIDTH * (x1 - x0):
+        return False
+    big = size > LEADER_DOT * h
+    return bool((big & (cent[:, 0] < lo)).any() and (big & (cent[:, 0] > hi)).any())
 
 
 # a point read at the end of a dish's name is its dotted leader's first dot where it stands

@@ -79,6 +79,7 @@ from .rec import (
     sideways_page,
     strip_leader,
 )
+from .registers import join_registers
 from .result import OcrResult, TextLine
 from .script_mix import greek_warning, unread_ink, user_stacklevel
 from .spacing import _cjk_char, cell_spaces, digit_spaces, letter_spaces, one_width
@@ -803,6 +804,15 @@ class OcrPipeline(DetectionPasses, LineReading):
             if t != lines[k].text:
                 lines[k].text, boxes[k] = t, joined[k]
                 lines[k].box = joined[k].round(1).tolist()
+        # a register's digits one to a filled cell ("0 4 5 2 3 kWh" on a meter) read as one
+        # number, a cell the detector left unboxed read alone
+        joined_r, boxed_r = join_registers(
+            rows, boxes, [line.text for line in lines], it.bgr,
+            read=lambda cs: [t for t, _ in self._recognize_once(cs, True)])
+        for k, t in enumerate(joined_r):
+            if t != lines[k].text:
+                lines[k].text, boxes[k] = t, boxed_r[k]
+                lines[k].box = boxed_r[k].round(1).tolist()
         rows = [kept for row in rows if (kept := [i for i in row if lines[i].text])]
         text = monospace_text(rows, boxes, [line.text for line in lines], angles,
                               it.bgr) or \

@@ -38,6 +38,7 @@ from .rec import (
     reads_turned,
     rec_input,
     sideways_page,
+    thousands_commas,
     trim_rows,
     wide_share,
 )
@@ -911,7 +912,9 @@ class LineReading:
                     again = separator_spaces(again, columns[0][j], alphabet, crops[idx[j]],
                                              frame_width, height) or again
                 again = latin_letters(again, probs[j], alphabet)
-                return half_width(decimal_point(again, probs[j], alphabet))
+                again = decimal_point(again, probs[j], alphabet)
+                # an amount's commas a photo's blur read as points ("(3.250.00)")
+                return half_width(thousands_commas(again, probs[j], alphabet))
 
             return idx, [(finish(j, text, score), score)
                          for j, (text, score) in enumerate(decoded)]
