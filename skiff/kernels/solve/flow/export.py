@@ -12,17 +12,20 @@ step (2D-2 / 2D-3's ``t, cd, cl, dp``: the curves the benchmark's papers plot; r
 before which they could be drawn but not written); a time-averaged nose's ``t, cd, cl``.
 ``.json``: the numbers (the result's record: coefficients, bands, errors, settings; round
 47: ``--save run.json`` was refused though ``result.json`` holds the same), NaN as null.
+A job's ``--save`` (:func:`save_in_job`) never fails the job: a history CSV of a run that ended
+steady is one row, and a file that cannot be written is a warning (round 47, h19).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["save_flow", "write_vtu", "write_vtk_unstructured", "FORMATS"]
+__all__ = ["save_flow", "save_in_job", "write_vtu", "write_vtk_unstructured", "FORMATS"]
 
 FORMATS = ("vtu", "vtu-ascii", "vtk", "vtk-ascii", "npz", "csv", "csv-history", "json")
 _SUFFIX = {".vtu": "vtu", ".vtk": "vtk", ".npz": "npz", ".csv": "csv", ".json": "json"}
@@ -238,3 +241,53 @@ def save_flow(path, *, mesh, point_data: dict, field_data: dict, surface: dict,
         return write_vtu(path, p, t, point_data, field_data, binary=fmt == "vtu")
     return write_vtk_unstructured(path, p, t, point_data, field_data, binary=fmt == "vtk",
                                   title=title)
+
+
+def _steady_row(result) -> dict:
+    """What a steady end has for a history CSV: one row, ``t`` NaN (no time was marched),
+    the steady ``cd, cl`` (and a cylinder's ``dp``), the unsteady files' columns."""
+    values = getattr(result, "values", None) or {"cd": result.cd, "cl": result.cl}
+    return {"t": np.array([np.nan]),
+            **{k: np.array([float(values[k])]) for k in ("cd", "cl", "dp") if k in values}}
+
+
+def _say(note: str, reporter) -> None:
+    """The save's problem in the job's log, its record and as a warning (the CLI's
+    ``skiff: warning:`` line; a notebook's warning)."""
+    reporter.log(note, level="warning")
+    reporter.info(save_warning=note)
+    warnings.warn(note, UserWarning, stacklevel=3)
+
+
+def save_in_job(result, path, reporter) -> Path | None:
+    """A job's ``--save``: ``result.save(path)`` kept as the artifact ``flow``. The solve's
+    result is never lost to it (round 47, h19: ``--flow auto`` that ended steady with
+    ``--save x.history.csv`` failed the job after the solve): a history CSV of a run that
+    ended steady is one row (:func:`_steady_row`), said as a warning; a file that cannot be
+    written (a folder gone since the launch, a full disk, a format this result lacks) is a
+    warning in the log and the record (``save_warning``), and the job goes on. Returns the
+    path written, or None (the problem said in the log, the record and a warning)."""
+    import dataclasses
+
+    try:
+        note = None
+        if not getattr(result, "history", None) and \
+                _format(Path(path), None) == "csv-history":
+            row = _steady_row(result)
+            what = (f"case {result.case}" if hasattr(result, "case") else
+                    "the nose (Newton converged: --flow auto marches in time only where it "
+                    "does not; --flow unsteady always does)")
+            note = (f"--save {path}: {what} ended steady (no time history): wrote its "
+                    "steady values as one row, t nan (no time was marched), "
+                    + ", ".join(f"{k} {v[0]:.6g}" for k, v in row.items() if k != "t"))
+            result = dataclasses.replace(result, history=row)
+        written = result.save(path)
+    except (ValueError, OSError) as exc:
+        note = (f"--save {path} not written: {exc}. The solve's result is kept (the run's "
+                "record and plots); save it again from the result (result.save(...))")
+        _say(note, reporter)
+        return None
+    if note:
+        _say(note, reporter)
+    reporter.artifact("flow", written, kind="file")
+    return written

@@ -6,6 +6,7 @@ from skiff.kernels.backend.figures import render_png
 from skiff.kernels.backend.report import NullReporter, Reporter
 
 from .dfg import run_case
+from .export import save_in_job
 from .result import FlowResult, convergence_figure, fields_figure, history_figure, mesh_figure
 
 __all__ = ["run"]
@@ -38,6 +39,6 @@ def run(config: dict, reporter: Reporter | None = None) -> FlowResult:
             path = out / f"{name}.png"
             render_png(draw(res), path)
             reporter.artifact(name, path, kind="image")
-    if config.get("save"):              # .vtu / .vtk for ParaView, .npz, .csv (the cp)
-        reporter.artifact("flow", res.save(config["save"]), kind="file")
+    if config.get("save"):     # .vtu / .vtk, .npz, .csv, .history.csv, .json: never fails the job
+        save_in_job(res, config["save"], reporter)
     return res

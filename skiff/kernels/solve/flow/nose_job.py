@@ -20,6 +20,7 @@ from .adapt import (
     learned_size,
     uniform_size,
 )
+from .export import save_in_job
 from .nose import MAX_RE, NoseShape, check_re, too_coarse
 from .nose_flow import DT, T_END, NoseFlow, solve_nose_flow
 from .nose_plots import (
@@ -266,7 +267,9 @@ def run(config: dict, reporter: Reporter | None = None) -> NoseFlow:
     and ``dt`` of the time-marching mode (None: 30 and 0.02);
     ``profile``: a CSV of the nose's outline points (:class:`~.profile.NoseProfile`; then
     ``length`` and ``bluntness`` are not used); ``save``: a path the flow is written to
-    (:meth:`~.nose_flow.NoseFlow.save`: ``.vtu``, ``.vtk``, ``.npz``, ``.csv``)."""
+    (:meth:`~.nose_flow.NoseFlow.save`: ``.vtu``, ``.vtk``, ``.npz``, ``.csv``,
+    ``.history.csv``, ``.json``; :func:`~.export.save_in_job`: a steady end's history is one
+    row, a file that cannot be written a warning, the result kept)."""
     reporter = reporter or NullReporter()
     shape = None
     if config.get("profile"):
@@ -298,6 +301,6 @@ def run(config: dict, reporter: Reporter | None = None) -> NoseFlow:
             path = out / f"{name}.png"
             render_png(draw(flow), path)
             reporter.artifact(name, path, kind="image")
-    if config.get("save"):              # .vtu / .vtk for ParaView, .npz, .csv (the cp)
-        reporter.artifact("flow", flow.save(config["save"]), kind="file")
+    if config.get("save"):     # .vtu / .vtk, .npz, .csv, .history.csv, .json: never fails the job
+        save_in_job(flow, config["save"], reporter)
     return flow

@@ -228,3 +228,87 @@ def test_a_history_csv_is_refused_before_a_steady_run(nose, tmp_path):
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == ["t", "cd", "cl"] and len(rows) == 10
     assert float(rows[3]["cd"]) == pytest.approx(1 + 0.1 * np.sin(t[3]))
+
+
+class _Log(NullReporter):
+    """A job's reporter with no run folder (no plots drawn): its warnings, record and files."""
+
+    def __init__(self):
+        self.warnings, self.record, self.paths = [], {}, {}
+
+    def log(self, message, *, level="info"):
+        if level == "warning":
+            self.warnings.append(message)
+
+    def info(self, **fields):
+        self.record.update(fields)
+
+    def artifact(self, name, path, *, kind="file"):
+        self.paths[name] = path
+        return path
+
+
+SUFFIXES = (".vtu", ".vtk", ".npz", ".csv", ".history.csv", ".json")
+
+
+@pytest.mark.filterwarnings("ignore:--save")
+def test_a_jobs_save_never_loses_its_result(cylinder, nose, tmp_path, monkeypatch):
+    """Round 47 (h19): ``--flow auto`` with ``--save x.history.csv`` that ended steady failed
+    the job after the solve (the result lost); any file the save could not write did the
+    same. Now every suffix is written for every flow kind (cylinder 2D-1 / 2D-2 / 2D-3, the
+    nose steady / time-averaged / auto ended steady): a steady end's history is one row, its
+    steady values (2D-1's cd against Schaefer & Turek's 5.57954); a file that cannot be
+    written is a warning and the job returns its result."""
+    from skiff.kernels.solve.flow import job, nose_job
+    from skiff.kernels.solve.flow.export import save_in_job
+
+    unsteady = {}
+    for case in ("2d-2", "2d-3"):     # two BDF steps on the coarsest grid, through the job
+        rep = _Log()
+        unsteady[case] = job.run({"case": case, "resolution": 16, "dt": 0.01, "t_end": 0.02,
+                                  "save": str(tmp_path / "gone" / f"{case}.vtu")}, rep)
+        assert unsteady[case].steps == 2 and "flow" not in rep.paths
+        assert [w for w in rep.warnings if w.startswith("--save")] == [
+            rep.record["save_warning"]] and "not written" in rep.record["save_warning"]
+        assert "no folder" in rep.record["save_warning"]
+    t = np.linspace(0.1, 1.0, 10)
+    averaged = dataclasses.replace(nose, mode="unsteady", history={
+        "t": t, "cd": 1 + 0.1 * np.sin(t), "cl": 0.2 * np.cos(t)})
+    results = {"2d-1": cylinder, **unsteady, "nose-auto-steady": nose,
+               "nose-unsteady": averaged}
+    assert nose.mode == "steady" and not nose.history      # auto ended steady
+    for name, res in results.items():
+        for suffix in SUFFIXES:
+            rep = _Log()
+            path = save_in_job(res, tmp_path / f"{name}{suffix}", rep)
+            assert path is not None and path.is_file() and rep.paths["flow"] == path, (
+                name, suffix, rep.warnings)
+            if suffix != ".history.csv":
+                assert not rep.warnings, (name, suffix, rep.warnings)
+                continue
+            with path.open(newline="") as f:
+                rows = list(csv.DictReader(f))
+            if res.history:
+                assert not rep.warnings
+                assert len(rows) == len(res.history["t"]) and list(rows[0]) == list(res.history)
+                assert float(rows[-1]["cd"]) == pytest.approx(res.history["cd"][-1])
+            else:                                   # a steady end: one row and a note
+                assert len(rows) == 1 and np.isnan(float(rows[0]["t"]))
+                assert "ended steady" in rep.warnings[0] and "one row" in rep.warnings[0]
+                assert rep.record["save_warning"] == rep.warnings[0]
+                cd = res.values["cd"] if name == "2d-1" else res.cd
+                assert float(rows[0]["cd"]) == pytest.approx(cd, rel=1e-8)
+    assert float(next(csv.DictReader((tmp_path / "2d-1.history.csv").open()))["cd"]) == \
+        pytest.approx(5.57954, rel=0.01)                 # Schaefer & Turek 2D-1, resolution 24
+    # the nose job, --flow auto ended steady (the solve is this module's nose): one row
+    monkeypatch.setattr(nose_job, "solve_nose", lambda *a, **k: nose)
+    rep = _Log()
+    with pytest.warns(UserWarning, match="ended steady"):       # the CLI's warning line
+        out = nose_job.run({"clearance": 0.3, "re": 100, "adapt": "graded", "flow": "auto",
+                            "save": str(tmp_path / "auto.history.csv")}, rep)
+    assert out is nose and rep.paths["flow"] == tmp_path / "auto.history.csv"
+    assert "Newton converged" in rep.warnings[0] and "one row" in rep.warnings[0]
+    # a result kept without fields: .vtu is a warning, the job's result returned
+    rep = _Log()
+    assert save_in_job(dataclasses.replace(nose, mesh=None), tmp_path / "x.vtu", rep) is None
+    assert "keep=False" in rep.warnings[0] and "result is kept" in rep.warnings[0]
