@@ -48,6 +48,7 @@ from .relayout import (
 from .sliced_state import SlicedState, has_pieces, load_optimizer_from_pieces
 from .sync_buffers import average_buffers, float_buffers
 from .world import choose_engine, world
+from .zero_groups import every_groups_scalars
 from .zero_unreached import UnreachedSteps
 
 __all__ = ["BucketReducer", "DataParallel", "ZeRO", "split_state", "merge_state"]
@@ -776,6 +777,14 @@ class ZeRO(DataParallel):
         state = wrap(optimizer.state_dict())
         if groups is not None:
             state["flat_groups"] = [list(g) for g in groups]
+        # every group's scalar state from the ranks that hold it (rank 0 saves the scalars;
+        # its slice may hold one group only): round 47 h18
+        scalars = every_groups_scalars(optimizer, self._comm())
+        saved = state.get("state") if isinstance(state, dict) else None
+        if scalars and isinstance(saved, dict) and saved:
+            key = next(iter(saved))
+            own = {k: v for k, v in (saved.get(key) or {}).items() if "@" not in str(k)}
+            saved[key] = {**own, **scalars}
         return state
 
     def describe(self) -> dict:

@@ -71,6 +71,8 @@ def fit_optimizer_state(state: dict, *, sizes: list[int], shapes: list[tuple],
                 first[k] = whole[lo:hi].copy()
             else:
                 first[k] = v
+        if groups is not None and len(groups) > 1:  # each group's scalar (round 47 h18)
+            first.update(_group_scalars(by_pos, groups))
         if groups is None or len(groups) <= 1 or len(hyper) != len(groups):
             return {"state": {0: first}, "param_groups": [{**hyper[0], "params": [0]}]}
         return {"state": {0: first}, "param_groups": [{**hyper[0], "params": [0]}]
@@ -132,6 +134,25 @@ def fit_optimizer_state(state: dict, *, sizes: list[int], shapes: list[tuple],
             off += size
     return {"state": {k: by_pos[pos] for k, pos in enumerate(order)},
             "param_groups": _groups_of(hyper, members)}
+
+
+def _group_scalars(by_pos: list[dict], groups: list[list[int]]) -> dict:
+    """Per-parameter states' scalars (NAdam's ``mu_product``, ASGD's ``eta``) as a grouped
+    ZeRO slice keeps them: ``key`` group 0's, ``key@i`` group ``i``'s where the groups
+    differ (the slice's state was the first parameter's for every group before)."""
+    out: dict = {}
+    for k, v in by_pos[0].items():
+        if np.ndim(v) > 0:
+            continue
+        own = {gi: by_pos[g[0]][k] for gi, g in enumerate(groups)
+               if g and k in by_pos[g[0]]}
+        if not own:
+            continue
+        values = list(own.values())
+        out[k] = values[0]
+        if any(np.any(np.asarray(w) != np.asarray(values[0])) for w in values[1:]):
+            out.update({f"{k}@{gi}": w for gi, w in own.items()})
+    return out
 
 
 def _saved_positions(state: dict, groups: list | None, n: int) -> list[int]:

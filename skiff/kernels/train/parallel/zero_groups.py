@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["grouped_slice", "flat_groups", "construct", "STEPPED"]
+__all__ = ["grouped_slice", "flat_groups", "construct", "every_groups_scalars", "STEPPED"]
 
 STEPPED = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam",
            "Adadelta", "Rprop", "ASGD")
@@ -189,3 +189,44 @@ def _sized(v, n: int) -> bool:
     """An array of the slice's (or a segment's) length: a moment, a momentum buffer."""
     shape = getattr(v, "shape", None)
     return shape is not None and len(shape) == 1 and shape[0] == n
+
+
+def every_groups_scalars(optimizer, comm) -> dict:
+    """Each group's scalar state (NAdam's ``mu_product``, ASGD's ``eta``/``mu``) as the ranks
+    that hold the group's elements have it (round 47 h18): ``key@i`` for group ``i`` where
+    the groups differ, ``key`` group 0's (the first held). A rank keeps only the groups of
+    its slice, and a checkpoint's scalars are rank 0's, so on 2 or more ranks a group with
+    no element in rank 0's slice resumed with group 0's scalar. A collective call over
+    ``comm`` (every rank saves): {} for an optimizer not stepped group by group."""
+    groups = getattr(optimizer, "_flat_groups", None)
+    segments = getattr(optimizer, "_segments", None)
+    if groups is None or segments is None or len(groups) < 2:
+        return {}
+    shard = optimizer.param_groups[0]["params"][0]
+    flat = optimizer.state.get(shard) or {}
+    keys = [k for k, v in flat.items() if "@" not in str(k) and _scalar(v)]
+    mine = {gi: {k: flat.get(f"{k}@{gi}", flat[k]) for k in keys}
+            for gi, segs in enumerate(segments) if segs and keys}
+    held: dict = {}
+    for theirs in comm.allgather_object(mine):
+        for gi, values in theirs.items():
+            held.setdefault(int(gi), values)  # a group across ranks steps alike on each
+    out: dict = {}
+    for k in {k for values in held.values() for k in values}:
+        by_group = {gi: held[gi][k] for gi in sorted(held) if k in held[gi]}
+        values = list(by_group.values())
+        out[k] = values[0]
+        if any(_differ(v, values[0]) for v in values[1:]):
+            out.update({f"{k}@{gi}": v for gi, v in by_group.items()})
+    return out
+
+
+def _scalar(v) -> bool:
+    return getattr(v, "shape", ()) == () and not isinstance(v, (dict, list, str))
+
+
+def _differ(a, b) -> bool:
+    try:
+        return bool(a != b)
+    except (TypeError, ValueError):
+        return True
