@@ -13,10 +13,11 @@ STOPPED = ("cancelled", "failed")
 
 def resume_hint(job, front: str = "cli") -> str | None:
     """``"to go on from where it stopped: python -m skiff jobs resume ID"`` (``front="magic"``:
-    ``%jobs resume ID``) for a cancelled or failed job that ``jobs resume`` would take, else
-    None. Never raises: a hint is not worth an error in a summary."""
+    ``%jobs resume ID``) for a cancelled or failed job that ``jobs resume`` would take (or an
+    OCR job done with images it could not read), else None. Never raises: a hint is not
+    worth an error in a summary."""
     try:
-        if getattr(job, "status", None) not in STOPPED:
+        if getattr(job, "status", None) not in STOPPED and not _read_in_part(job):
             return None
         if "cannot resume from" in str(getattr(job, "error", None) or ""):
             return None   # its resume was refused: going on again is refused again
@@ -31,9 +32,24 @@ def resume_hint(job, front: str = "cli") -> str | None:
         if isinstance(config, dict):
             _check_checkpoints_there(job, config)
         hint = f"to go on from where it stopped: {resume_command(job.id, front)}"
+        if job.status == "done":  # an OCR job that could not read some images
+            n = int(job.result.get("errors") or 0)
+            hint = (f"to read again the {n} image{'' if n == 1 else 's'} it could not "
+                    f"(the pages read are kept): {resume_command(job.id, front)}")
         return hint + _same_command(job)
     except Exception:  # noqa: BLE001 - a refused or damaged job: no hint
         return None
+
+
+def _read_in_part(job) -> bool:
+    """An OCR job done with images it could not read (``result["errors"]``): ``jobs resume``
+    takes it (the pages read are kept, the others read again), and its summary, ``jobs show
+    --json``'s ``resume`` and the view said nothing of it (round 47 h17). A done training
+    (as many steps again) or solve is not offered: it ended as asked."""
+    if getattr(job, "status", None) != "done" or getattr(job, "kind", None) != "ocr":
+        return False
+    result = getattr(job, "result", None)
+    return isinstance(result, dict) and bool(result.get("errors"))
 
 
 def _same_command(job) -> str:

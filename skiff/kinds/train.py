@@ -1487,8 +1487,9 @@ class TrainKind(Kind):
                               on_done=_deliver(user_ns, config, set_model=False))
         objects = f"{values['model']}" + (f", {values['data']}" if data_obj is not None
                                           else "")
-        local = (f"notebook objects ({objects}) cannot travel to other processes: use --np 1, "
-                 "built-in names, or %%train --np N with a cell that builds them")
+        local = (f"notebook objects ({objects}) cannot travel to other processes: train them "
+                 "in this kernel (--np 1, no --runner process), use built-in names, or "
+                 "%%train --np N with a cell that builds them")
         if where != "thread":
             raise ValueError(local)
         return _objects_request(values, model_obj, data_obj, local)

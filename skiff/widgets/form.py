@@ -90,10 +90,15 @@ class Field:
         message.add_class("skiff-field-message")
         message.add_class(f"skiff-message-{self.dest}")
         self._widget, self._message = widget, message
+        if isinstance(widget, W.Dropdown):  # a value picked: a refused one set is gone
+            widget.observe(self._picked, names="value")
         self._box = W.HBox([widget, message], layout=looks.row)
         if self.on_build is not None:
             on_build, self.on_build = self.on_build, None
             on_build()
+
+    def _picked(self, _change=None) -> None:
+        self._outside = None
 
     @property
     def built(self) -> bool:
@@ -169,11 +174,46 @@ class Field:
         if isinstance(self.widget, W.Text) and not isinstance(value, str):
             join = shlex.join if isinstance(self.action, argparse._AppendAction) else " ".join
             value = join(map(str, value)) if isinstance(value, (list, tuple)) else _fmt(value)
+        self._outside = None
+        if isinstance(self.widget, W.Dropdown):
+            value = self._in_list(value)
+            if self._outside is not None:  # kept as it was; parse() says why, by the field
+                return
         self.widget.value = value
+
+    # a value given to a dropdown that lists no such value (``form.set(lang="enn")``): the
+    # message parse() raises until a value is picked or set (it was traitlets' "Invalid
+    # selection: value not found" out of form.set, and no message by the field; round 47)
+    _outside: str | None = None
+
+    def _in_list(self, value):
+        """``value`` as the dropdown lists it (``"2"`` for an option 2, a choice's text),
+        else the value unchanged with ``_outside`` the field's message for it."""
+        values = list(getattr(self.widget, "_options_values", ()))
+        labels = [str(x) for x in getattr(self.widget, "_options_labels", ())]
+        if value in values:
+            return value
+        text = str(value).strip()
+        for v in values:  # typed as text: the option whose value reads so
+            if v != "" and str(v) == text:
+                return v
+        try:
+            if self.action.type is not None and isinstance(value, str):
+                v = self.action.type(text)
+                if v in values:
+                    return v
+        except (argparse.ArgumentTypeError, ValueError, TypeError):
+            pass
+        names = [str(v) for v in values if v != ""] or labels
+        self._outside = (f"got {text!r}{did_you_mean(text, names)}: choose from "
+                         f"{', '.join(names)}")
+        return value
 
     def parse(self):
         """The option's value from the widget; raises ValueError with a message for the user."""
         a = self.action
+        if self._outside is not None:
+            raise ValueError(self._outside)
         value = self.raw()
         if isinstance(a, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
             return a.const if value else a.default if self.unset is argparse.SUPPRESS \
@@ -415,13 +455,31 @@ class CommandForm(W.VBox):
             return
         shell = _shell()
         kernel_values, _ = split_launch(argparse.Namespace(**values))  # the variables named
-        request = kind.prepare(kernel_values, user_ns=shell.user_ns if shell else {},
-                               where=runner)
+        user_ns = shell.user_ns if shell else {}
+        got = (f" (got np={where['np']}, runner={where['runner']!r}, launcher="
+               f"{where['launcher']!r})")
+        asked = "np" if where["np"] != 1 else "runner" if where["runner"] != "auto" \
+            else "launcher"  # the field that asked for other ranks
+        try:
+            request = kind.prepare(dict(kernel_values), user_ns=user_ns, where=runner)
+        except ValueError as exc:
+            # a kind that refuses them itself (train: "notebook objects (m, data) cannot
+            # travel to other processes: ... (--np 1, no --runner process) ..."): by the
+            # field that asked, where this kernel's thread takes them (it was shown by
+            # --np, the option its words name first, of a --runner process the user set;
+            # round 47 h17)
+            if getattr(exc, "dest", None) is not None:
+                raise
+            try:
+                kind.prepare(dict(kernel_values), user_ns=user_ns, where="thread")
+            except Exception:  # noqa: BLE001 - refused on the thread too: not the ranks'
+                raise exc from None
+            error = ValueError(str(exc))  # the magic's words, as %train says them
+            error.dest = asked
+            raise error from None
         if request.fn is not None and request.local_only:
-            error = ValueError(f"{request.local_only} (got np={where['np']}, runner="
-                               f"{where['runner']!r}, launcher={where['launcher']!r})")
-            error.dest = "np" if where["np"] != 1 else "runner" if where["runner"] != "auto" \
-                else "launcher"  # the field that asked for other ranks
+            error = ValueError(f"{request.local_only}{got}")
+            error.dest = asked
             raise error
 
     @property

@@ -231,7 +231,9 @@ class JobView(W.VBox):
         # saved with the notebook: while the job runs, the view says how to follow it should
         # this kernel go (a view whose kernel is gone stays frozen at its last state)
         self._dies = _dies_with_kernel(job)
-        self.reattach_hint = W.HTML(reattach_hint_html(job.id, self._dies))
+        # (for a running job only: a job that has ended has nothing to follow or cancel)
+        self.reattach_hint = W.HTML("" if job.refresh().final else
+                                    reattach_hint_html(job.id, self._dies))
         self.reattach_hint.add_class("skiff-reattach")
         # what the kind shows once the job is done (OCR: the lines it read)
         self.result_view = W.HTML("", layout=W.Layout(display="none"))
@@ -360,6 +362,10 @@ class JobView(W.VBox):
         if state.final:  # nothing left to cancel, nothing left to follow
             _set(self.cancel_button.layout, display="none")
             _set(self.reattach_hint.layout, display="none")
+            # its words too: a failed job's view kept "Runs in this kernel: if it restarts
+            # ..." in its state, which a front end that does not read the layout shows
+            # (round 47 h17)
+            _set(self.reattach_hint, value="")
             if state.status == "done" and not self._result_shown:
                 self._result_shown = True
                 result = _result_html(self.job)
@@ -378,10 +384,16 @@ class JobView(W.VBox):
         items = "".join(f"<li>{html.escape(f)}</li>" for f in failed[:10])
         more = f"<li>… and {len(failed) - 10} more</li>" if len(failed) > 10 else ""
         color = STATUS_COLORS["cancelled"]
+        from skiff.jobs.going_on import resume_hint
+
+        # an OCR job's images it could not read: the line that reads them again (round 47)
+        hint = resume_hint(self.job, front="magic")
+        hint = (f"<div class='skiff-resume-hint' style='color:#444'>{html.escape(hint)}</div>"
+                if hint else "")
         _set(self.error_view, value=f"<div style='color:{color}'><b>⚠ done, but "
                                     f"{len(failed)} part{'s' if len(failed) > 1 else ''} "
                                     f"failed:</b><ul style='margin:2px 0'>{items}{more}</ul>"
-                                    "</div>")
+                                    f"</div>{hint}")
         _set(self.error_view.layout, display=None)
         self._failed_parts = True
 
