@@ -313,6 +313,23 @@ def half_width(text: str) -> str:
     return text.translate(_HALF_WIDTH)
 
 
+def _best_path(text: str, probs, alphabet: list[str]):
+    """``(probs, chars, frames)``: the line's probabilities as numpy, the characters of its
+    best CTC path and the frame each is read at, its ends stripped as ``ctc_decode`` strips
+    them; None where that path is not ``text`` (a reading decoded otherwise)."""
+    probs = probs.get() if hasattr(probs, "get") else np.asarray(probs)  # cupy or numpy
+    best = probs.argmax(1)
+    frames = np.flatnonzero(_kept(best))
+    chars = [alphabet[i] if i < len(alphabet) else "" for i in best[frames]]
+    while chars and not chars[0].strip():  # ctc_decode strips the line's ends
+        chars, frames = chars[1:], frames[1:]
+    while chars and not chars[-1].strip():
+        chars, frames = chars[:-1], frames[:-1]
+    if "".join(chars) != text:
+        return None
+    return probs, chars, frames
+
+
 def decimal_point(text: str, probs: np.ndarray, alphabet: list[str]) -> str:
     """``text`` with a decimal point put back between two digits where the recognizer
     dropped it: only for a reading that is one number (digits, a leading minus) with no
@@ -327,16 +344,10 @@ def decimal_point(text: str, probs: np.ndarray, alphabet: list[str]) -> str:
     """
     if "." not in alphabet or not _NUMBER.fullmatch(text) or sum(c.isdigit() for c in text) < 2:
         return text
-    probs = probs.get() if hasattr(probs, "get") else np.asarray(probs)  # cupy or numpy
-    best = probs.argmax(1)
-    frames = np.flatnonzero(_kept(best))
-    chars = [alphabet[i] if i < len(alphabet) else "" for i in best[frames]]
-    while chars and not chars[0].strip():  # ctc_decode strips the line's ends
-        chars, frames = chars[1:], frames[1:]
-    while chars and not chars[-1].strip():
-        chars, frames = chars[:-1], frames[:-1]
-    if "".join(chars) != text:
+    path = _best_path(text, probs, alphabet)
+    if path is None:
         return text
+    probs, chars, frames = path
     dot = alphabet.index(".")
     gain, where = 0.0, -1
     for j in range(len(chars) - 1):
@@ -374,16 +385,10 @@ def thousands_commas(text: str, probs: np.ndarray, alphabet: list[str]) -> str:
     """
     if "." not in alphabet or "," not in alphabet or not _POINTED.search(text):
         return text
-    probs = probs.get() if hasattr(probs, "get") else np.asarray(probs)  # cupy or numpy
-    best = probs.argmax(1)
-    frames = np.flatnonzero(_kept(best))
-    chars = [alphabet[i] if i < len(alphabet) else "" for i in best[frames]]
-    while chars and not chars[0].strip():  # ctc_decode strips the line's ends
-        chars, frames = chars[1:], frames[1:]
-    while chars and not chars[-1].strip():
-        chars, frames = chars[:-1], frames[:-1]
-    if "".join(chars) != text:
+    path = _best_path(text, probs, alphabet)
+    if path is None:
         return text
+    probs, chars, frames = path
     comma = alphabet.index(",")
     out = list(text)
     for m in _POINTED.finditer(text):

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .combs import _extent, _runs  # a box's extent, a mask's runs: as a comb's cells
+
 __all__ = ["join_registers", "register_cells"]
 
 FAR = 50  # grey levels from the page's ground that count as a cell's fill (or ink)
@@ -26,18 +28,6 @@ WIDTH_TOL = 0.25  # every cell within this share of the median cell's width
 GAP_MIN = 0.06  # a strip of the page between cells: at least this share of the pitch
 GAP_MAX = 0.6  # and at most this share of it
 INK = 60  # grey levels from the cell's own fill that count as its glyph's ink
-
-
-def _extent(box) -> tuple[float, float, float, float]:
-    p = np.asarray(box, np.float64)
-    (x0, y0), (x1, y1) = p.min(0), p.max(0)
-    return x0, y0, x1, y1
-
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    m = np.concatenate([[False], mask.astype(bool), [False]])
-    d = np.flatnonzero(np.diff(m.astype(np.int8)))
-    return list(zip(d[::2].tolist(), d[1::2].tolist(), strict=True))
 
 
 def register_cells(gray: np.ndarray, x0: float, x1: float, yc: float,
