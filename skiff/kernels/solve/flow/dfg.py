@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from skiff.kernels.backend.report import NullReporter
+from skiff.kernels.backend.report import JobCancelled, NullReporter
 
 from .mesh import DFG_CHANNEL, Channel, channel_mesh
 from .result import FlowResult, vertex_fields
@@ -271,7 +271,8 @@ def check_channel(channel) -> Channel:
 def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | None = None,
              dt: float | None = None, t_end: float | None = None, reporter=None,
              keep_fields: bool = True, device: str = "cpu",
-             channel: Channel | dict | None = None) -> FlowResult:
+             channel: Channel | dict | None = None, state_dir=None,
+             resume_from=None) -> FlowResult:
     """Solve DFG case ``case`` and measure its quantities.
 
     ``resolution``: edges around the cylinder (the mesh size there is ``pi D / resolution``);
@@ -284,6 +285,12 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
     "centre": (0.2, 0.41)}``: less blockage, the cylinder on the centre line); the inflow is
     the parabola of that channel, the result has no published bands (round 45: a user could
     not ask for the Strouhal number of a less confined cylinder).
+
+    ``state_dir`` (a folder, the job's run folder): an unsteady case keeps its state there
+    (:data:`STATE_FILE`: velocity, pressure, the step before them for BDF2, the time, the step,
+    the coefficients so far) every :func:`keep_every` steps and when cancelled;
+    ``resume_from`` (such a file) goes on from it, the same steps as a run never stopped
+    (round 47 h21: a cancelled 2d-2 / 2d-3 run started again from rest on ``jobs resume``).
     """
     _check(case, re, resolution, dt, t_end)
     channel = check_channel(channel)
@@ -344,8 +351,14 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
         details["newton_updates"] = [float(h) for h in st.history]
         details["newton_solves"] = [v if v == "lu" else int(v) for v in st.linear]
     else:
-        st, history, stepper = _march(c, prob, profile, u_max, dt or c.dt,
-                                      t_end or c.t_end, reporter, device, channel)
+        same = {"case": case, "resolution": res_n, "u_max": float(u_max),
+                "dt": float(dt or c.dt), "t_end": float(t_end or c.t_end), "dofs": dofs,
+                "channel": [channel.length, channel.height, *channel.centre, channel.radius]}
+        st, history, stepper, start = _march(c, prob, profile, u_max, dt or c.dt,
+                                             t_end or c.t_end, reporter, device, channel,
+                                             keep=(state_dir, resume_from, same))
+        if start:
+            details["resumed_at_step"] = start
         values = _unsteady_values(c, history, u_mean)
         if c.kind == "periodic" and not np.isfinite(values["st"]):
             # cd_max, cl_max and the amplitude of the window are then those of a transient
@@ -358,7 +371,7 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
                                f"): no Strouhal number; cd_max, cl_max and cl_amplitude are "
                                f"of a transient; {why}")
             reporter.log(details["note"], level="warning")
-        steps, linear = stepper.steps, stepper.linear_time()
+        steps, linear = start + stepper.steps, stepper.linear_time()
         method = ("BDF2, semi-implicit convection, rotational pressure correction: "
                   "BiCGStab+Jacobi momentum, CG+AMG pressure (set up once), CG+Jacobi mass"
                   f" on {stepper.pressure.device.name}")
@@ -382,9 +395,60 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
     return result
 
 
+STATE_FILE = "flow-state.npz"
+
+
+def keep_every(steps: int) -> int:
+    """How often (in steps) a time-marching run keeps its state: about 20 times a run, so a
+    cancel loses at most a twentieth of it, and writing costs nothing beside the steps."""
+    return max(1, int(steps) // 20)
+
+
+def _keep_state(path, n, st, prev, rec, same) -> None:
+    """Write the state after step ``n`` to ``path`` (atomically: a stop mid-write leaves the
+    previous state)."""
+    from pathlib import Path
+
+    path = Path(path)
+    nothing = np.zeros(0)
+    arrays = {"step": np.array(n), "ux": st.ux, "uy": st.uy, "p": st.p,
+              "prev_ux": prev.ux if prev is not None else nothing,
+              "prev_uy": prev.uy if prev is not None else nothing,
+              "prev_p": prev.p if prev is not None else nothing,
+              "has_prev": np.array(prev is not None), "history": rec[:n],
+              "same": np.array(repr(sorted(same.items())))}
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
+    tmp.replace(path)
+
+
+def _read_state(path, same, steps):
+    """``(step, state, prev, history)`` kept by :func:`_keep_state`; a ValueError where the
+    file is of another run (case, resolution, Re, dt, t_end, channel)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            kept = {k: z[k] for k in z.files}
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot resume from {path}: {exc}") from None
+    if str(kept["same"]) != repr(sorted(same.items())):
+        raise ValueError(f"cannot resume from {path}: it is the state of another run "
+                         f"({kept['same']}), not of {sorted(same.items())}")
+    n = int(kept["step"])
+    if not 0 <= n <= steps:
+        raise ValueError(f"cannot resume from {path}: step {n} of {steps}")
+    st = FlowState(kept["ux"], kept["uy"], kept["p"])
+    prev = FlowState(kept["prev_ux"], kept["prev_uy"], kept["prev_p"]) \
+        if bool(kept["has_prev"]) else None
+    return n, st, prev, kept["history"]
+
+
 def _march(c: Case, prob: FlowProblem, profile, u_max, dt, t_end, reporter, device="cpu",
-           channel: Channel = DFG_CHANNEL):
-    """Time-march a periodic or unsteady case; returns the last state and the histories."""
+           channel: Channel = DFG_CHANNEL, keep=(None, None, None)):
+    """Time-march a periodic or unsteady case; returns the last state, the histories, the
+    stepper and the step it went on from (0: from rest). ``keep``: ``(folder, file, same)``:
+    the folder its state is kept in (None: not kept), a kept state to go on from (None: from
+    rest), what a kept state must match."""
     th = prob.th
     body = th.velocity_dofs("cylinder")
     x = th.velocity_points[0]
@@ -409,20 +473,53 @@ def _march(c: Case, prob: FlowProblem, profile, u_max, dt, t_end, reporter, devi
     # the measured coefficients use the inflow's mean velocity of the case (2d-3: its peak)
     probe = Probe(prob, 2.0 / 3.0 * u_max, channel)
     st = FlowState(np.zeros(th.nv), np.zeros(th.nv), np.zeros(th.np))      # at rest
+    prev, start = None, 0
     rec = np.zeros((steps, 4))
     every = max(1, steps // 200)
+    folder, resume_from, same = keep
+    if resume_from:
+        start, st, prev, done = _read_state(resume_from, same, steps)
+        rec[:start] = done
+        reporter.log(f"going on from step {start} of {steps} (t = "
+                     f"{start * stepper.dt:.4g}), kept in {resume_from}")
+    path = None
+    if folder is not None:
+        from pathlib import Path
+
+        path = Path(folder) / STATE_FILE
+    cadence = keep_every(steps)
+    # (step, state, the state before it): one assignment, so a stop between two statements
+    # never keeps a step's state with another step's history
+    held = [(start, st, prev)]
 
     def on_step(n, t, s):
         cd, cl, dp = probe(s, dudt=s.dudt)
         rec[n - 1] = (t, cd, cl, dp)
+        held[0] = (n, s, held[0][1])
+        if path is not None and (n % cadence == 0 and n < steps):
+            _keep_state(path, n, s, held[0][2], rec, same)
         if n % every == 0 or n == steps:
             reporter.metrics({"cd": cd, "cl": cl}, step=n)
             reporter.progress(n, steps, unit="time step",
                               message=f"t = {t:.3f}: cd {cd:.4f}, cl {cl:.4f}")
 
-    st = run_steps(stepper, st, steps, on_step=on_step, reporter=reporter)
+    try:
+        st = run_steps(stepper, st, steps, on_step=on_step, reporter=reporter, prev=prev,
+                       start=start)
+    except JobCancelled:
+        if path is not None:
+            n, s, before = held[0]
+            try:
+                _keep_state(path, n, s, before, rec, same)
+                reporter.artifact("the flow's state at the stop (jobs resume goes on from "
+                                  "it)", path, kind="file")
+                reporter.log(f"stopped at step {n} of {steps}: its state kept in {path}")
+            except Exception as err:  # noqa: BLE001 - the cancel matters more
+                reporter.log(f"the flow's state could not be kept ({type(err).__name__}: "
+                             f"{err})", level="warning")
+        raise
     history = {"t": rec[:, 0], "cd": rec[:, 1], "cl": rec[:, 2], "dp": rec[:, 3]}
-    return st, history, stepper
+    return st, history, stepper, start
 
 
 def peak_time(t, y) -> float:

@@ -160,12 +160,14 @@ class Stepper:
 
 
 def run_steps(stepper: Stepper, state: FlowState, steps: int, *, t0: float = 0.0,
-              on_step=None, reporter=None):
+              on_step=None, reporter=None, prev: FlowState | None = None, start: int = 0):
     """Advance ``steps`` steps from ``state`` at time ``t0``; ``on_step(n, t, new_state)``
-    after each. Returns the last state. Honours ``reporter.should_stop()``."""
+    after each. Returns the last state. Honours ``reporter.should_stop()``. ``start``,
+    ``prev``: go on from step ``start`` (``state`` at ``t0 + start dt``, ``prev`` one step
+    before it: BDF2's history), as a run kept at that step would (round 47 h21)."""
     reporter = reporter or NullReporter()
-    prev, st = None, state
-    for n in range(1, steps + 1):
+    st = state
+    for n in range(int(start) + 1, steps + 1):
         if reporter.should_stop():
             raise JobCancelled(f"cancelled after {n - 1} of {steps} time steps")
         t = t0 + n * stepper.dt
