@@ -188,7 +188,10 @@ class Field:
 
     def _in_list(self, value):
         """``value`` as the dropdown lists it (``"2"`` for an option 2, a choice's text),
-        else the value unchanged with ``_outside`` the field's message for it."""
+        or a value its picker's ``skiff_takes(text) -> label`` takes (added to the list:
+        the OCR form's ``lang="en"``), else the value unchanged with ``_outside`` the
+        field's message for it, in the magic's words (round 47: the option's type's or
+        argparse's choice words, or ``skiff_takes``'s ValueError)."""
         values = list(getattr(self.widget, "_options_values", ()))
         labels = [str(x) for x in getattr(self.widget, "_options_labels", ())]
         if value in values:
@@ -197,13 +200,36 @@ class Field:
         for v in values:  # typed as text: the option whose value reads so
             if v != "" and str(v) == text:
                 return v
+        v = text
         try:
             if self.action.type is not None and isinstance(value, str):
                 v = self.action.type(text)
                 if v in values:
                     return v
-        except (argparse.ArgumentTypeError, ValueError, TypeError):
+        except argparse.ArgumentTypeError as exc:  # the magic's words (--device gpu: "no
+            self._outside = str(exc)  # device 'gpu' on this machine (devices here: cpu)")
+            return value
+        except (ValueError, TypeError):
             pass
+        takes = getattr(self.widget, "skiff_takes", None)
+        if takes is not None:  # a value the kind takes beyond its list (ocr --lang en)
+            try:
+                label = takes(text)
+            except ValueError as exc:
+                self._outside = str(exc)  # the kind's words, as the magic says them
+                return value
+            self.widget.options = [*zip(labels, values), (label, text)]
+            return text
+        if self.action.choices is not None:
+            # the words of the magic's parser: "invalid choice: 'AUTO' (did you mean
+            # 'auto'?) (choose from 'auto', 'rcm', 'none')"
+            from skiff.grammar.common import _Parser
+
+            try:
+                _Parser._check_value(None, self.action, v)
+            except argparse.ArgumentError as exc:
+                self._outside = exc.message
+                return value
         names = [str(v) for v in values if v != ""] or labels
         self._outside = (f"got {text!r}{did_you_mean(text, names)}: choose from "
                          f"{', '.join(names)}")
@@ -368,14 +394,19 @@ class CommandForm(W.VBox):
         """The field an error message is about (it names ``--option`` or the value)."""
         # the option named first: "--overlap shapes ... (--np 2 --precond ilu ...)" is
         # about --overlap (it was shown by the precond field, the form's first; round 47)
-        first = None
+        # Of those, the first one the user set: "--monitor and --mode say what --early-stop
+        # watches" is about --mode when --monitor is left as it was (round 47 h25)
+        first = first_set = None
         for f in self.fields.values():
             for flag in f.action.option_strings:
                 m = re.search(rf"(^|[\s'\"(]){re.escape(flag)}($|[\s:='\")])", message)
                 if m is not None and (first is None or m.start() < first[0]):
                     first = (m.start(), f)
-        if first is not None:
-            return first[1]
+                if m is not None and f.raw() != f._initial() and (
+                        first_set is None or m.start() < first_set[0]):
+                    first_set = (m.start(), f)
+        if first_set is not None or first is not None:
+            return (first_set or first)[1]
         for f in self.fields.values():
             name = f.action.metavar if isinstance(f.action.metavar, str) else f.dest
             if not f.action.option_strings and re.search(rf"\b{re.escape(name)}\b", message):

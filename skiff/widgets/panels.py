@@ -423,15 +423,48 @@ def solution_png(solution, metrics: dict | None = None) -> bytes | None:
 
 
 # OCR -----------------------------------------------------------------------------------------
+# languages the OCR form's --lang list offers after the model sets (PaddleOCR's names; the
+# 'ch' set reads them, skiff/kernels/ocr/models.py READ_BY_CH)
+LANGS_LISTED = ("en", "japan", "chinese_cht", "latin", "fr", "de", "es", "it", "pt", "nl")
+
+
+def _read_by(lang: str) -> str:
+    """A language's label in the OCR form's --lang list: the set that reads it."""
+    from skiff.kernels.ocr.models import get_model_set
+
+    try:
+        return f"{lang} (read by {get_model_set(lang).name})"
+    except (ValueError, AttributeError):
+        return lang
+
+
 def ocr_form() -> CommandForm:
     """The OCR form: a path or glob, or uploaded files; when done, the job's view shows the
     overlays and the table of the lines it read (the kind's result view)."""
     g = _grammar("ocr")
 
     def lang_picker(action):
+        """The model sets, then languages the 'ch' set reads (``--lang en`` picks it, as
+        ``%ocr`` does); any other name ``%ocr --lang`` takes is taken when set or pasted
+        (``EN``, ``english``, a set registered later), and one it refuses gets its words by
+        the field ("--lang ko: no model set of skiff reads Korean (Hangul) ..."). The list
+        held the sets alone: ``lang="en"`` was "got 'en': choose from ch, ...", round 47."""
         names = list(g.model_set_names())
-        return W.Dropdown(options=names, value=action.default if action.default in names
-                          else names[0])
+        options = [(n, n) for n in names]
+        options += [(_read_by(lang), lang) for lang in LANGS_LISTED if lang not in names]
+        picker = W.Dropdown(options=options, value=action.default if action.default in names
+                            else names[0])
+
+        def takes(text: str) -> str:
+            try:  # the kind's own check of --lang (the inputs are not looked at)
+                g.to_config({"lang": text, "inputs": ["-"]}, check_inputs=False)
+            except ValueError as exc:
+                if str(exc).startswith("--lang"):
+                    raise
+            return text if text in g.model_set_names() else _read_by(text)
+
+        picker.skiff_takes = takes  # read by Field._in_list (skiff/widgets/form.py)
+        return picker
 
     def to_config(values: dict) -> dict:
         """The kind's config, the inputs read as ``%ocr`` reads them: a notebook variable
