@@ -28,6 +28,17 @@ from skiff.kernels.train.parallel import SelfComm  # noqa: E402
 from skiff.kernels.train.parallel.comm import Comm  # noqa: E402
 from skiff.kernels.train.parallel.data_parallel import DataParallel, ZeRO  # noqa: E402
 
+from .zero_reference import (  # noqa: E402
+    assert_lrs,
+    assert_weights,
+    lrs,
+    skiff_model,
+    skiff_train,
+    torch_run,
+    two_groups,
+    weights,
+)
+
 RNG = np.random.default_rng(4718)
 X = RNG.standard_normal((16, 4))
 Y = np.tanh(X @ RNG.standard_normal((4, 2)))
@@ -90,16 +101,9 @@ class _ThreadComm(Comm):
         return self._swap(obj)
 
 
-def _model():
-    return skiff.nn.Sequential(skiff.nn.Linear(4, 8), skiff.nn.LayerNorm(8), skiff.nn.Tanh(),
-                               skiff.nn.Linear(8, 2)).double()
-
-
 def _opt(lib, named, kind):
-    first, rest, default = GROUPS[kind]
-    return getattr(lib.optim, kind)(
-        [{"params": [p for n, p in named if n.startswith("0.")], **first},
-         {"params": [p for n, p in named if not n.startswith("0.")], **rest}], **default)
+    return two_groups(lib, kind, [p for n, p in named if n.startswith("0.")],
+                      [p for n, p in named if not n.startswith("0.")], *GROUPS[kind])
 
 
 def _schedule(lib, opt):  # the groups' lrs move apart, each toward eta_min
@@ -108,9 +112,7 @@ def _schedule(lib, opt):  # the groups' lrs move apart, each toward eta_min
 
 @pytest.fixture(scope="module")
 def start():
-    with skiff.random.fork_rng():  # the global generator left as it was
-        skiff.manual_seed(5)
-        return {k: np.array(v) for k, v in _model().state_dict().items()}
+    return weights(skiff_model(5))
 
 
 @pytest.fixture(scope="module")
@@ -118,34 +120,18 @@ def torch_runs(start):
     """torch's weights and groups' lrs after STEPS steps, per optimizer."""
     out = {}
     for kind in GROUPS:
-        tm = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.LayerNorm(8),
-                                 torch.nn.Tanh(), torch.nn.Linear(8, 2)).double()
-        tm.load_state_dict({k: torch.tensor(v) for k, v in start.items()})
-        opt = _opt(torch, list(tm.named_parameters()), kind)
-        sched = _schedule(torch, opt)
-        x, y = torch.tensor(X), torch.tensor(Y)
-        for s in range(STEPS):
-            lo = (s % 2) * 8
-            loss = torch.nn.functional.mse_loss(tm(x[lo:lo + 8]), y[lo:lo + 8])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-        out[kind] = ({k: v.detach().numpy() for k, v in tm.state_dict().items()},
-                     [g["lr"] for g in opt.param_groups])
+        want, opt = torch_run(start, X, Y, lambda lib, named, kind=kind: _opt(lib, named, kind),
+                              _schedule, STEPS)
+        out[kind] = (want, lrs(opt))
     return out
 
 
 def _train(start, kind, strategy, ck, stop=None):
-    m = _model()
+    m = skiff_model()
     m.load_state_dict(start)
-    trainer = skiff.Trainer(
-        m, strategy=strategy, optimizer=_opt(skiff, list(m.named_parameters()), kind),
-        loss="mse", batch_size=8, shuffle=False, clip=None,
-        schedule=lambda o: _schedule(skiff, o), checkpoint_dir=ck,
-        checkpoint_every=1 if stop else None, resume=stop is None,
-        callbacks=[lambda r: r["step"] >= stop] if stop else None)
-    trainer.train((X, Y), steps=STEPS)
+    trainer = skiff_train(m, strategy, _opt(skiff, list(m.named_parameters()), kind),
+                          lambda o: _schedule(skiff, o), (X, Y), STEPS, ck,
+                          1 if stop else None, stop is None, stop)
     return m, trainer
 
 
@@ -184,13 +170,9 @@ def _run(start, kind, strategy, ck, stop=None):
 
 
 def _close(got, want, what):
-    m, trainer = got
-    weights, lrs = want
-    for k, w in weights.items():
-        np.testing.assert_allclose(np.asarray(m.state_dict()[k]), w, rtol=0, atol=1e-12,
-                                   err_msg=f"{what} {k}")
-    np.testing.assert_allclose([g["lr"] for g in trainer.optimizer.param_groups], lrs,
-                               rtol=1e-12, err_msg=what)
+    (m, trainer), (weights_, lrs_) = got, want
+    assert_weights(m, weights_, what)
+    assert_lrs(trainer, lrs_, what)
 
 
 @pytest.mark.parametrize("kind", sorted(GROUPS))

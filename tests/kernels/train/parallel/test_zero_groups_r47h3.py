@@ -20,34 +20,27 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import skiff  # noqa: E402
-from skiff import nn  # noqa: E402
 from skiff.kernels.train.parallel import SelfComm  # noqa: E402
 from skiff.kernels.train.parallel.data_parallel import DataParallel, ZeRO  # noqa: E402
+
+from .zero_reference import (  # noqa: E402
+    assert_lrs,
+    assert_weights,
+    by_ndim,
+    skiff_model,
+    skiff_train,
+    torch_run,
+)
 
 RNG = np.random.default_rng(47)
 X = RNG.standard_normal((24, 4))
 Y = np.tanh(X @ RNG.standard_normal((4, 2)))
 
 
-def _model():
-    with skiff.random.fork_rng():  # the global generator left as it was
-        skiff.manual_seed(1)
-        return nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8), nn.Tanh(),
-                             nn.Linear(8, 2)).double()
-
-
-def _torch_model(m):
-    tm = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.LayerNorm(8), torch.nn.Tanh(),
-                             torch.nn.Linear(8, 2)).double()
-    tm.load_state_dict({k: torch.tensor(np.array(v)) for k, v in m.state_dict().items()})
-    return tm
-
-
 def _groups(lib, named, kind):
     """Matrices in one group, vectors (biases, the norm's) in the other: the groups
     interleave in the flat vector, each with settings of its own."""
-    mats = [p for _, p in named if p.ndim >= 2]
-    vecs = [p for _, p in named if p.ndim < 2]
+    mats, vecs = by_ndim(named)
     if kind == "adamw":
         return lib.optim.AdamW([{"params": mats, "lr": 0.05, "betas": (0.8, 0.99),
                                  "weight_decay": 0.2},
@@ -69,18 +62,9 @@ def _schedule(lib, opt, which):
 
 
 def _torch(kind, which, steps=6):
-    tm = _torch_model(_model())
-    opt = _groups(torch, list(tm.named_parameters()), kind)
-    sched = _schedule(torch, opt, which)
-    x, y = torch.tensor(X), torch.tensor(Y)
-    for s in range(steps):
-        lo = (s % 3) * 8
-        loss = torch.nn.functional.mse_loss(tm(x[lo:lo + 8]), y[lo:lo + 8])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-    return {k: v.detach().numpy() for k, v in tm.state_dict().items()}, opt
+    return torch_run(skiff_model(1).state_dict(), X, Y,
+                     lambda lib, named: _groups(lib, named, kind),
+                     lambda lib, opt: _schedule(lib, opt, which), steps)
 
 
 def _strategy(name):
@@ -89,22 +73,11 @@ def _strategy(name):
 
 
 def _skiff(kind, which, layout, ck=None, stop=None, resume=False):
-    m = _model()
-    trainer = skiff.Trainer(
-        m, strategy=_strategy(layout), optimizer=_groups(skiff, list(m.named_parameters()),
-                                                         kind),
-        loss="mse", batch_size=8, shuffle=False, clip=None,
-        schedule=lambda o: _schedule(skiff, o, which), checkpoint_dir=ck,
-        checkpoint_every=1 if ck else None, resume=resume,
-        callbacks=[lambda r: r["step"] >= stop] if stop else None)
-    trainer.train((X, Y), steps=6)
+    m = skiff_model(1)
+    trainer = skiff_train(m, _strategy(layout), _groups(skiff, list(m.named_parameters()), kind),
+                          lambda o: _schedule(skiff, o, which), (X, Y), 6, ck,
+                          1 if ck else None, resume, stop)
     return m, trainer
-
-
-def _close(m, want, what):
-    for k, w in want.items():
-        np.testing.assert_allclose(np.asarray(m.state_dict()[k]), w, rtol=0, atol=1e-12,
-                                   err_msg=f"{what} {k}")
 
 
 @pytest.mark.parametrize("kind,which,layout", [("adamw", "cosine", "zero2"),
@@ -115,9 +88,8 @@ def test_zero_steps_groups_of_other_settings_as_torch(kind, which, layout):
     and Nesterov (SGD): refused before; the schedules move the groups apart."""
     want, opt = _torch(kind, which)
     m, trainer = _skiff(kind, which, layout)
-    _close(m, want, layout)
-    got = [g["lr"] for g in trainer.optimizer.param_groups]
-    np.testing.assert_allclose(got, [g["lr"] for g in opt.param_groups], rtol=1e-12)
+    assert_weights(m, want, layout)
+    assert_lrs(trainer, [g["lr"] for g in opt.param_groups])
 
 
 @pytest.mark.parametrize("kind,moves", [
@@ -133,7 +105,7 @@ def test_a_resume_keeps_every_groups_state_across_layouts(tmp_path, kind, moves)
         ck = tmp_path / f"{a}-{b}-{i}"
         _skiff(kind, "cosine", a, ck, stop=3)
         m, trainer = _skiff(kind, "cosine", b, ck, resume=True)
-        _close(m, want, f"{a} -> {b}")
+        assert_weights(m, want, f"{a} -> {b}")
         for mine, theirs in zip(trainer.optimizer.param_groups, opt.param_groups):
             for key in ("lr", "betas", "eps", "momentum", "weight_decay", "amsgrad"):
                 if key in theirs:
@@ -141,11 +113,10 @@ def test_a_resume_keeps_every_groups_state_across_layouts(tmp_path, kind, moves)
 
 
 def test_other_optimizers_of_other_groups_are_refused_naming_what_works():
-    m = _model()
-    named = list(m.named_parameters())
-    opt = skiff.optim.Adafactor([{"params": [p for _, p in named if p.ndim >= 2],
-                                  "beta2_decay": -0.7},
-                                 {"params": [p for _, p in named if p.ndim < 2]}], lr=0.01)
+    m = skiff_model(1)
+    mats, vecs = by_ndim(list(m.named_parameters()))
+    opt = skiff.optim.Adafactor([{"params": mats, "beta2_decay": -0.7}, {"params": vecs}],
+                                lr=0.01)
     with pytest.raises(ValueError, match=r"Adafactor of 2 parameter groups of other settings "
                                          r"\(beta2_decay\).*element-wise optimizers only"):
         skiff.Trainer(m, strategy=ZeRO(1, SelfComm()), optimizer=opt, loss="mse",

@@ -18,9 +18,19 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import skiff  # noqa: E402
-from skiff import nn  # noqa: E402
 from skiff.kernels.train.parallel import SelfComm  # noqa: E402
 from skiff.kernels.train.parallel.data_parallel import ZeRO  # noqa: E402
+
+from .zero_reference import (  # noqa: E402
+    assert_lrs,
+    assert_weights,
+    by_ndim,
+    lrs,
+    skiff_model,
+    skiff_train,
+    torch_run,
+    two_groups,
+)
 
 RNG = np.random.default_rng(479)
 X = RNG.standard_normal((24, 4))
@@ -45,18 +55,8 @@ GROUPS = {
 }
 
 
-def _model():
-    with skiff.random.fork_rng():  # the global generator left as it was
-        skiff.manual_seed(2)
-        return nn.Sequential(nn.Linear(4, 8), nn.LayerNorm(8), nn.Tanh(),
-                             nn.Linear(8, 2)).double()
-
-
 def _opt(lib, named, kind):
-    mats, vecs, default = GROUPS[kind]
-    return getattr(lib.optim, kind)(
-        [{"params": [p for _, p in named if p.ndim >= 2], **mats},
-         {"params": [p for _, p in named if p.ndim < 2], **vecs}], **default)
+    return two_groups(lib, kind, *by_ndim(named), *GROUPS[kind])
 
 
 def _schedule(lib, opt):  # the groups' lrs move apart, each toward eta_min
@@ -64,39 +64,17 @@ def _schedule(lib, opt):  # the groups' lrs move apart, each toward eta_min
 
 
 def _torch(kind, steps=6):
-    m = _model()
-    tm = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.LayerNorm(8), torch.nn.Tanh(),
-                             torch.nn.Linear(8, 2)).double()
-    tm.load_state_dict({k: torch.tensor(np.array(v)) for k, v in m.state_dict().items()})
-    opt = _opt(torch, list(tm.named_parameters()), kind)
-    sched = _schedule(torch, opt)
-    x, y = torch.tensor(X), torch.tensor(Y)
-    for s in range(steps):
-        lo = (s % 3) * 8
-        loss = torch.nn.functional.mse_loss(tm(x[lo:lo + 8]), y[lo:lo + 8])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-    return {k: v.detach().numpy() for k, v in tm.state_dict().items()}, opt
+    return torch_run(skiff_model(2).state_dict(), X, Y,
+                     lambda lib, named: _opt(lib, named, kind), _schedule, steps)
 
 
 def _skiff(kind, layout=2, ck=None, stop=None, resume=False):
-    m = _model()
-    trainer = skiff.Trainer(
-        m, strategy=ZeRO(layout, SelfComm()),
-        optimizer=_opt(skiff, list(m.named_parameters()), kind), loss="mse", batch_size=8,
-        shuffle=False, clip=None, schedule=lambda o: _schedule(skiff, o), checkpoint_dir=ck,
-        checkpoint_every=1 if ck else None, resume=resume,
-        callbacks=[lambda r: r["step"] >= stop] if stop else None)
-    trainer.train((X, Y), steps=6)
+    m = skiff_model(2)
+    trainer = skiff_train(m, ZeRO(layout, SelfComm()), _opt(skiff, list(m.named_parameters()),
+                                                             kind),
+                          lambda o: _schedule(skiff, o), (X, Y), 6, ck, 1 if ck else None,
+                          resume, stop)
     return m, trainer
-
-
-def _close(m, want, what):
-    for k, w in want.items():
-        np.testing.assert_allclose(np.asarray(m.state_dict()[k]), w, rtol=0, atol=1e-12,
-                                   err_msg=f"{what} {k}")
 
 
 @pytest.mark.parametrize("kind", sorted(GROUPS))
@@ -105,9 +83,8 @@ def test_zero_steps_element_wise_optimizers_groups_as_torch(kind):
     construction state and scalar state now its own."""
     want, opt = _torch(kind)
     m, trainer = _skiff(kind, layout=1 if kind in ("Adagrad", "ASGD") else 2)
-    _close(m, want, kind)
-    np.testing.assert_allclose([g["lr"] for g in trainer.optimizer.param_groups],
-                               [g["lr"] for g in opt.param_groups], rtol=1e-12)
+    assert_weights(m, want, kind)
+    assert_lrs(trainer, lrs(opt))
 
 
 def test_a_resume_keeps_each_groups_scalar_state(tmp_path):
@@ -116,7 +93,7 @@ def test_a_resume_keeps_each_groups_scalar_state(tmp_path):
     want, _ = _torch("NAdam")
     _skiff("NAdam", ck=tmp_path, stop=3)
     m, _ = _skiff("NAdam", ck=tmp_path, resume=True)
-    _close(m, want, "resumed")
+    assert_weights(m, want, "resumed")
 
 
 def test_a_resume_under_dp_gives_each_group_its_scalar_state(tmp_path):
@@ -127,22 +104,17 @@ def test_a_resume_under_dp_gives_each_group_its_scalar_state(tmp_path):
     want, _ = _torch("NAdam")
     _skiff("NAdam", ck=tmp_path, stop=3)
     for strategy in ("auto", DataParallel(SelfComm())):
-        m = _model()
-        skiff.Trainer(m, strategy=strategy, optimizer=_opt(skiff, list(m.named_parameters()),
-                                                            "NAdam"),
-                      loss="mse", batch_size=8, shuffle=False, clip=None,
-                      schedule=lambda o: _schedule(skiff, o), checkpoint_dir=tmp_path,
-                      resume=True).train((X, Y), steps=6)
-        _close(m, want, f"zero2 -> {strategy}")
+        m = skiff_model(2)
+        skiff_train(m, strategy, _opt(skiff, list(m.named_parameters()), "NAdam"),
+                    lambda o: _schedule(skiff, o), (X, Y), 6, tmp_path, resume=True)
+        assert_weights(m, want, f"zero2 -> {strategy}")
 
 
 @pytest.mark.parametrize("kind", ["Adafactor", "Muon"])
 def test_optimizers_not_element_wise_are_refused_naming_what_works(kind):
-    m = _model()
-    named = list(m.named_parameters())
-    mats = [p for _, p in named if p.ndim >= 2]  # Muon: matrices only
-    first, rest = (mats[:1], mats[1:]) if kind == "Muon" else (
-        mats, [p for _, p in named if p.ndim < 2])
+    m = skiff_model(2)
+    mats, vecs = by_ndim(list(m.named_parameters()))
+    first, rest = (mats[:1], mats[1:]) if kind == "Muon" else (mats, vecs)  # Muon: matrices
     opt = getattr(skiff.optim, kind)([{"params": first, "lr": 0.02}, {"params": rest}],
                                      lr=0.01)
     with pytest.raises(ValueError, match=rf"{kind} of 2 parameter groups of other settings "
