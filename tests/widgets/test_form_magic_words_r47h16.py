@@ -22,8 +22,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
+
+from tests.helpers.magics import dry_run_refusal
 
 
 @pytest.fixture
@@ -40,15 +41,6 @@ def shell(monkeypatch, runs_dir):
     monkeypatch.setitem(ip.user_ns, "img", img)
     monkeypatch.setitem(ip.user_ns, "pages", [img, img])
     return ip
-
-
-def _magic(ip, kind: str, line: str) -> str | None:
-    """What ``%kind line --dry-run`` refuses the line with (None: it takes it)."""
-    try:
-        ip.run_line_magic(kind, f"{line} --dry-run")
-    except UsageError as exc:
-        return str(exc)
-    return None
 
 
 def _fill(form, typed: dict) -> None:
@@ -74,7 +66,7 @@ def test_the_solve_form_says_what_the_magic_says(shell, capsys):
         ("A b --np 2", dict(problem="A", b="b", np="2"), None),
     ]
     for line, typed, where in cases:
-        said = _magic(shell, "solve", line)
+        said = dry_run_refusal(shell, "solve", line)
         assert said is not None, line
         _fill(form, typed)
         assert form.values is None and form.launch_button.disabled, (line, form.errors)
@@ -87,7 +79,7 @@ def test_the_solve_form_says_what_the_magic_says(shell, capsys):
     capsys.readouterr()
 
     # a notebook preconditioner with a notebook matrix: the magic takes it, the form too
-    assert _magic(shell, "solve", "A b --precond M --method cg") is None
+    assert dry_run_refusal(shell, "solve", "A b --precond M --method cg") is None
     _fill(form, dict(problem="A", b="b", precond="M", method="cg", rtol="1e-10"))
     assert form.values is not None, (form.errors, form.status.value)
     assert form.magic == "%solve A b --method cg --precond M --rtol 1e-10"
@@ -104,13 +96,13 @@ def test_the_ocr_form_takes_a_notebook_image(shell, capsys):
 
     form = ocr_form()
     for typed in ("img", "pages", "img pages"):
-        assert _magic(shell, "ocr", typed) is None, typed
+        assert dry_run_refusal(shell, "ocr", typed) is None, typed
         form.set(inputs=typed)
         assert form.values is not None, (typed, form.errors, form.status.value)
         assert form.magic == f"%ocr {typed}"
         assert form.cli is None  # no terminal reads a notebook variable
     for typed in ("imgg", "img nosuch.png"):
-        said = _magic(shell, "ocr", typed)
+        said = dry_run_refusal(shell, "ocr", typed)
         assert said is not None, typed
         form.set(inputs=typed)
         assert form.values is None and form.launch_button.disabled, typed
@@ -119,7 +111,7 @@ def test_the_ocr_form_takes_a_notebook_image(shell, capsys):
 
     # a notebook image on a process of its own: refused by the field that asked for it, in
     # the magic's words (the form took it; the launch refused it after the click)
-    said = _magic(shell, "ocr", "img --runner process")
+    said = dry_run_refusal(shell, "ocr", "img --runner process")
     assert said is not None
     form.set(inputs="img", runner="process")
     assert form.values is None and form.errors == {"runner": said}, form.errors
@@ -133,7 +125,7 @@ def test_the_train_form_keeps_notebook_data_on_this_kernel(shell, monkeypatch, c
 
     X = np.random.default_rng(0).standard_normal((16, 3)).astype("float32")
     monkeypatch.setitem(shell.user_ns, "data", (X, (X[:, 0] > 0).astype("int64")))
-    said = _magic(shell, "train", "mlp data --runner process")
+    said = dry_run_refusal(shell, "train", "mlp data --runner process")
     assert said is not None
     form = train_form()
     form.set(model="mlp", data="data", runner="process")

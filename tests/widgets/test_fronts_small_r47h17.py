@@ -18,12 +18,12 @@ import json
 
 import numpy as np
 import pytest
-from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 pytest.importorskip("ipywidgets")
 
 from tests.helpers.cli import run_cli  # noqa: E402
+from tests.helpers.magics import dry_run_refusal
 
 
 @pytest.fixture
@@ -31,15 +31,6 @@ def shell(runs_dir):
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "skiff")
     return ip
-
-
-def _magic(ip, kind: str, line: str) -> str | None:
-    """What ``%kind line --dry-run`` refuses the line with (None: it takes it)."""
-    try:
-        ip.run_line_magic(kind, f"{line} --dry-run")
-    except UsageError as exc:
-        return str(exc)
-    return None
 
 
 def test_an_ocr_job_done_with_unread_images_says_how_to_read_them_again(
@@ -72,7 +63,7 @@ def test_an_ocr_job_done_with_unread_images_says_how_to_read_them_again(
 def test_a_dropdown_set_to_a_value_it_lacks_says_so_by_the_field(shell, capsys):
     from skiff.widgets.panels import ocr_form
 
-    said = _magic(shell, "ocr", "a.png --lang enn")
+    said = dry_run_refusal(shell, "ocr", "a.png --lang enn")
     assert said is not None and "'enn'" in said  # the magic refuses it
     form = ocr_form()
     form.set(inputs="a.png", lang="enn")  # raised traitlets' "Invalid selection"
@@ -111,7 +102,7 @@ def test_the_train_forms_refusal_is_by_the_field_the_user_set(shell, monkeypatch
     form = train_form()
     for typed, field in ((dict(runner="process"), "runner"), (dict(np="2"), "np")):
         line = " ".join(f"--{k} {v}" for k, v in typed.items())
-        said = _magic(shell, "train", f"mlp data {line}")
+        said = dry_run_refusal(shell, "train", f"mlp data {line}")
         assert said is not None
         form.set(model="mlp", data="data", runner="auto", np="1")
         assert form.values is not None, form.errors

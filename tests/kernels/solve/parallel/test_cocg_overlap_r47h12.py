@@ -9,22 +9,16 @@ rank's COCG + AMG."""
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from skiff.kernels.solve.parallel.rows import RowSolver
 
+from .helmholtz import helmholtz
 from .thread_ranks import on_threads
 
 
 def _helmholtz(n=32, k=20.0, layer=0.15):
-    h = 1.0 / (n + 1)
-    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n)) / h ** 2
-    x = np.arange(1, n + 1) * h
-    X, Y = np.meshgrid(x, x, indexing="ij")
-    d = np.maximum.reduce([layer - X, X - 1 + layer, layer - Y, Y - 1 + layer, 0 * X])
-    sigma = np.clip(d / layer, 0, 1) ** 2
-    return sp.csr_matrix(sp.kronsum(T, T) - k * k * sp.diags((1 + 1j * sigma).ravel()))
+    return helmholtz(n, k, layer)
 
 
 def test_cocg_with_an_overlap_and_the_coarse_level_keeps_one_ranks_count():

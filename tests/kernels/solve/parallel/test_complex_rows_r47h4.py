@@ -15,19 +15,12 @@ import scipy.sparse.linalg as spla
 from skiff.kernels.solve.parallel.rows import RowSolver
 from skiff.kernels.solve.parallel.rows_job import RowJobSolver
 
+from .helmholtz import helmholtz
 from .thread_ranks import on_threads
 
 
 def _helmholtz(n=24, k=16.0, layer=0.2):
-    """``-Laplace u - k^2 (1 + i sigma) u`` on the unit square, ``sigma`` rising to 1 in an
-    absorbing layer along the edges: complex symmetric, indefinite."""
-    h = 1.0 / (n + 1)
-    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n)) / h ** 2
-    x = np.arange(1, n + 1) * h
-    X, Y = np.meshgrid(x, x, indexing="ij")
-    d = np.maximum.reduce([layer - X, X - 1 + layer, layer - Y, Y - 1 + layer, 0 * X])
-    sigma = np.clip(d / layer, 0, 1) ** 2
-    return sp.csr_matrix(sp.kronsum(T, T) - k * k * sp.diags((1 + 1j * sigma).ravel()))
+    return helmholtz(n, k, layer)
 
 
 def _run(A, b, size, **kw):
