@@ -43,14 +43,22 @@ def run_mpi(np: int, script: str, *args: str, timeout: float = 60.0, cwd=None) -
     out = proc.stdout + proc.stderr
     if proc.returncode != 0:
         raise AssertionError(f"mpiexec -n {np} {script} exited {proc.returncode}:\n{out[-6000:]}")
-    # ranks' lines may interleave: decode each JSON object that follows a "RESULT " marker
+    results = results_in(proc.stdout)
+    assert len(results) == np, f"expected {np} results, got {len(results)}:\n{out[-4000:]}"
+    return results
+
+
+def results_in(text: str) -> list[dict]:
+    """Each JSON object that follows a ``RESULT `` marker in ``text``, sorted by ``rank``.
+
+    Ranks' lines interleave on mpiexec's pipe: unbuffered, ``print`` writes a line's text and
+    its newline apart, so one rank's line can land between another's text and newline. Each
+    object is decoded where it starts, not line by line."""
     decoder = json.JSONDecoder()
     results = []
-    text = proc.stdout
     pos = text.find("RESULT ")
     while pos >= 0:
         obj, end = decoder.raw_decode(text, pos + len("RESULT "))
         results.append(obj)
         pos = text.find("RESULT ", end)
-    assert len(results) == np, f"expected {np} results, got {len(results)}:\n{out[-4000:]}"
-    return sorted(results, key=lambda r: r["rank"])
+    return sorted(results, key=lambda r: r.get("rank", 0))

@@ -25,7 +25,7 @@ import sys
 import numpy as np
 import pytest
 
-from .mpi_util import HERE, ROOT, mpiexec
+from .mpi_util import HERE, ROOT, mpiexec, results_in
 
 SCRIPT = HERE / "scripts" / "rank_failure_r29_check.py"
 sys.path.insert(0, str(SCRIPT.parent))
@@ -122,10 +122,7 @@ def test_failed_checkpoint_write_on_one_rank_stops_both_and_resumes_from_the_las
     losses, weights = _torch_sgd()
     rc, out = _mpirun("resume", ckpt)
     assert rc == 0, out[-3000:]
-    import json
-
-    results = [json.loads(line[len("RESULT "):]) for line in out.splitlines()
-               if line.startswith("RESULT ")]
+    results = results_in(out)
     assert sorted(r["rank"] for r in results) == [0, 1], out[-3000:]
     one = check.trainer(str(tmp_path / "one"), resume=True)
     res_one = one.train(check.Rows(), steps=check.STEPS)

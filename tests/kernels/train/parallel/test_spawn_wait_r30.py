@@ -21,7 +21,7 @@ import sys
 import numpy as np
 import pytest
 
-from .mpi_util import HERE, ROOT, mpiexec
+from .mpi_util import HERE, ROOT, mpiexec, results_in
 
 SCRIPT = HERE / "scripts" / "spawn_wait_r30_check.py"
 sys.path.insert(0, str(SCRIPT.parent))
@@ -77,8 +77,7 @@ def test_gathered_results_of_spawned_ranks_equal_torch():
 
     code, out, err = _parent("ok")
     assert code == 0, f"exit {code}\n{(out + err)[-4000:]}"
-    got = sorted((json.loads(ln[len("RESULT "):]) for ln in out.splitlines()
-                  if ln.startswith("RESULT ")), key=lambda r: r["rank"])
+    got = results_in(out)
     assert [r["rank"] for r in got] == [0, 1]
     import skiff
     from skiff.nn import Linear, ReLU, Sequential

@@ -21,7 +21,7 @@ import sys
 import numpy as np
 import pytest
 
-from .mpi_util import HERE, ROOT, mpiexec, run_mpi
+from .mpi_util import HERE, ROOT, mpiexec, results_in, run_mpi
 
 torch = pytest.importorskip("torch")
 T = torch.nn
@@ -110,8 +110,4 @@ def test_auto_in_ranks_spawned_from_a_process_trains_over_them():
                            str(HERE / "scripts" / "launch_auto_check.py")],
                           capture_output=True, text=True, env=env, cwd=ROOT)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
-    import json
-
-    results = [json.loads(line[len("RESULT "):]) for line in proc.stdout.splitlines()
-               if line.startswith("RESULT ")]
-    _check(sorted(results, key=lambda r: r["rank"]), kinds=("mlp",))
+    _check(results_in(proc.stdout), kinds=("mlp",))
