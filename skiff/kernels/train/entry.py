@@ -76,7 +76,8 @@ def build_from_config(config: dict, namespace: dict | None = None, reporter=None
     name = config.get("model")
     if name == "mlp" and config.get("data") and is_table(config["data"]):
         return _table_parts(config["data"], seed, config.get("target"), config.get("drop"),
-                            config.get("val_split"), config.get("text"))
+                            config.get("val_split"), config.get("text"),
+                            int(config.get("ngrams") or 1), bool(config.get("tfidf")))
     if name == "cnn" and config.get("data") and os.path.isdir(str(config["data"])):
         return _image_parts(config["data"], seed, config.get("image_size") or 32,
                             config.get("val_split"), bool(config.get("augment")), reporter)
@@ -159,7 +160,7 @@ def table_order(seed: int, n: int, val_split=None, ids=None) -> np.ndarray:
 
 
 def _table_parts(path: str, seed: int, target: str | None = None, drop=None,
-                 val_split=None, text=None) -> dict:
+                 val_split=None, text=None, ngrams: int = 1, tfidf: bool = False) -> dict:
     """``mlp`` on a table file: as wide as its features, as many outputs as its classes (one
     for a regression); the table's scaling goes beside the weights (``table.json``)."""
     from skiff.kernels.train import models
@@ -167,7 +168,7 @@ def _table_parts(path: str, seed: int, target: str | None = None, drop=None,
     from skiff.kernels.train.data import ArrayDataset
 
     # drop: a config's "drop" (columns left out); scaled by the training rows alone
-    table = read_table(path, target, drop, training_rows(seed, val_split), text)
+    table = read_table(path, target, drop, training_rows(seed, val_split), text, ngrams, tfidf)
     with train_random.using(train_random.new_generator(seed)):
         model = models.get("mlp", in_features=table.x.shape[1], out_features=table.outputs)
     # the rows in an order of the seed's, as an image folder's are: --val-split holds out the

@@ -256,9 +256,13 @@ def _target_weights(loss_spec, class_weights, model=None):
 
         ignore = -100
     elif class_weights is not None:
-        from .trainer_class_weight import WeightedCE
+        from .trainer_class_weight import WeightedCE, ce_module
 
-        vector, ignore = WeightedCE(class_weights).vector, -100
+        own_ce = ce_module(loss_spec)  # class_weight in the user's nn.CrossEntropyLoss
+        if own_ce and loss_spec.reduction != "mean":
+            return None  # a sum per batch: by rows, as that module without class_weight
+        vector = WeightedCE(class_weights).vector
+        ignore = int(loss_spec.ignore_index) if own_ce else -100
     else:
         weight = getattr(loss_spec, "weight", None)
         if not callable(loss_spec) or getattr(loss_spec, "reduction", "mean") != "mean" or \

@@ -93,6 +93,8 @@ def loss_function(model, spec):
             out = _call_inputs(model, xs)
         if not callable(spec):  # a model of HF-style outputs ({"logits": ...}, .logits)
             out = outputs_of(out)
+            if isinstance(out, (tuple, list, dict)):  # (logits, aux): "'tuple' object has no
+                raise TypeError(several_outputs(out, spec))  # attribute 'shape'" (round 48)
         if fn.keep:  # evaluate reads the output for accuracy (never kept in training)
             fn.last = (out, y)
         if callable(spec):  # a dict {"loss": ..., ...} (Lightning's step) too (round 37)
@@ -189,6 +191,20 @@ def keyword_inputs(model, batch: dict) -> dict | None:
         return None
     named = {n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     return inputs if inputs and all(k in named for k in inputs) else None
+
+
+def several_outputs(out, spec) -> str:
+    """What to do when a model's forward returns several outputs to a loss by name."""
+    if isinstance(out, dict):
+        what, pick = f"a dict of keys {sorted(map(str, out))} (none 'logits')", \
+            f"out[{next(iter(out))!r}]"
+    else:
+        kinds = ", ".join(type(o).__name__ for o in out[:4]) + (", ..." if len(out) > 4 else "")
+        what, pick = f"a {type(out).__name__} of {len(out)} ({kinds})", "out[0]"
+    fn = "mse_loss" if spec == "mse" else "cross_entropy"
+    return (f"the model's forward returns {what}; loss={spec!r} takes one output: return the "
+            f"predictions alone, or pass your own loss, e.g. loss=lambda out, y: "
+            f"skiff.nn.functional.{fn}({pick}, y)")
 
 
 def outputs_of(out):

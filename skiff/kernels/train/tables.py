@@ -130,7 +130,7 @@ def other_table_hint(path) -> str:
 
 
 def read_table(path, target: str | None = None, drop=None, fit_rows=None,
-               text=None) -> Table:
+               text=None, ngrams: int = 1, tfidf: bool = False) -> Table:
     """The training table in ``path`` (see the module docstring); ``target``: the column to
     predict, by name (any case) or 1-based number, instead of the one found by name/shape;
     ``drop``: columns to leave out (names or 1-based numbers, a list or one comma-separated
@@ -140,7 +140,14 @@ def read_table(path, target: str | None = None, drop=None, fit_rows=None,
     out for validation (scikit-learn fits its scaler on them); None: every row.
     ``text``: columns of sentences (names or numbers, as ``drop``), each read as a bag of
     words: one feature per word of the training rows, its count in the cell (scikit-learn's
-    ``CountVectorizer``; round 47 h9: such a column was "free text or an identifier")."""
+    ``CountVectorizer``; round 47 h9: such a column was "free text or an identifier").
+    ``ngrams=2``: runs of up to 2 words are features too (``ngram_range=(1, 2)``);
+    ``tfidf=True``: each count times the word's inverse document frequency, each row of the
+    column scaled to length 1 (scikit-learn's ``TfidfVectorizer`` defaults; round 48 h3)."""
+    check_text_options(ngrams, tfidf)
+    if (ngrams != 1 or tfidf) and not text:
+        raise TableError("ngrams and tfidf shape the features of text columns; name them "
+                         "(text='review', --text review)")
     path = Path(path)
     if not path.is_file():
         raise TableError(f"no table file {str(path)!r}")
@@ -154,7 +161,7 @@ def read_table(path, target: str | None = None, drop=None, fit_rows=None,
     else:
         x, y, columns, target, encoding, read_notes, marks = _read_delimited(
             path, "\t" if path.suffix.lower() == ".tsv" else ",", target, drop, fit_rows,
-            text)
+            text, (int(ngrams), bool(tfidf)))
     if len(x) < 2:
         raise TableError(f"{path.name}: {len(x)} row of data; training needs at least 2")
     x, kept, notes = _drop_row_index(x, columns)
@@ -415,7 +422,7 @@ def _fit_mask(fit_rows, n: int, labels=None):
 
 
 def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=None,
-                    fit_rows=None, text=None):
+                    fit_rows=None, text=None, text_as=(1, False)):
     decoded: list[str] = []  # a file that is not UTF-8: how it was read
     commas: list[int] = []  # the columns read with decimal commas
     rows = _cells(path, delimiter, notes=decoded, commas=commas)
@@ -512,7 +519,7 @@ def _read_delimited(path: Path, delimiter: str, chosen: str | None = None, drop=
         try:
             values, spec, note = (words_column if i in texts else encode_column)(
                 path.name, columns[i], [cells[i] for _, cells in body],
-                [line for line, _ in body], fit)
+                [line for line, _ in body], fit, *((text_as,) if i in texts else ()))
         except FreeTextColumn as exc:  # every such column named at once, then refused
             free.append((columns[i], str(exc)))
             continue
@@ -614,22 +621,55 @@ def words_of(cell: str) -> list[str]:
     return _WORD.findall(cell.lower())
 
 
-def _word_counts(cells: list[str], values: list[str]) -> np.ndarray:
-    index = {v: k for k, v in enumerate(values)}
-    out = np.zeros((len(cells), len(values)), np.float64)
-    for r, c in enumerate(cells):
-        for w in words_of(c):
-            k = index.get(w)
-            if k is not None:
-                out[r, k] += 1
+MAX_NGRAMS = 5  # --ngrams: runs of at most this many words
+
+
+def check_text_options(ngrams, tfidf) -> None:
+    """``ngrams`` a whole number 1..:data:`MAX_NGRAMS`, ``tfidf`` a bool, said in one line."""
+    if isinstance(ngrams, bool) or not isinstance(ngrams, (int, np.integer)) or \
+            not 1 <= ngrams <= MAX_NGRAMS:
+        raise TableError(f"ngrams is the longest run of words a text feature is, 1 to "
+                         f"{MAX_NGRAMS} (2: words and word pairs), got {ngrams!r}")
+    if not isinstance(tfidf, (bool, np.bool_)):
+        raise TableError(f"tfidf is True (counts times inverse document frequency, rows of "
+                         f"length 1) or False (counts), got {tfidf!r}")
+
+
+def terms_of(cell: str, ngrams: int = 1) -> list[str]:
+    """A text cell's words and, for ``ngrams`` > 1, its runs of 2..ngrams consecutive words
+    joined by a space (scikit-learn's word n-grams)."""
+    words = words_of(cell)
+    out = list(words)
+    for n in range(2, ngrams + 1):
+        out += [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
     return out
 
 
-def words_column(file: str, name: str, cells: list[str], lines: list[int], fit=None):
+def _word_counts(cells: list[str], values: list[str], ngrams: int = 1,
+                 idf=None) -> np.ndarray:
+    index = {v: k for k, v in enumerate(values)}
+    out = np.zeros((len(cells), len(values)), np.float64)
+    for r, c in enumerate(cells):
+        for w in terms_of(c, ngrams):
+            k = index.get(w)
+            if k is not None:
+                out[r, k] += 1
+    if idf is not None:  # TfidfVectorizer: tf * idf, each row of length 1 (an empty row: 0)
+        out *= np.asarray(idf, np.float64)
+        norm = np.sqrt((out * out).sum(axis=1, keepdims=True))
+        out /= np.where(norm > 0, norm, 1.0)
+    return out
+
+
+def words_column(file: str, name: str, cells: list[str], lines: list[int], fit=None,
+                 text_as=(1, False)):
     """A column of sentences (``text=``) as :func:`encode_column` gives a column: each word of
     the training rows (``fit``; the :data:`MAX_WORDS` in most rows where there are more) a
-    feature, its count in each cell (an empty cell: none)."""
-    rows = [set(words_of(c)) for k, c in enumerate(cells) if fit is None or fit[k]]
+    feature, its count in each cell (an empty cell: none). ``text_as``: ``(ngrams, tfidf)``
+    of :func:`read_table`; the idf is ``ln((1 + n) / (1 + df)) + 1`` over the ``n`` training
+    rows, ``df`` of them holding the word (scikit-learn's ``smooth_idf``)."""
+    ngrams, tfidf = text_as
+    rows = [set(terms_of(c, ngrams)) for k, c in enumerate(cells) if fit is None or fit[k]]
     seen: dict[str, int] = {}
     for r in rows:
         for w in r:
@@ -637,11 +677,20 @@ def words_column(file: str, name: str, cells: list[str], lines: list[int], fit=N
     if not seen:
         raise TableError(f"{file}, column {name!r}: no words in it to read as text")
     vocab = sorted(sorted(seen, key=lambda w: (-seen[w], w))[:MAX_WORDS])
-    note = (f"column {name!r}: text, one feature per word ({len(vocab)} words"
+    what = "word" if ngrams == 1 else f"word and run of up to {ngrams} words"
+    note = (f"column {name!r}: text, one feature per {what} ({len(vocab)}"
             + (f", the {MAX_WORDS} in most rows of {len(seen)}" if len(seen) > MAX_WORDS else "")
-            + "), each its count in the row")
-    return _word_counts(cells, vocab), {"name": name, "kind": "words", "values": vocab,
-                                        "features": [f"{name}:{w}" for w in vocab]}, note
+            + ("), each its count times its inverse document frequency, each row scaled to "
+               "length 1 (TF-IDF)" if tfidf else "), each its count in the row"))
+    spec = {"name": name, "kind": "words", "values": vocab,
+            "features": [f"{name}:{w}" for w in vocab]}
+    if ngrams > 1:
+        spec["ngrams"] = ngrams
+    idf = None
+    if tfidf:  # of the training rows, kept for predict
+        idf = [float(np.log((1 + len(rows)) / (1 + seen[w])) + 1) for w in vocab]
+        spec["idf"] = idf
+    return _word_counts(cells, vocab, ngrams, idf), spec, note
 
 
 def _one_hot(cells: list[str], values: list[str]) -> np.ndarray:
@@ -714,7 +763,7 @@ def apply_encoding(file: str, encoding: list, cells_of, lines: list[int]):
                 notes.append(f"column {name!r}: {empty} empty cell{'s' if empty > 1 else ''} "
                              "filled with the training means")
         elif spec["kind"] == "words":  # a bag of the training rows' words
-            col = _word_counts(cells, spec["values"])
+            col = _word_counts(cells, spec["values"], spec.get("ngrams", 1), spec.get("idf"))
         else:
             values = spec["values"]
             col = _one_hot(cells, values)

@@ -1585,9 +1585,10 @@ class Trainer(Inference, TrainerState):
     def _loss_fn(self):
         """``fn(model, batch) -> scalar Tensor`` for the configured loss."""
         if getattr(self, "class_weights_", None) is not None:
-            from .trainer_class_weight import WeightedCE
+            from .trainer_class_weight import WeightedCE, ce_module
 
-            return loss_function(self.model, WeightedCE(self.class_weights_))
+            own = self.loss_spec if ce_module(self.loss_spec) else None  # label_smoothing
+            return loss_function(self.model, WeightedCE(self.class_weights_, own))
         return loss_function(self.model, self.loss_spec)
 
     def _set_class_weights(self, dataset) -> None:
@@ -1595,9 +1596,11 @@ class Trainer(Inference, TrainerState):
         said in the log)."""
         spec = self.class_weight
         if isinstance(spec, str):
-            from .trainer_class_weight import balanced_weights, training_targets
+            from .trainer_class_weight import balanced_weights, ce_module, training_targets
 
-            spec = balanced_weights(training_targets(dataset))
+            own = self.loss_spec if ce_module(self.loss_spec) else None  # its ignore_index
+            spec = balanced_weights(training_targets(
+                dataset, -100 if own is None else own.ignore_index))
             self.reporter.log("class weights (balanced): " + ", ".join(
                 f"{c}: {w:.4g}" for c, w in spec.items()))
         self.class_weights_ = spec

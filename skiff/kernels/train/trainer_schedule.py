@@ -40,7 +40,24 @@ class WarmupLinear(WarmupCosine):
 
 
 def check_schedule(schedule) -> None:
-    """A schedule's name checked when the Trainer is made (a factory passes)."""
+    """A schedule's name checked when the Trainer is made (a factory passes; a scheduler
+    class whose constructor needs more than the optimizer is refused saying the factory to
+    write: ``schedule=StepLR`` was "__init__() missing ... 'step_size'", round 48 h3)."""
+    import inspect
+
+    if inspect.isclass(schedule):
+        from .trainer_torch_habits import class_needs
+
+        needs = class_needs(schedule)
+        if needs:
+            name = theirs = schedule.__name__
+            if schedule.__module__.split(".")[0] == "torch":  # torch's steps torch's optimizers
+                theirs, name = f"torch's {name}", f"skiff.optim.lr_scheduler.{name}"
+            raise TypeError(
+                f"schedule is the class {theirs}, which the Trainer would call with the "
+                f"optimizer alone; it needs {', '.join(needs)} too: pass a factory, "
+                f"schedule=lambda opt: {name}(opt, {', '.join(f'{n}=...' for n in needs)})")
+        return
     if callable(schedule) or is_scheduler(schedule) or schedule in SCHEDULES:
         return
     key = str(schedule).lower().replace("-", "_").replace(" ", "_")

@@ -8,18 +8,54 @@ items: "setting an array element with a sequence")."""
 from __future__ import annotations
 
 __all__ = ["check_loss_module", "torch_optimizer_error", "from_torch_loader", "OTHER_NAMES",
-           "other_name_hint", "check_one_optimizer"]
+           "other_name_hint", "check_one_optimizer", "class_needs"]
 
 
 def _is_torch(obj) -> bool:
     return type(obj).__module__.split(".")[0] == "torch"
 
 
+def class_needs(cls) -> list[str]:
+    """The arguments a class's constructor requires beyond its first (an optimizer, a
+    scheduler's): ``StepLR`` -> ``["step_size"]``; [] where none or not known."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params[1:] if p.default is inspect.Parameter.empty
+            and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
 def check_loss_module(loss) -> None:
-    """Refuse a torch loss module (``torch.nn.CrossEntropyLoss()``) naming skiff's."""
+    """Refuse a torch loss module (``torch.nn.CrossEntropyLoss()``) naming skiff's; a loss
+    class instead of an instance (``loss=nn.CrossEntropyLoss``: "__init__() takes from 1 to
+    2 positional arguments but 3 were given") and a function of torch's
+    (``torch.nn.functional.cross_entropy``: "argument 'input' must be Tensor, not Tensor"),
+    round 48 h3."""
+    import functools
+    import inspect
+
+    from .core import nn
+
+    if inspect.isclass(loss):
+        name = loss.__name__
+        whose = "torch's " if loss.__module__.split(".")[0] == "torch" else ""
+        fix = f"skiff.nn.{name}()" if hasattr(nn, name) else f"{name}()"
+        raise TypeError(f"loss is {whose}class {name}, not a loss: pass an instance, "
+                        f"loss={fix} (its arguments inside the parentheses)")
+    inner = loss.func if isinstance(loss, functools.partial) else loss  # partial(F.mse_loss)
+    if inspect.isfunction(inner) or inspect.isbuiltin(inner):
+        module = getattr(inner, "__module__", None) or ""
+        if module.split(".")[0] == "torch":
+            name = getattr(inner, "__name__", "?")
+            fix = (f"skiff.nn.functional.{name}" if hasattr(nn.functional, name) else
+                   "a function loss(output, target) of skiff Tensors")
+            raise TypeError(f"loss is torch's {module}.{name}, which computes on torch "
+                            f"tensors; the Trainer's model gives skiff Tensors: use {fix}")
     if not _is_torch(loss) or not callable(loss):
         return
-    from .core import nn
 
     name = type(loss).__name__
     fix = (f"skiff.nn.{name}(...) with the same arguments" if hasattr(nn, name) else
