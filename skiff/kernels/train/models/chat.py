@@ -221,27 +221,35 @@ class ChatTemplate:
             finally:
                 self._marking = False
         full = self.render(messages, **kwargs)
-        spans = []
-        for i, m in enumerate(messages):
-            if m.get("role") != "assistant":
-                continue
-            prompt = self.render(messages[:i], add_generation_prompt=True, **kwargs)
-            upto = self.render(messages[:i + 1], **kwargs)
-            before = self.render(messages[:i], **kwargs)
-            if not full.startswith(upto):
-                raise ValueError("this chat template does not render a conversation as a "
-                                 "prefix of its continuation, so the assistant's tokens "
-                                 "cannot be told apart")
-            if upto.startswith(prompt):
-                start = len(prompt)
-            elif upto.startswith(before):  # the generation prompt differs from the history
-                start = len(os.path.commonprefix([prompt, upto]))
-            else:
-                raise ValueError("this chat template renders the conversation before "
-                                 f"assistant message {i} differently once that message "
-                                 "follows, so the assistant's tokens cannot be told apart")
-            spans.append((start, len(upto)))
+        spans = [self.turn_span(messages, i, full, kwargs)
+                 for i, m in enumerate(messages) if m.get("role") == "assistant"]
         return full, spans
+
+    def turn_span(self, messages: list[dict], i: int, full: str, kwargs: dict) -> tuple:
+        """The character span of assistant message ``i`` in ``full`` (the conversation
+        rendered whole), as :meth:`assistant_spans` finds it; :class:`TurnsRerendered` when
+        the template renders the conversation through message ``i`` otherwise once it goes
+        on."""
+        prompt = self.render(messages[:i], add_generation_prompt=True, **kwargs)
+        upto = self.render(messages[:i + 1], **kwargs)
+        before = self.render(messages[:i], **kwargs)
+        if not full.startswith(upto):
+            raise TurnsRerendered("this chat template does not render a conversation as a "
+                                  "prefix of its continuation, so the assistant's tokens "
+                                  "cannot be told apart")
+        if upto.startswith(prompt):
+            return len(prompt), len(upto)
+        if upto.startswith(before):  # the generation prompt differs from the history
+            return len(os.path.commonprefix([prompt, upto])), len(upto)
+        raise TurnsRerendered("this chat template renders the conversation before "
+                              f"assistant message {i} differently once that message "
+                              "follows, so the assistant's tokens cannot be told apart")
+
+
+class TurnsRerendered(ValueError):
+    """A chat template renders an earlier part of a conversation otherwise once the
+    conversation goes on (Qwen3-style thinking templates show an assistant turn's thinking
+    only after the last user message: an earlier turn's thinking is dropped)."""
 
 
 class ChatDataset:
@@ -253,6 +261,9 @@ class ChatDataset:
     the eos token). Each is tokenized once, the loss on the assistant's tokens only (other
     targets are -100), cut to ``block_size`` tokens: how many were cut, and any left
     without an assistant token, are counted (``cut``, ``dropped``) and said by ``repr``.
+    A conversation whose template renders an earlier assistant turn otherwise once it goes
+    on (a Qwen3-style thinking template drops earlier turns' thinking) is one item per
+    assistant turn, each after its history as rendered then (``turned``).
     Items are ``(tokens, targets)``; a batch is a
     :class:`~skiff.kernels.train.data.PackedBatch` (no padding).
 
@@ -271,43 +282,48 @@ class ChatDataset:
         labels = getattr(rows, "labels", None) or []
         self.left_out, self.cut_rows = [], []  # where the rows left out / cut are
         self.unthought = []  # rows whose thinking the template does not render
+        self.turned = []  # rows trained one assistant turn at a time (TurnsRerendered)
+        self.rows = 0
         for n, row in enumerate(rows, 1):
             where = labels[n - 1] if n <= len(labels) else f"row {n}"
             row = as_chat_row(row, f"{source}: {where}")
+            self.rows += 1
             pair = _prompt_completion(row)
             if pair is not None and template is None:
-                ids, learn = _plain_pair(tokenizer, *pair)
+                pieces = [_plain_pair(tokenizer, *pair)]
             else:
                 messages = _row_messages(row, pair, source, where)
                 if template is None:
                     raise ValueError("chat data needs the checkpoint's chat template (it has "
                                      "none)")
-                text, spans = _render_row(template, messages, _row_template_kwargs(
+                rendered = _render_row(template, messages, _row_template_kwargs(
                     row, f"{source}: {where}"), f"{source}: {where}")
-                if _thinking_unrendered(messages, text):
+                if rendered[0][2] is not None:
+                    self.turned.append(where)
+                if any(_thinking_unrendered(messages if turn is None else [messages[turn]],
+                                            text) for text, _, turn in rendered):
                     self.unthought.append(where)
-                if isinstance(row, dict) and row.get("learn_from"):  # TRL's prompt/completion:
-                    # the prompt's assistant messages are not trained on
-                    spans = spans[sum(m.get("role") == "assistant"
-                                      for m in messages[:int(row["learn_from"])]):]
-                ids, owner = tokenizer.encode_with_offsets(text)
-                learn = np.zeros(len(ids), dtype=bool)
-                for start, end in spans:  # the tokens holding the span's first, last character
-                    a, b = _token_at(owner, start), _token_at(owner, end - 1)
-                    if a is not None and b is not None:
-                        learn[a:b + 1] = True
-            cut = len(ids) > self.block_size + 1
-            self.cut += cut
-            ids, learn = ids[:self.block_size + 1], learn[:self.block_size + 1]
-            if len(ids) >= 2 and learn[1:].any():
-                targets = np.where(learn[1:], ids[1:], -100)
-                if whole_rows and len(ids) <= self.block_size:  # the last token's route too
-                    self.items.append((np.asarray(ids), np.append(targets, -100)))
-                else:
-                    self.items.append((ids[:-1], targets))
-                if cut:  # (a row left out is said as left out, not as cut too)
-                    self.cut_rows.append(where)
-            else:
+                # TRL's prompt/completion: the prompt's assistant messages are not trained on
+                start = int(row.get("learn_from") or 0) if isinstance(row, dict) else 0
+                first = sum(m.get("role") == "assistant" for m in messages[:start])
+                pieces = [_learned(tokenizer, text, spans[first:] if turn is None else spans)
+                          for text, spans, turn in rendered if turn is None or turn >= start]
+            kept = cut_any = False
+            for ids, learn in pieces:
+                cut = len(ids) > self.block_size + 1
+                cut_any |= cut
+                ids, learn = ids[:self.block_size + 1], learn[:self.block_size + 1]
+                if len(ids) >= 2 and learn[1:].any():
+                    kept = True
+                    targets = np.where(learn[1:], ids[1:], -100)
+                    if whole_rows and len(ids) <= self.block_size:  # the last token's route
+                        self.items.append((np.asarray(ids), np.append(targets, -100)))
+                    else:
+                        self.items.append((ids[:-1], targets))
+            self.cut += cut_any
+            if kept and cut_any:  # (a row left out is said as left out, not as cut too)
+                self.cut_rows.append(where)
+            elif not kept:
                 self.dropped += 1
                 self.left_out.append(where)
         if not self.items:
@@ -335,11 +351,12 @@ class ChatDataset:
                            np.concatenate([y for _, y in items]), cu,
                            np.concatenate([np.arange(n, dtype=np.int64) for n in lens]))
 
-    cut = dropped = 0  # (a subclass that fills items itself cut nothing)
+    cut = dropped = rows = 0  # (a subclass that fills items itself cut nothing)
 
     left_out: list = []
     cut_rows: list = []
     unthought: list = []
+    turned: list = []
 
     @property
     def read_note(self) -> str | None:
@@ -347,7 +364,7 @@ class ChatDataset:
         by ``repr`` only, which no job printed: a user's conversations vanished without a
         word): those left out (no assistant token within the block) and those cut."""
         parts = []
-        total = len(self) + self.dropped
+        total = (self.rows or len(self)) + self.dropped * (not self.rows)
         if self.dropped:
             parts.append(f"{self.dropped} of {total} conversations left out: no assistant "
                          f"token within the first {self.block_size + 1} tokens ("
@@ -357,6 +374,12 @@ class ChatDataset:
                          f"ends not trained on ({_places(self.cut_rows)})")
         if parts:
             parts[-1] += "; a larger --block-size keeps them"
+        if self.turned:
+            parts.append(f"{len(self.turned)} conversations trained one assistant turn at a "
+                         f"time ({_places(self.turned)}): the chat template renders an "
+                         "earlier turn otherwise once the conversation goes on (its thinking "
+                         "dropped), so each turn is learned after the history as the model "
+                         "reads it when writing that turn")
         if self.unthought:  # a field the template drops: trained without it, as TRL would
             parts.append(f"the chat template does not show the thinking of "
                          f"{len(self.unthought)} conversations ({_places(self.unthought)}): "
@@ -577,15 +600,18 @@ def _row_messages(row, pair, source, where) -> list:
 
 
 def _plain_pair(tokenizer, prompt: str, completion: str):
-    """Ids of ``prompt`` then ``completion`` then the eos token (when the tokenizer has one),
-    and which of them are learned (the completion's and the eos)."""
-    p, c = tokenizer.encode(prompt), tokenizer.encode(completion)
+    """Ids of ``prompt + completion`` (the text encoded whole, as TRL's prompt/completion
+    rows and as ``generate`` continues the prompt's ids) then the eos token (when the
+    tokenizer has one), and which of them are learned: the completion's (from the token
+    holding its first character) and the eos. Round 48 (h5): the two were encoded apart, so
+    a SentencePiece tokenizer's dummy prefix put a ``▁`` before every completion (``?\n ▁
+    Four`` learned where the text reads ``?\n Four``)."""
+    ids, learn = _learned(tokenizer, prompt + completion,
+                          [(len(prompt), len(prompt) + len(completion))] if completion else [])
     eos = _eos_id(tokenizer)
-    tail = [eos] if eos is not None else []
-    ids = np.concatenate([p, c, np.asarray(tail, dtype=np.int64)]).astype(np.int64)
-    learn = np.zeros(len(ids), dtype=bool)
-    learn[len(p):] = True
-    return ids, learn
+    if eos is not None:
+        ids, learn = np.append(ids, eos), np.append(learn, True)
+    return np.asarray(ids, dtype=np.int64), learn
 
 
 def _eos_id(tokenizer):
@@ -671,9 +697,20 @@ def _render_row(template, messages, kwargs, where: str):
     """``template.assistant_spans`` of a row; what the template cannot render is one error
     naming the row and what to change (round 41: a bare ``TypeError: can only concatenate
     list (not "str") to list`` from the template, no row, for content given as a list of
-    parts)."""
+    parts). Returns the pieces trained on, ``[(text, spans, turn)]``: the conversation
+    whole (``turn`` None); or, when the template renders an earlier assistant turn otherwise
+    once the conversation goes on (:class:`TurnsRerendered`: a Qwen3-style thinking template
+    drops the thinking of the turns before the last user message), one piece per assistant
+    message ``turn``: the conversation through it, as the model reads it when it writes
+    that turn, and its span alone (round 48: such a row was refused, "does not render a
+    conversation as a prefix of its continuation")."""
     try:
-        return template.assistant_spans(messages, **kwargs)
+        try:
+            text, spans = template.assistant_spans(messages, **kwargs)
+            return [(text, spans, None)]
+        except TurnsRerendered:  # each assistant turn with the history it was written after
+            return [(*_turn_text(template, messages, i, kwargs), i)
+                    for i, m in enumerate(messages) if m.get("role") == "assistant"]
     except Exception as exc:  # jinja's errors, the template's raise_exception, spans
         hint = ""
         if any(isinstance(m, dict) and isinstance(m.get("content"), list) for m in messages):
@@ -681,6 +718,23 @@ def _render_row(template, messages, kwargs, where: str):
                     "takes text: give each message's content as one string")
         raise ValueError(f"{where}: the checkpoint's chat template cannot render this "
                          f"conversation ({type(exc).__name__}: {exc}){hint}") from None
+
+
+def _turn_text(template, messages, i: int, kwargs) -> tuple[str, list[tuple]]:
+    """The conversation through assistant message ``i`` and that message's span alone."""
+    upto = template.render(messages[:i + 1], **kwargs)
+    return upto, [template.turn_span(messages, i, upto, kwargs)]
+
+
+def _learned(tokenizer, text: str, spans) -> tuple:
+    """``text``'s ids and which are learned: the tokens holding each span's characters."""
+    ids, owner = tokenizer.encode_with_offsets(text)
+    learn = np.zeros(len(ids), dtype=bool)
+    for start, end in spans:  # the tokens holding the span's first, last character
+        a, b = _token_at(owner, start), _token_at(owner, end - 1)
+        if a is not None and b is not None:
+            learn[a:b + 1] = True
+    return ids, learn
 
 
 def _thinking_unrendered(messages, text: str) -> bool:

@@ -89,8 +89,9 @@ def test_prompt_completion_rows_and_csv_are_conversations(tmp_path):
 
 
 def test_pairs_without_a_template_and_text_rows(tmp_path):
-    """Without a chat template a prompt/completion pair is the prompt's tokens, the
-    completion's and eos, the loss on the last two (TRL's prompt-completion rule);
+    """Without a chat template a prompt/completion pair is the text ``prompt +
+    completion`` encoded whole and eos, the loss on the tokens after the prompt's (TRL's
+    prompt-completion rule; round 48 h5: the two were encoded apart);
     ``{"text"}`` rows are documents each followed by eos, cut in blocks."""
     from tokenizers import Tokenizer
 
@@ -108,8 +109,9 @@ def test_pairs_without_a_template_and_text_rows(tmp_path):
     eos = ref.eos_token_id
     ds = ChatDataset([{"prompt": "what is it?", "completion": "a small boat."}], tok, 64)
     p = ref.encode("what is it?", add_special_tokens=False)
-    c = ref.encode("a small boat.", add_special_tokens=False)
-    ids = np.array(p + c + [eos])
+    whole = ref.encode("what is it?" + "a small boat.", add_special_tokens=False)
+    assert whole[:len(p)] == p  # premise: the completion follows the prompt's tokens
+    ids = np.array(whole + [eos])
     tokens, targets = ds[0]
     assert np.array_equal(tokens, ids[:-1])
     want = np.where(np.arange(1, len(ids)) >= len(p), ids[1:], -100)
