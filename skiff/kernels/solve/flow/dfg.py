@@ -37,7 +37,7 @@ from .surface import cylinder_surface
 from .unsteady import Stepper, run_steps
 
 __all__ = ["CASES", "REFINED", "Case", "run_case", "coefficients", "recirculation_length",
-           "strouhal", "up_crossings"]
+           "period_peaks", "resume_mismatch", "strouhal", "unsettled_note", "up_crossings"]
 
 NU = 1e-3
 DIAMETER = 0.1
@@ -299,6 +299,11 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
     c = CASES[case]
     if c.kind != "steady":
         check_steps(c, dt, t_end)
+    if resume_from:      # refused before the mesh, naming the option (round 48 h7)
+        why = resume_mismatch(resume_from, case=case, resolution=resolution, re=re, dt=dt,
+                              t_end=t_end, channel=channel)
+        if why is not None:
+            raise ValueError(why)
     if c.kind == "steady" and str(device) != "cpu":
         raise ValueError(f"case {case} is steady: its Newton solves are sparse direct, on the "
                          f"CPU only; drop --device {device} (the unsteady cases 2d-2, 2d-3 run "
@@ -351,8 +356,10 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
         details["newton_updates"] = [float(h) for h in st.history]
         details["newton_solves"] = [v if v == "lu" else int(v) for v in st.linear]
     else:
+        # what a kept state must share with the run going on from it (round 48 h7: not
+        # t_end: a run resumed with more time goes on, see resume_mismatch)
         same = {"case": case, "resolution": res_n, "u_max": float(u_max),
-                "dt": float(dt or c.dt), "t_end": float(t_end or c.t_end), "dofs": dofs,
+                "dt": float(dt or c.dt), "dofs": dofs,
                 "channel": [channel.length, channel.height, *channel.centre, channel.radius]}
         st, history, stepper, start = _march(c, prob, profile, u_max, dt or c.dt,
                                              t_end or c.t_end, reporter, device, channel,
@@ -371,6 +378,16 @@ def run_case(case: str = "2d-1", *, resolution: int | None = None, re: float | N
                                f"): no Strouhal number; cd_max, cl_max and cl_amplitude are "
                                f"of a transient; {why}")
             reporter.log(details["note"], level="warning")
+        elif c.kind == "periodic":
+            # round 48 h7: shedding that still grows or decays in the last second read its
+            # first peak as cl_max (2D-2 at resolution 48, t_end 3: 1.0026, in the band; the
+            # settled flow's 0.9808 is not)
+            peaks = period_peaks(history["t"], history["cl"], history["cd"])
+            details["peaks"] = peaks
+            note = unsettled_note(peaks, float(t_end or c.t_end))
+            if note is not None:
+                details["note"] = note
+                reporter.log(note, level="warning")
         steps, linear = start + stepper.steps, stepper.linear_time()
         method = ("BDF2, semi-implicit convection, rotational pressure correction: "
                   "BiCGStab+Jacobi momentum, CG+AMG pressure (set up once), CG+Jacobi mass"
@@ -423,24 +440,114 @@ def _keep_state(path, n, st, prev, rec, same) -> None:
     tmp.replace(path)
 
 
-def _read_state(path, same, steps):
-    """``(step, state, prev, history)`` kept by :func:`_keep_state`; a ValueError where the
-    file is of another run (case, resolution, Re, dt, t_end, channel)."""
+# what of a kept state a resumed run must share, as the option that sets it (round 48 h7)
+_SAME_AS = {"case": "--case", "resolution": "--resolution (another grid)",
+            "u_max": "--re (the inflow)", "dt": "--dt (BDF2's step before is at the kept dt)",
+            "channel": "--channel", "dofs": "the grid (its unknowns)"}
+
+
+def _kept(path) -> dict:
+    """The arrays of a kept state, ``same`` read back as a dict; a ValueError (one line)
+    where the file cannot be read as one."""
+    import ast
+
     try:
         with np.load(path, allow_pickle=False) as z:
             kept = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"cannot resume from {path}: {exc}") from None
-    if str(kept["same"]) != repr(sorted(same.items())):
-        raise ValueError(f"cannot resume from {path}: it is the state of another run "
-                         f"({kept['same']}), not of {sorted(same.items())}")
+        kept["same"] = dict(ast.literal_eval(str(kept["same"])))
+        int(kept["step"])
+    except (OSError, ValueError, KeyError, SyntaxError, TypeError) as exc:
+        raise ValueError(f"cannot resume from {path}: not a kept flow state "
+                         f"({type(exc).__name__}: {exc})") from None
+    return kept
+
+
+def _differences(kept_same: dict, same: dict, names: dict | None = None) -> list:
+    """The options (as ``names`` name them: :data:`_SAME_AS`) where a kept state's ``same``
+    and the run's differ; a key one of them lacks (``dofs`` before the mesh) is not compared,
+    nor ``t_end`` (round 47's states held it: more time is what a resume may ask)."""
+    out = []
+    for key, what in (names or _SAME_AS).items():
+        if key not in kept_same or key not in same:
+            continue
+        a, b = kept_same[key], same[key]
+        if isinstance(a, dict) or isinstance(b, dict):
+            equal = a == b
+        elif isinstance(a, float) or isinstance(b, float) or isinstance(a, list):
+            equal = np.allclose(np.asarray(a, float), np.asarray(b, float), rtol=1e-12,
+                                atol=0)
+        else:
+            equal = a == b
+        if not equal:
+            out.append(f"{what}: {_shown(key, a)} kept, {_shown(key, b)} asked")
+    return out
+
+
+def _shown(key, v) -> str:
+    if key == "u_max":                    # said as the Reynolds number the user typed
+        return f"Re {2.0 / 3.0 * float(v) * DIAMETER / NU:g}"
+    if key == "channel":
+        return "x".join(f"{float(x):g}" for x in v)
+    if isinstance(v, dict):              # the nose's shape
+        return ", ".join(f"{k} {x:g}" if isinstance(x, float) else f"{k} {x}"
+                         for k, x in v.items() if x is not None)
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def _check_kept(path, kept: dict, same: dict, steps: int, dt: float | None,
+                names: dict | None = None, own: str = "case, grid, Re, dt and channel") -> None:
+    """A ValueError (one line, naming the options that differ) where ``kept`` is the state of
+    another run (case, grid, Re, dt, channel; ``names``, ``own``: another problem's) or its
+    step lies past ``steps`` (a ``t_end`` shorter than the time it kept)."""
+    differ = _differences(kept["same"], same, names)
+    if differ:
+        raise ValueError(f"cannot resume from {path}: it is the state of another run ("
+                         f"{'; '.join(differ)}): a kept state goes on only with its own "
+                         f"{own}; run it anew for these")
     n = int(kept["step"])
     if not 0 <= n <= steps:
-        raise ValueError(f"cannot resume from {path}: step {n} of {steps}")
+        if dt is None:
+            raise ValueError(f"cannot resume from {path}: it kept step {n}, past the {steps} "
+                             f"steps asked")
+        raise ValueError(f"cannot resume from {path}: it kept step {n} (t = {n * dt:g}), "
+                         f"past the {steps} steps asked (t_end {steps * dt:g}): give a "
+                         f"--t-end of {n * dt:g} or more")
+
+
+def _read_state(path, same, steps, dt=None):
+    """``(step, state, prev, history)`` kept by :func:`_keep_state`, checked by
+    :func:`_check_kept`. A longer ``t_end`` than the kept run's goes on (round 48 h7:
+    ``jobs resume ID --t-end 10``; it was refused as "the state of another run")."""
+    kept = _kept(path)
+    _check_kept(path, kept, same, steps, dt)
     st = FlowState(kept["ux"], kept["uy"], kept["p"])
     prev = FlowState(kept["prev_ux"], kept["prev_uy"], kept["prev_p"]) \
         if bool(kept["has_prev"]) else None
-    return n, st, prev, kept["history"]
+    return int(kept["step"]), st, prev, kept["history"]
+
+
+def resume_mismatch(path, *, case: str = "2d-2", resolution=None, re=None, dt=None,
+                    t_end=None, channel=None) -> str | None:
+    """Why a run of these options cannot go on from the kept state ``path`` (one line), or
+    None where it can: before any job or mesh (``jobs resume ID --resolution 48`` is
+    refused there, naming the option; ``--t-end`` longer than the kept time, ``--device``,
+    ``--save`` go on). The grid's unknowns are compared when the run meshes."""
+    try:
+        kept = _kept(path)
+        if case not in CASES or CASES[case].kind == "steady":
+            raise ValueError(f"cannot resume from {path}: case {case} is steady (Newton), it "
+                             f"has no time steps to go on from")
+        c = CASES[case]
+        ch = check_channel(channel)
+        u_max = c.u_max if re is None else 1.5 * float(re) * NU / DIAMETER
+        same = {"case": case, "resolution": int(resolution if resolution is not None
+                                                else c.resolution),
+                "u_max": float(u_max), "dt": float(dt or c.dt),
+                "channel": [ch.length, ch.height, *ch.centre, ch.radius]}
+        _check_kept(path, kept, same, check_steps(c, dt, t_end), float(dt or c.dt))
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
 
 
 def _march(c: Case, prob: FlowProblem, profile, u_max, dt, t_end, reporter, device="cpu",
@@ -478,7 +585,7 @@ def _march(c: Case, prob: FlowProblem, profile, u_max, dt, t_end, reporter, devi
     every = max(1, steps // 200)
     folder, resume_from, same = keep
     if resume_from:
-        start, st, prev, done = _read_state(resume_from, same, steps)
+        start, st, prev, done = _read_state(resume_from, same, steps, stepper.dt)
         rec[:start] = done
         reporter.log(f"going on from step {start} of {steps} (t = "
                      f"{start * stepper.dt:.4g}), kept in {resume_from}")
@@ -540,6 +647,53 @@ def peak_time(t, y) -> float:
     if not a < 0:
         return float(t1)
     return float(min(max(-b / (2 * a), t0), t2))
+
+
+# how far the lift's peaks in the last second may spread (relative to the last whole
+# period's) before the periodic values are said to be unsettled: DFG 2D-2's cl_max band is
+# +-1% (0.99..1.01); at 0.5% what is read lies within half a band of the last period
+SETTLED = 0.005
+
+
+def period_peaks(t, cl, cd, window: float = 1.0) -> dict:
+    """The largest ``cl`` and ``cd`` of each whole period (between successive upward zero
+    crossings of the lift, :func:`up_crossings`) in the last ``window`` of time, and over
+    the whole window (where ``cd_max``, ``cl_max`` are read): ``{"t": [start of each
+    period], "cl_max": [...], "cd_max": [...], "window": {"cl_max":, "cd_max":}}`` (empty
+    lists with fewer than two crossings)."""
+    t, cl, cd = (np.asarray(a, float) for a in (t, cl, cd))
+    last = t >= t[-1] - window
+    tz = up_crossings(t[last], cl[last])
+    out: dict = {"t": [], "cl_max": [], "cd_max": [],
+                 "window": {"cl_max": float(cl[last].max()), "cd_max": float(cd[last].max())}}
+    for a, b in zip(tz[:-1], tz[1:]):
+        inside = (t >= a) & (t < b)
+        if inside.any():
+            out["t"].append(round(float(a), 6))
+            out["cl_max"].append(float(cl[inside].max()))
+            out["cd_max"].append(float(cd[inside].max()))
+    return out
+
+
+def unsettled_note(peaks: dict, t_end: float) -> str | None:
+    """A warning where the lift's peaks in the last second (each whole period's, and the
+    window's largest, which is ``cl_max``) spread by more than :data:`SETTLED` of the last
+    period's: the shedding still grows or decays, the values read are of a transient (with
+    one whole period, a part period before it peaking higher: a decay). None where it is
+    settled or there is no whole period."""
+    cl, cd = peaks.get("cl_max") or [], peaks.get("cd_max") or []
+    if not cl or not cl[-1] > 0:
+        return None
+    top = max(peaks["window"]["cl_max"], *cl)
+    spread = (top - min(cl)) / cl[-1]
+    if spread <= SETTLED:
+        return None
+    return (f"the shedding has not settled by t {t_end:g}: in the last second the lift's "
+            f"peaks range {min(cl):.5g}..{top:.5g} ({100 * spread:.2g}% of the last "
+            f"period's {cl[-1]:.5g}; the drag's last {cd[-1]:.5g}, read "
+            f"{peaks['window']['cd_max']:.5g}; {len(cl)} whole period"
+            f"{'s' if len(cl) > 1 else ''}): cd_max and cl_max are of a transient; run "
+            f"longer (--t-end)")
 
 
 def _unsteady_values(c: Case, h: dict, u_mean: float) -> dict:

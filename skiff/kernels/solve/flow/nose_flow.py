@@ -235,7 +235,8 @@ def start_state(flow: NoseFlow, th: TaylorHood, prob: FlowProblem) -> FlowState:
 
 def solve_nose_flow(shape: NoseShape, size: SizeField, re: float, *, mode: str = "auto",
                     dt: float = DT, t_end: float = T_END, reporter=None,
-                    keep: bool = True, mesh=None, start: NoseFlow | None = None) -> NoseFlow:
+                    keep: bool = True, mesh=None, start: NoseFlow | None = None,
+                    state_dir=None, resume_from=None) -> NoseFlow:
     """Mesh the domain with ``size`` (or take ``mesh``), solve and measure.
 
     ``mode``: 'steady' (Newton, continuation in Re; an error when it does not converge),
@@ -248,12 +249,28 @@ def solve_nose_flow(shape: NoseShape, size: SizeField, re: float, *, mode: str =
     Re (a Reynolds sweep, a finer grid after a coarse one: 3-5 Newton steps instead of
     about 20 at Re 3000). The converged flow is the same (Newton's tolerance); when Newton
     does not converge from it, the solve starts again from rest.
+
+    ``state_dir`` (the job's run folder): the time-marching mode keeps its state there
+    (``flow-state.npz``, as the cylinder's: :func:`~.dfg.keep_every` steps and when
+    cancelled); ``resume_from`` (such a file) goes on from its step without the steady try,
+    with a longer ``t_end`` if asked; another shape, Re, dt or grid is refused naming it
+    (round 48 h7: a cancelled 30 H/U march started again from rest).
     """
     if mode not in ("auto", "steady", "unsteady"):
         raise ValueError(f"mode must be 'auto', 'steady' or 'unsteady', got {mode!r}")
     re = check_re(re)
     _check_start(start, shape)
     reporter = reporter or NullReporter()
+    if resume_from is not None:      # refused before the mesh, naming the option (the grid's
+        # cells and unknowns are compared once it is made)
+        if mode == "steady":
+            raise ValueError(f"cannot resume from {resume_from}: a kept state is of the "
+                             f"time-marching mode (--flow unsteady or auto), not of a steady "
+                             f"solve")
+        from . import dfg
+
+        dfg._check_kept(resume_from, dfg._kept(resume_from), _same(shape, re, dt),
+                        int(round(t_end / dt)), dt, NOSE_SAME_AS, "shape, Re, dt and grid")
     t0 = time.perf_counter()
     mesh = mesh if mesh is not None else nose_mesh(shape, size)
     th = TaylorHood(mesh)
@@ -262,7 +279,9 @@ def solve_nose_flow(shape: NoseShape, size: SizeField, re: float, *, mode: str =
     reporter.log(f"train nose {shape.to_dict()}, Re {re:g}: {cells} triangles, {dofs} "
                  f"unknowns, mesh and matrices {time.perf_counter() - t0:.2f} s")
     st, newton, history, averages, record = None, 0, {}, {}, []
-    if mode in ("auto", "steady"):
+    keep_state = (state_dir, resume_from, {**_same(shape, re, dt), "cells": cells,
+                                           "dofs": dofs})
+    if mode in ("auto", "steady") and resume_from is None:
         try:
             st, newton = _steady(prob, re, start, th, reporter, record)
             used = "steady"
@@ -275,7 +294,7 @@ def solve_nose_flow(shape: NoseShape, size: SizeField, re: float, *, mode: str =
             st = None
         prob.nu = 1.0 / re
     if st is None:
-        st, history, averages, steps = _march(prob, dt, t_end, reporter)
+        st, history, averages, steps = _march(prob, dt, t_end, reporter, keep_state)
         cd, cl = averages["cd_mean"], averages["cl_mean"]
         used = "unsteady"
         if averages["cd_error"] > 2e-3 * abs(cd) or averages["cl_error"] > 0.02 * max(
@@ -387,9 +406,32 @@ def _steady(prob: FlowProblem, re: float, start, th, reporter, record=None):
     return _climb(prob, _continuation(re), None, reporter, record=record)
 
 
-def _march(prob: FlowProblem, dt: float, t_end: float, reporter):
+# what of a kept nose state a resumed run must share, as the options that set it
+NOSE_SAME_AS = {"case": "the problem", "shape": "the shape (--length, --bluntness, "
+                "--clearance, --profile)", "re": "--re", "dt": "--dt (BDF2's step before is "
+                "at the kept dt)", "cells": "the grid (--adapt, --resolution: its cells)",
+                "dofs": "the grid (its unknowns)"}
+
+
+def _same(shape: NoseShape, re: float, dt: float) -> dict:
+    """What a kept state must share with the run going on from it, before the mesh: the
+    shape's parameters as plain numbers and names, Re, dt."""
+    key = {k: (None if v is None else float(v) if isinstance(v, (int, float, np.number))
+               else str(v)) for k, v in shape.to_dict().items()}
+    return {"case": "train-nose", "shape": key, "re": float(re), "dt": float(dt)}
+
+
+def _march(prob: FlowProblem, dt: float, t_end: float, reporter, keep=(None, None, None)):
     """BDF2 from rest with the inflow and the ground ramped up over one time unit; the
-    coefficients' time averages over the second half of the run."""
+    coefficients' time averages over the second half of the run. ``keep``: ``(folder,
+    file, same)`` as the cylinder's (:func:`~.dfg._march`): the folder its state is kept in,
+    a kept state to go on from, what that state must match (round 48 h7)."""
+    from pathlib import Path
+
+    from skiff.kernels.backend.report import JobCancelled
+
+    from . import dfg
+
     th = prob.th
     gx = prob.gx.copy()
     zero = np.zeros(th.nv)
@@ -402,17 +444,50 @@ def _march(prob: FlowProblem, dt: float, t_end: float, reporter):
     steps = int(round(t_end / dt))
     rec = np.zeros((steps, 3))
     every = max(1, steps // 100)
+    folder, resume_from, same = keep
+    st0 = FlowState(np.zeros(th.nv), np.zeros(th.nv), np.zeros(th.np))
+    prev, start = None, 0
+    if resume_from:
+        kept = dfg._kept(resume_from)
+        dfg._check_kept(resume_from, kept, same, steps, stepper.dt, NOSE_SAME_AS,
+                        "shape, Re, dt and grid")
+        start = int(kept["step"])
+        st0 = FlowState(kept["ux"], kept["uy"], kept["p"])
+        if bool(kept["has_prev"]):
+            prev = FlowState(kept["prev_ux"], kept["prev_uy"], kept["prev_p"])
+        rec[:start] = kept["history"]
+        reporter.log(f"going on from step {start} of {steps} (t = {start * stepper.dt:.4g}), "
+                     f"kept in {resume_from}")
+    path = None if folder is None else Path(folder) / dfg.STATE_FILE
+    cadence = dfg.keep_every(steps)
+    held = [(start, st0, prev)]        # (step, state, the state before it): one assignment
 
     def on_step(n, t, s):
         cd, cl = body_forces(prob, s, dudt=s.dudt)
         rec[n - 1] = (t, cd, cl)
+        held[0] = (n, s, held[0][1])
+        if path is not None and n % cadence == 0 and n < steps:
+            dfg._keep_state(path, n, s, held[0][2], rec, same)
         if n % every == 0 or n == steps:
             reporter.metrics({"cd": cd, "cl": cl}, step=n)
             reporter.progress(n, steps, unit="time step",
                               message=f"t = {t:.2f}: cd {cd:.4f}, cl {cl:.4f}")
 
-    st0 = FlowState(np.zeros(th.nv), np.zeros(th.nv), np.zeros(th.np))
-    st = run_steps(stepper, st0, steps, on_step=on_step, reporter=reporter)
+    try:
+        st = run_steps(stepper, st0, steps, on_step=on_step, reporter=reporter, prev=prev,
+                       start=start)
+    except JobCancelled:
+        if path is not None:
+            n, s, before = held[0]
+            try:
+                dfg._keep_state(path, n, s, before, rec, same)
+                reporter.artifact("the flow's state at the stop (jobs resume goes on from "
+                                  "it)", path, kind="file")
+                reporter.log(f"stopped at step {n} of {steps}: its state kept in {path}")
+            except Exception as err:  # noqa: BLE001 - the cancel matters more
+                reporter.log(f"the flow's state could not be kept ({type(err).__name__}: "
+                             f"{err})", level="warning")
+        raise
     history = {"t": rec[:, 0], "cd": rec[:, 1], "cl": rec[:, 2]}
     return st, history, time_averages(rec[:, 0], rec[:, 1], rec[:, 2]), steps
 

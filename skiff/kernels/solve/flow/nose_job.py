@@ -131,7 +131,8 @@ def solve_nose(length: float = 3.0, bluntness: float = 0.4, clearance: float = 0
                re: float = 1000.0, adapt: str = "learned", resolution=None, mode: str = "auto",
                reporter=None, keep: bool = True, start: NoseFlow | None = None,
                shape: NoseShape | None = None, t_end: float | None = None,
-               dt: float | None = None, **unknown) -> NoseFlow:
+               dt: float | None = None, state_dir=None, resume_from=None,
+               **unknown) -> NoseFlow:
     """Solve the flow around one nose shape (see :mod:`.nose`); ``adapt`` sizes the mesh.
 
     ``resolution`` refines every adapt alike (cells grow about as its square; default: the
@@ -142,7 +143,9 @@ def solve_nose(length: float = 3.0, bluntness: float = 0.4, clearance: float = 0
     ``bluntness``, ``clearance`` are not used). ``t_end``, ``dt``: the time-marching mode's
     simulated time and step (default 30 and 0.02 H/U; its averages are over the second
     half: a shape that sheds slowly needs more, which ``averages['cd_error']`` says). Returns a
-    :class:`~.nose_flow.NoseFlow` (``.cd``, ``.cl``, ``.cells``, ``.cp``).
+    :class:`~.nose_flow.NoseFlow` (``.cd``, ``.cl``, ``.cells``, ``.cp``). ``state_dir``,
+    ``resume_from``: the time-marching mode's kept state (:func:`~.nose_flow.solve_nose_flow`:
+    a cancelled march goes on from its step, round 48 h7).
     """
     if unknown:
         raise TypeError(unknown_keywords("solve_nose", unknown))
@@ -157,7 +160,8 @@ def solve_nose(length: float = 3.0, bluntness: float = 0.4, clearance: float = 0
     t0 = time.perf_counter()
     size, record = nose_size(shape, adapt, re, resolution=resolution, reporter=reporter)
     flow = solve_nose_flow(shape, size, re, mode=mode, reporter=reporter, keep=keep,
-                           start=start, **march)
+                           start=start, state_dir=state_dir, resume_from=resume_from,
+                           **march)
     flow.adapt = adapt
     flow.details = {**record, "total_seconds": round(time.perf_counter() - t0, 3)}
     flow.seconds = time.perf_counter() - t0
@@ -173,7 +177,8 @@ _KEYWORD_ALIASES = {"Re": "re", "RE": "re", "reynolds": "re", "Reynolds": "re",
 
 
 _NOSE_KEYWORDS = ("length, bluntness, clearance (train heights), re (Reynolds number on the "
-                  "train height), adapt, resolution, mode, shape, start, keep, t_end, dt")
+                  "train height), adapt, resolution, mode, shape, start, keep, t_end, dt, "
+                  "state_dir, resume_from")
 
 # what the model cannot take, said in its terms (round 36: yaw=5 and speed=80 got the list of
 # keywords only, and an aerodynamicist is left to guess whether a speed is an Re)
@@ -269,7 +274,9 @@ def run(config: dict, reporter: Reporter | None = None) -> NoseFlow:
     ``length`` and ``bluntness`` are not used); ``save``: a path the flow is written to
     (:meth:`~.nose_flow.NoseFlow.save`: ``.vtu``, ``.vtk``, ``.npz``, ``.csv``,
     ``.history.csv``, ``.json``; :func:`~.export.save_in_job`: a steady end's history is one
-    row, a file that cannot be written a warning, the result kept)."""
+    row, a file that cannot be written a warning, the result kept); ``resume_from``: a
+    cancelled march's ``RUN/flow-state.npz`` (kept in the run folder as it goes, round 48
+    h7), which it goes on from."""
     reporter = reporter or NullReporter()
     shape = None
     if config.get("profile"):
@@ -285,7 +292,8 @@ def run(config: dict, reporter: Reporter | None = None) -> NoseFlow:
                       config["clearance"], re=config["re"], adapt=config["adapt"],
                       resolution=config.get("resolution"), mode=config.get("flow", "auto"),
                       reporter=reporter, shape=shape, t_end=config.get("t_end"),
-                      dt=config.get("dt"))
+                      dt=config.get("dt"), state_dir=getattr(reporter, "run_dir", None),
+                      resume_from=config.get("resume_from"))
     reporter.log(repr(flow))
     reporter.info(cd=flow.cd, cl=flow.cl, cells=flow.cells, dofs=flow.dofs, mode=flow.mode)
     run_dir = getattr(reporter, "run_dir", None)

@@ -166,7 +166,11 @@ class FlowResult:
             imgs.append(_png(history_figure(self)))
         tags = "".join(f'<img src="data:image/png;base64,{b}" style="max-width:100%"/>'
                        for b in imgs)
-        return (f"<div><code>{html.escape(repr(self))}</code>{table}"
+        # round 48 h7: the run's own warning (shedding not settled, a steady solution past
+        # Re 46, no period found) was in the log and the JSON, not under the table
+        note = self.details.get("note")
+        said = f"<p><b>note:</b> {html.escape(str(note))}</p>" if note else ""
+        return (f"<div><code>{html.escape(repr(self))}</code>{table}{said}"
                 f"<div>{tags}</div></div>")
 
 
