@@ -157,6 +157,8 @@ OTHER_TOOLS_FLAGS = {
     "--iters": ("--steps", "--maxiter"), "--iterations": ("--steps", "--maxiter"),
     "--max-iterations": ("--maxiter", "--steps"), "--tol": ("--rtol",),
     "--tolerance": ("--rtol",),
+    # jobs: tail's and journalctl's --lines, a listing's --type (round 48: no suggestion)
+    "--lines": ("--tail",), "--type": ("--kind",),
 }
 
 

@@ -25,6 +25,15 @@ _AGE = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 # the words other tools taught (docker/kubectl ls, journalctl's log): `jobs ls` was "invalid
 # choice: 'ls' (did you mean 'logs'?)", the wrong action suggested
 ACTION_ALIASES = {"ls": "list", "log": "logs"}
+# other tools' verbs for an action (kubectl, docker, slurm, systemctl): said, never done (a
+# `jobs kill ID` cancels nothing unasked). `jobs remove ID` was "did you mean 'resume'?",
+# `jobs kill ID` "a job? jobs show kill" (round 48)
+OTHER_TOOLS_ACTIONS = {
+    "kill": "cancel", "stop": "cancel", "scancel": "cancel", "abort": "cancel",
+    "delete": "rm", "del": "rm", "remove": "rm", "clean": "prune", "gc": "prune",
+    "status": "show", "info": "show", "inspect": "show", "describe": "show",
+    "restart": "resume", "continue": "resume", "ps": "list", "tail": "logs",
+}
 
 
 def _action(word: str) -> str:
@@ -33,6 +42,11 @@ def _action(word: str) -> str:
     from .common import did_you_mean
 
     word = ACTION_ALIASES.get(word, word)
+    meant = OTHER_TOOLS_ACTIONS.get(word.lower()) if isinstance(word, str) else None
+    if meant is not None:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {word!r} (did you mean {meant!r}?) (choose from "
+            f"{', '.join(JOB_ACTIONS)})")
     if word in JOB_ACTIONS or did_you_mean(word, JOB_ACTIONS):
         return word  # argparse's own check names the closest action
     alias = did_you_mean(word, ACTION_ALIASES)  # `jobs lss` was taken for a job's id

@@ -205,6 +205,33 @@ def ended_note(job: Job) -> str:
     return f"job {job.id} had already ended ({job.status}): nothing to cancel"
 
 
+def _resuming_kind(job: Job):
+    """The kind that goes on with ``job`` (refused: a kind that cannot, a job not ended)."""
+    from skiff.kinds import KINDS, Kind
+
+    kind = KINDS.get(job.kind)
+    if kind is None or type(kind).resume_config is Kind.resume_config:
+        can = [n for n, k in KINDS.items() if type(k).resume_config is not Kind.resume_config]
+        said = f"{', '.join(can[:-1])} and {can[-1]}" if len(can) > 1 else "".join(can)
+        raise ValueError(f"only {said} jobs can be resumed, got a {job.kind!r} "
+                         f"job ({job.id})")
+    if not job.refresh().final:
+        raise ValueError(f"job {job.id} is still {job.status}: cancel it before resuming")
+    return kind
+
+
+def _going_on_config(kind, job: Job):
+    """The config a resume of ``job`` runs (refused: nothing to go on from)."""
+    config = kind.resume_config(job)
+    if isinstance(config, dict):  # a runs folder copied or moved since: the checkpoints of
+        # a job resumed before are in that run folder where it is now (skiff.jobs.moved)
+        from .moved import rebased
+
+        config = rebased(config, job.run_dir)
+    _check_checkpoints_there(job, config)
+    return config
+
+
 def resume(job: Job, *, front: str = "cli", dry_run: bool = False,
            on_created=None, ask=None) -> Job | dict:
     """Relaunch a finished job from where it stopped (train: its newest checkpoint), with
@@ -221,26 +248,11 @@ def resume(job: Job, *, front: str = "cli", dry_run: bool = False,
     the job was started with (``ocr --password``: not kept in its folder) is given again
     from its environment variable or ``ask(prompt)`` (default: a getpass line where there
     is a terminal or a notebook; :func:`skiff.jobs.secret.fill_secrets`)."""
-    from skiff.kinds import KINDS, Kind
-
     from .launch import _plan
 
-    kind = KINDS.get(job.kind)
-    if kind is None or type(kind).resume_config is Kind.resume_config:
-        can = [n for n, k in KINDS.items() if type(k).resume_config is not Kind.resume_config]
-        said = f"{', '.join(can[:-1])} and {can[-1]}" if len(can) > 1 else "".join(can)
-        raise ValueError(f"only {said} jobs can be resumed, got a {job.kind!r} "
-                         f"job ({job.id})")
-    if not job.refresh().final:
-        raise ValueError(f"job {job.id} is still {job.status}: cancel it before resuming")
+    kind = _resuming_kind(job)
     job.check_trusted("resume")
-    config = kind.resume_config(job)
-    if isinstance(config, dict):  # a runs folder copied or moved since: the checkpoints of
-        # a job resumed before are in that run folder where it is now (skiff.jobs.moved)
-        from .moved import rebased
-
-        config = rebased(config, job.run_dir)
-    _check_checkpoints_there(job, config)
+    config = _going_on_config(kind, job)
     _check_no_other_writer(job, config)
     runner = job.meta.get("runner", "auto")
     where = {"np": int(job.meta.get("np", 1) or 1),

@@ -6,7 +6,7 @@ hint (``jobs resume`` would refuse it, naming why)."""
 
 from __future__ import annotations
 
-__all__ = ["resume_hint", "resume_line"]
+__all__ = ["resume_hint", "resume_line", "resume_refusal"]
 
 STOPPED = ("cancelled", "failed")
 
@@ -39,6 +39,23 @@ def resume_hint(job, front: str = "cli") -> str | None:
         return hint + _same_command(job)
     except Exception:  # noqa: BLE001 - a refused or damaged job: no hint
         return None
+
+
+def resume_refusal(job) -> str | None:
+    """Why ``jobs resume`` of ``job`` would be refused, in its words (a kind that cannot go
+    on, a job not ended, nothing to go on from: a solve or an OCR job that ended as asked, a
+    training with no checkpoint), or None. Left to the resume itself: a folder whose code is
+    not signed with this user's key (its refusal says how to trust it) and another job
+    writing the same checkpoints (it changes while a row is shown). The Jobs tab's resume
+    button: it was on for a done solve and a done OCR job, and refused after the click
+    (round 48)."""
+    from . import _going_on_config, _resuming_kind
+
+    try:
+        _going_on_config(_resuming_kind(job), job)
+    except (ValueError, TypeError, KeyError, OSError) as exc:
+        return str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+    return None
 
 
 def _read_in_part(job) -> bool:

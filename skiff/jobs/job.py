@@ -21,6 +21,7 @@ from pathlib import Path
 
 from .events import FINAL, EventReader, EventWriter
 from .folded import light_reader
+from .shared_name import one_job
 from .signals import NotJobProcess, identity_mismatch, process_identity
 from .state import JobState, shown_eta
 from .store import (
@@ -151,10 +152,19 @@ class Job:
         """The job with this id (or run folder); the same object if it lives here.
         ``metrics=False``: a snapshot for a listing that shows no metric (a terminal's
         ``jobs``): its metric events are not read (a 20,000-step training's 100,000), it is
-        not followed, and it is not the object a later load returns."""
+        not followed, and it is not the object a later load returns.
+
+        A ``--name`` several jobs share is refused as ``jobs show NAME`` refuses it
+        (:class:`~skiff.jobs.shared_name.SeveralJobs`, a ``KeyError`` that lists them, newest
+        first), unless they are one run resumed (its newest, the run going on): it took the
+        newest silently (round 48)."""
         path = Path(job_id_or_dir)
         if not is_run_dir(path):
-            path = find_run_dir(str(job_id_or_dir), root)
+            picked = one_job(str(job_id_or_dir), "load", root, status=lambda d: load_or_damaged(
+                d, root, metrics=False).status)
+            path = Path(picked)
+            if not (path.is_absolute() and is_run_dir(path)):
+                path = find_run_dir(str(picked), root)
         with _LIVE_LOCK:
             for job in _LIVE.values():
                 if job.run_dir.resolve() == path.resolve():

@@ -151,8 +151,11 @@ def sbatch_script(run_dir, *, nodes: int, gpus_per_node: int = 0, tasks_per_node
 
 def launch_slurm(kind: str, config: dict | None = None, *, nodes: int, gpus_per_node: int = 0,
                  submit: bool = False, dry_run: bool = False, root=None,
-                 label: str | None = None, **script_options) -> dict:
+                 label: str | None = None, name: str | None = None,
+                 **script_options) -> dict:
     """Create a run folder for ``kind`` and write (and optionally submit) its sbatch script.
+    ``name``: the job's ``--name``, as :func:`skiff.jobs.launch` takes it (it was passed on
+    to the script's writer: "sbatch_script() got an unexpected keyword argument 'name'").
 
     Returns ``{"run_dir", "script", "submitted", "slurm_job_id", "output"}``.
 
@@ -171,12 +174,14 @@ def launch_slurm(kind: str, config: dict | None = None, *, nodes: int, gpus_per_
     device, _ = entry.launch_device(config.get("device"), ranks=np, gpus=gpus_per_node)
     if "device" in config:
         config["device"] = device
+    named = {} if name is None else {"name": str(name)}
     if dry_run:
         return _dry_run_folder(kind, config, entry, np=np, device=device, label=label,
-                               nodes=nodes, gpus_per_node=gpus_per_node, **script_options)
+                               nodes=nodes, gpus_per_node=gpus_per_node, named=named,
+                               **script_options)
     job = Job.create(kind, config, target=entry.entry, runner="slurm", np=np, device=device,
                      label=label, root=root,
-                     slurm={"nodes": nodes, "gpus_per_node": gpus_per_node})
+                     slurm={"nodes": nodes, "gpus_per_node": gpus_per_node}, **named)
     try:
         return _write_and_submit(job, nodes=nodes, gpus_per_node=gpus_per_node, submit=submit,
                                  dry_run=dry_run, **script_options)
@@ -188,13 +193,13 @@ def launch_slurm(kind: str, config: dict | None = None, *, nodes: int, gpus_per_
 
 
 def _dry_run_folder(kind: str, config: dict, entry, *, np: int, device, label, nodes: int,
-                    gpus_per_node: int, **script_options) -> dict:
+                    gpus_per_node: int, named: dict, **script_options) -> dict:
     """:func:`launch_slurm`'s dry run: the job and its script in a temporary runs root."""
     folder = Path(tempfile.mkdtemp(prefix="skiff-dry-run-"))
     try:
         job = Job.create(kind, config, target=entry.entry, runner="slurm", np=np,
                          device=device, label=label, root=folder,
-                         slurm={"nodes": nodes, "gpus_per_node": gpus_per_node})
+                         slurm={"nodes": nodes, "gpus_per_node": gpus_per_node}, **named)
         sbatch = shutil.which("sbatch")
         if sbatch is not None:  # where srun exists, the plugin must be one this site offers
             check_mpi_plugin(script_options.get("mpi", DEFAULT_MPI))

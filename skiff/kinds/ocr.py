@@ -43,6 +43,11 @@ from .base import JobRequest, Kind, figure
 __all__ = ["COMMAND", "KIND", "to_config", "model_set_names", "is_image", "lines_table_html"]
 
 
+# the languages %ocr --lang names after the model sets, in PaddleOCR's words (the 'ch' set
+# reads them and more: skiff/kernels/ocr/models.py READ_BY_CH); the OCR form lists them too
+LANGS_LISTED = ("en", "japan", "chinese_cht", "latin", "fr", "de", "es", "it", "pt", "nl")
+
+
 def model_set_names() -> tuple[str, ...]:
     from skiff.kernels.ocr.models import available_model_sets
 
@@ -285,7 +290,15 @@ def to_config(values: dict, *, check_inputs: bool = True) -> dict:
             except ValueError as exc:
                 raise ValueError(f"--lang {lang}: {exc}") from None
         else:
-            raise ValueError(f"--lang: {unknown_name('model set', lang, names)}")
+            # the words %ocr takes: the sets, then the languages 'ch' reads (`--lang englsh`
+            # was "unknown model set 'englsh': choose from ch, ch-v4, ch-tiny", no word of
+            # en or english, which it takes; round 48)
+            from skiff.grammar.common import did_you_mean
+
+            close = did_you_mean(lang, names) or did_you_mean(lang, sorted(READ_BY_CH))
+            raise ValueError(f"--lang: unknown model set {lang!r}{close}: choose "
+                             f"from {', '.join(names)}, or a language the 'ch' set reads: "
+                             f"{', '.join(LANGS_LISTED)}, ...")
     score = float(values.get("min_score", 0.5))
     if not 0 <= score <= 1:
         raise ValueError(f"--min-score must be between 0 and 1, got {score!r}")

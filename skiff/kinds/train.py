@@ -209,6 +209,13 @@ def COMMAND(p):
                    help="a table file's columns of sentences, comma-separated, each read as a "
                         "bag of words (one feature per word, its count), e.g. a review to "
                         "classify")
+    p.add_argument("--ngrams", type=int, default=None, metavar="N",
+                   help="with --text: runs of up to N words are features too (2: words and "
+                        "word pairs, as scikit-learn's ngram_range=(1, 2))")
+    p.add_argument("--tfidf", action="store_true",
+                   help="with --text: each count times the word's inverse document "
+                        "frequency, each row scaled to length 1 (scikit-learn's "
+                        "TfidfVectorizer)")
     p.add_argument("--class-weight", type=_class_weight_arg, default=None,
                    metavar="balanced|CLASS=W,...",
                    help="a classifier's loss counts rare classes more, as scikit-learn's "
@@ -311,7 +318,8 @@ _OCR_REC_UNREAD = {"grad_accum": 1, "strategy": "auto", "precision": "32",
                    "block_size": None, "lora_r": None, "lora_alpha": None,
                    "lora_targets": "q_proj,v_proj", "lora_dora": False,
                    "lora_rslora": False, "lora_modules_to_save": None, "target": None, "drop": None,
-                   "text": None, "eval": None, "class_weight": None,
+                   "text": None, "ngrams": None, "tfidf": False, "eval": None,
+                   "class_weight": None,
                    "clip": None, "schedule": None, "warmup": None, "keep_checkpoints": None,
                    "clip_by": None, "monitor": None, "mode": None, "keep_best": None,
                    "no_bias_norm_decay": False, "schedule_interval": None}
@@ -702,6 +710,7 @@ def to_config(values: dict) -> dict:
     target = _check_target(values.get("target"), data if source is None else None)
     drop = _check_drop(values.get("drop"), data if source is None else None, target)
     text = _check_text(values.get("text"), data if source is None else None, target)
+    text_as = _check_text_as(values.get("ngrams"), values.get("tfidf"), text)
     class_weight = _check_class_weight(values.get("class_weight"), model, source,
                                        bool(values.get("_objects")))
     if class_weight is not None and source is None:  # a table's regression: said now
@@ -713,6 +722,7 @@ def to_config(values: dict) -> dict:
         "target": target,
         "drop": drop,
         **({"text": text} if text else {}),
+        **text_as,
         "model": model,
         "data": data,
         "source": source,
@@ -1043,6 +1053,23 @@ def _check_text(text, data, target) -> str | None:
         refused="--text reads columns of a .csv, .tsv or .jsonl table file as words",
         target_said="--text reads the --target column {target} as words")
     return ",".join(names)
+
+
+def _check_text_as(ngrams, tfidf, text) -> dict:
+    """``--ngrams N`` / ``--tfidf``: how ``--text`` columns become features (round 48 h3)."""
+    if ngrams is None and not tfidf:
+        return {}
+    if not text:
+        raise ValueError("--ngrams and --tfidf shape the features of --text columns: name "
+                         "them with --text COLUMNS")
+    from skiff.kernels.train.tables import TableError, check_text_options
+
+    try:
+        check_text_options(1 if ngrams is None else ngrams, bool(tfidf))
+    except TableError as exc:
+        raise ValueError(f"--ngrams: {exc}") from None
+    return {**({"ngrams": ngrams} if ngrams is not None else {}),
+            **({"tfidf": True} if tfidf else {})}
 
 
 def _check_drop(drop, data, target) -> str | None:
@@ -1777,6 +1804,8 @@ def _lookup(values: dict, user_ns: dict):
         # a mistyped variable ("modle"): the closest of the built-in names and the notebook's
         # models (it used to fail as "UsageError: modle", a KeyError's text)
         models = [k for k, v in user_ns.items() if not k.startswith("_") and is_model(v)]
+        if not models:  # the words of the form and of a line with no variable (round 48:
+            check_model_name(mname)  # a terminal was told of "the notebook's" models)
         raise unknown_name("model", mname, [*BUILTIN_MODELS, *models],
                            " (built-in models, then the notebook's)")
     if model_obj is not None and data_obj is None and values.get("data") is None:
@@ -1923,7 +1952,8 @@ def _objects_request(values: dict, model_obj, data_obj, local: str) -> JobReques
             from skiff.kernels.train.entry import table_order, training_rows
 
             table = read_table(data_name, cfg.get("target"), cfg.get("drop"),
-                               training_rows(seed, cfg.get("val_split")), cfg.get("text"))
+                               training_rows(seed, cfg.get("val_split")), cfg.get("text"),
+                               int(cfg.get("ngrams") or 1), bool(cfg.get("tfidf")))
             # in an order of the seed's, as a terminal job's table: --val-split holds out the
             # last rows, and a file sorted by its classes held out one class only; those of
             # each class in its share (round 46 h7)

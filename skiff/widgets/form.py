@@ -265,15 +265,24 @@ class Field:
             words = [text]  # a path with spaces pasted as it is: 'scan 1.png' was 'scan', '1.png'
         out = []
         for word in words:
+            # the words of the magic's parser (argparse's ``_get_value`` and the grammar's
+            # ``_check_value``): a type's ValueError was Python's own ("could not convert
+            # string to float: 'x'" where %solve --re x says "invalid float value: 'x'"),
+            # a choice typed in a text box "got 'x': choose from a, b" (round 48)
             try:
                 v = a.type(word) if a.type is not None else word
-            except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
-                msg = str(exc) or f"invalid value {word!r}"
-                raise ValueError(msg) from None
+            except argparse.ArgumentTypeError as exc:
+                raise ValueError(str(exc) or f"invalid value {word!r}") from None
+            except (ValueError, TypeError):
+                name = getattr(a.type, "__name__", repr(a.type))
+                raise ValueError(f"invalid {name} value: {word!r}") from None
             if a.choices and v not in a.choices:
-                valid = ", ".join(map(str, a.choices))
-                raise ValueError(f"got {word!r}{did_you_mean(word, a.choices)}: choose from "
-                                 f"{valid}")
+                from skiff.grammar.common import _Parser
+
+                try:
+                    _Parser._check_value(None, a, v)
+                except argparse.ArgumentError as exc:
+                    raise ValueError(exc.message) from None
             out.append(v)
         return out if many else out[0]
 
@@ -595,7 +604,12 @@ class CommandForm(W.VBox):
 
 def _check_ranks(launch: dict) -> None:
     """The ranks against this machine's cores, as a launch checks them: ``--np 3`` on two
-    cores showed no message and left Launch enabled (the refusal came after the click)."""
+    cores showed no message and left Launch enabled (the refusal came after the click);
+    ``--nodes 2`` or ``--gpus-per-node 1`` without ``--launcher slurm`` too (round 48: the
+    magic and the terminal refuse them, "--nodes 2 is for a cluster: ...")."""
+    from skiff.jobs.launch import _check_cluster_options, launch_options
+
+    _check_cluster_options(launch_options(launch), None)
     np_ = launch.get("np")
     if not isinstance(np_, int) or np_ <= 1 and launch.get("runner") != "process":
         return

@@ -98,6 +98,17 @@ def _resumable(kind: str) -> bool:
     return found is not None and type(found).resume_config is not Kind.resume_config
 
 
+RESUME_TIP = ("resume: go on where the job stopped (a train job from its newest checkpoint, "
+              "an OCR job with the pages it did not read, a solve stopped mid-way from its "
+              "last iterate)")
+
+
+def _resume_refusal(job) -> str | None:
+    from skiff.jobs.going_on import resume_refusal
+
+    return resume_refusal(job)
+
+
 def folder_listing(run_dir: Path, limit: int = 60) -> str:
     """HTML: the run folder's path and its files with their sizes."""
     run_dir = Path(run_dir)
@@ -167,11 +178,7 @@ class _Row:
         self.show = W.Button(icon="eye", **small(),
                              tooltip="show the job's live widget below the table")
         # train, ocr and solve go on (an OCR job: it was hidden)
-        self.resume = W.Button(icon="play", **small(_resumable(job.kind)),
-                               tooltip="resume: go on where the job stopped (a train job "
-                                       "from its newest checkpoint, an OCR job with the pages "
-                                       "it did not read, a solve stopped mid-way from its "
-                                       "last iterate)")
+        self.resume = W.Button(icon="play", **small(_resumable(job.kind)), tooltip=RESUME_TIP)
         self.folder = W.Button(icon="folder-open", **small(),
                                tooltip="show the run folder and its files")
         for b, cls in ((self.cancel, "skiff-monitor-cancel"), (self.show, "skiff-monitor-show"),
@@ -214,7 +221,14 @@ class _Row:
             self.device.value = html.escape(job_device(self.job))
             self.memory.value = html.escape(job_memory(self.job))
             self.cancel.disabled = state.final
-            self.resume.disabled = not state.final
+            # off where `jobs resume` would refuse it, its words as the tooltip (a done solve
+            # or OCR job's button was on, and refused after the click; round 48)
+            refusal = _resume_refusal(self.job) if final and _resumable(self.job.kind) \
+                else None
+            self.resume.disabled = not state.final or refusal is not None
+            tip = RESUME_TIP if refusal is None else f"resume: {refusal}"
+            if self.resume.tooltip != tip:
+                self.resume.tooltip = tip
         self._shown = n_events if final else None
 
 

@@ -423,9 +423,6 @@ def solution_png(solution, metrics: dict | None = None) -> bytes | None:
 
 
 # OCR -----------------------------------------------------------------------------------------
-# languages the OCR form's --lang list offers after the model sets (PaddleOCR's names; the
-# 'ch' set reads them, skiff/kernels/ocr/models.py READ_BY_CH)
-LANGS_LISTED = ("en", "japan", "chinese_cht", "latin", "fr", "de", "es", "it", "pt", "nl")
 
 
 def _read_by(lang: str) -> str:
@@ -451,7 +448,7 @@ def ocr_form() -> CommandForm:
         held the sets alone: ``lang="en"`` was "got 'en': choose from ch, ...", round 47."""
         names = list(g.model_set_names())
         options = [(n, n) for n in names]
-        options += [(_read_by(lang), lang) for lang in LANGS_LISTED if lang not in names]
+        options += [(_read_by(lang), lang) for lang in g.LANGS_LISTED if lang not in names]
         picker = W.Dropdown(options=options, value=action.default if action.default in names
                             else names[0])
 
