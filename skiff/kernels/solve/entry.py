@@ -195,13 +195,26 @@ def load_x0(path) -> np.ndarray:
     meaning (the first iterate)."""
     data = np.load(path, allow_pickle=False)
     if isinstance(data, np.ndarray):
-        return data
+        return _finite_x0(data, path)
     with data:
         for name in ("x", "field"):
             if name in data.files:
-                return np.array(data[name])
+                return _finite_x0(np.array(data[name]), path)
         raise ValueError(f"{path}: no x0 in it (a stopped run's partial.npz has 'x', a saved "
                          f"solution 'field'; it holds {', '.join(data.files) or 'nothing'})")
+
+
+def _finite_x0(x0: np.ndarray, path) -> np.ndarray:
+    """``x0`` as read, or one line naming the file where an entry is NaN or inf (round 48
+    h6: a NaN x0 ran and failed as `cg: the solution became NaN/inf ... the matrix may be
+    singular`)."""
+    if x0.dtype.kind in "fc" and not np.isfinite(x0.sum()):
+        bad = ~np.isfinite(x0.ravel())
+        where = int(np.argmax(bad))
+        raise ValueError(f"x0 {str(path)!r} has {int(bad.sum())} entries not finite; the first "
+                         f"is x0[{where}] = {x0.ravel()[where].item()!r}: give finite numbers, "
+                         f"or leave --x0 out (zeros)")
+    return x0
 
 
 def _write_residuals(sol: Solution, path):

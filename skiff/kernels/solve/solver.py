@@ -246,7 +246,24 @@ def _near_nullspace(near_nullspace, system, is_grid, n):
     if nn.ndim not in (1, 2) or nn.shape[0] != rows or nn.dtype.kind not in "fiu":
         raise ValueError(f"near_nullspace must be a real array of shape ({rows}, k), "
                          f"got {nn.shape!r} {nn.dtype}")
+    if not np.isfinite(nn.sum()):   # round 48 (h6): a NaN in it ran without a word
+        raise ValueError(f"near_nullspace contains NaN or inf (first at row "
+                         f"{int(np.argmax((~np.isfinite(nn.reshape(rows, -1))).any(axis=1)))}): "
+                         f"give finite vectors, e.g. rigid_body_modes(coords)")
     return nn.reshape(rows, -1).astype(np.float64)
+
+
+def _finite_x0(x0) -> None:
+    """One line where ``x0`` holds NaN or inf (round 48 h6: it ran, and CG's NaN check
+    blamed the matrix: "the solution became NaN/inf ... the matrix may be singular")."""
+    x0 = np.asarray(to_numpy(x0))
+    if x0.dtype.kind in "fc" and not np.isfinite(x0.sum()):
+        flat = int(np.argmax(~np.isfinite(x0.ravel())))
+        where = (flat if x0.ndim < 2 else   # (row, column) of several right-hand sides' x0
+                 tuple(int(i) for i in np.unravel_index(flat, x0.shape)))
+        raise ValueError(f"x0 contains NaN or inf (first at index {where}: "
+                         f"{x0.ravel()[flat].item()!r}); give a finite initial guess, or "
+                         f"x0=None (zeros)")
 
 
 def _blocksize(system) -> int | None:
@@ -1219,6 +1236,30 @@ class Solver:
             return bool(self.system.singular)
         return self._singular_constants() or self._given_null() is not None
 
+    def _near_null_remedy(self, rounding: bool = False) -> str:
+        """What a singular A whose b was made compatible (orthogonal to the null space known)
+        yet unsolved needs (round 48 h6: MINRES without a preconditioner on a 1e-4 / 1e4
+        checkerboard's Neumann matrix, b of mean 0, was told "b is not in its range").
+        ``rounding``: CG's p.Ap of rounding's size, where the tolerance is the likelier
+        cause (CG + AMG at rtol 1e-10 there, cond ~1e10)."""
+        known = ("the given near_nullspace's null vectors" if self._given_null() is not None
+                 else "each piece's constant" if self._components() is not None
+                 else "the constant")
+        head = (f"b is orthogonal to A's null space as far as it is known ({known}; "
+                f"checked or projected before the solve), so ")
+        tail = ("A is nearly singular beyond it (near-null vectors: coefficients orders of "
+                "magnitude apart) or its null space is larger (an unsupported elastic "
+                "body's rigid-body modes: give near_nullspace=)")
+        how = (f"without a preconditioner {self.method}" if self.M is None else
+               f"{self.method} with precond={self.precond_name!r}")
+        amg = ("" if self.precond_name in ("amg", "mg") else
+               f"; {how} may not resolve them: give precond='amg' (with method='cg' for a "
+               f"positive semidefinite A), as method='auto' does")
+        if rounding:
+            return (f"{head}the tolerance is likely below what rounding leaves on this A: "
+                    f"raise rtol; else {tail}{amg}")
+        return f"{head}{tail}{amg}"
+
     def _singular_constants(self) -> bool:
         """Whether a symmetric matrix's rows sum to zero (the constants are its null space)."""
         if not hasattr(self, "_const_null"):
@@ -2029,6 +2070,7 @@ class Solver:
             if x0h.size != n:
                 raise ValueError(f"x0 has {x0h.size} entries (shape {x0h.shape}) but the "
                                  f"system has {n} unknowns")
+            _finite_x0(x0h)
             if x0h.dtype.kind == "c" and bdev.dtype.kind != "c":   # SciPy: x is then complex
                 bdev = bdev.astype(np.complex128)
             x = xp.asarray(x0h.astype(bdev.dtype).reshape(self.op.shape)).copy()
@@ -2170,6 +2212,9 @@ class Solver:
             # the recurrence passed the tolerance, the returned x does not: say so
             sol.converged = converged = False
             sol.status = attainable_status(true_abs, tol, bnorm)
+            if true_abs >= UNSOLVED_RESIDUAL * bnorm and self._singular():
+                sol.status = (f"{sol.status.split(', far above')[0]}, far above what rounding "
+                              f"leaves; {self._near_null_remedy()}")
             if self.method == "bicgstab" and residual_peak(hist) >= PEAK_REPLACE:
                 sol.status = peak_status(true_abs, tol, bnorm, residual_peak(hist))
             if strict:
@@ -2453,6 +2498,11 @@ class Solver:
         except Stagnation as exc:
             if str(exc).startswith("minres: A is singular"):   # round 45 (h4): no x does
                 self._stop = f"no solution: {exc}"   # better; an LU of a singular A neither
+                if self._singular():   # round 48 (h6): b was made orthogonal to the null
+                    # space known (the constants: its mean 0), so "b is not in its range"
+                    # misled: a 1e-4 / 1e4 checkerboard's Neumann matrix, b of mean 0
+                    what = str(exc).split(": ", 2)[-1].split("; x is a least-squares")[0]
+                    self._stop = f"stagnated: minres: {what}; {self._near_null_remedy()}"
                 return exc.x, exc.history, False
             remedy = ("try method='direct' for a matrix of moderate size, or a longer "
                       "restart=" if self.M is None else
@@ -2493,6 +2543,13 @@ class Solver:
             direct = self._direct_after_stall(b, exc, tol, on_iter)
             return direct if direct is not None else (exc.x, exc.history, False)
         except SolveError as exc:
+            if "b has a part outside its range" in str(exc) and self._singular():
+                # round 48 (h6): b was made orthogonal to the null space known, so the part
+                # outside the range is rounding's (CG + AMG at rtol 1e-10 on the 1e-4 / 1e4
+                # checkerboard's Neumann matrix, cond ~1e10, b of mean 0)
+                raise SolveError(f"{str(exc).split(': A looks singular')[0]}: A looks "
+                                 f"singular (positive semidefinite) and "
+                                 f"{self._near_null_remedy(rounding=True)}") from None
             if fallback and self.method == "cocg":
                 # COCG's bilinear form is no norm: a breakdown ('auto' chose it for a
                 # complex symmetric matrix) goes on with GMRES from the start
@@ -2618,6 +2675,8 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
                         f"{'it is' if len(spilu) == 1 else 'they are'} SciPy spilu's, and "
                         f"skiff's ILU with threshold takes {'it' if len(spilu) == 1 else 'them'}"
                         f" as precond=('ilut', {{{given}}})")
+    if unknown and _pyamg_refusal("solve()", unknown):
+        raise TypeError(_pyamg_refusal("solve()", unknown))
     if unknown:
         extra = sorted(known - {"strict", "stop", "system", "method", "precond", "device"})
         raise TypeError(f"solve() got unexpected keyword argument(s) {', '.join(unknown)}; "
@@ -2628,6 +2687,8 @@ def solve(system, b=None, *, method="auto", precond="auto", rtol=1e-8, atol=0.0,
     stop = options.pop("stop", "residual")
     run = dict(x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=callback,
                reporter=reporter, strict=strict, callback_type=callback_type, stop=stop)
+    if x0 is not None and not hasattr(x0, "tocsr"):   # before the setup it would waste
+        _finite_x0(x0)
     empty = _empty_solution(system, b, options.get("n"), method, precond, run)
     if empty is not None:
         return empty
@@ -2699,6 +2760,30 @@ def peak_status(true_abs: float, tol: float, bnorm: float, peak: float) -> str:
             f"it): use method='gmres', whose residual never rises, or a preconditioner")
 
 
+# round 48 (h6): pyamg's keywords of smoothed_aggregation_solver(A, ...) / ml.solve(b, ...)
+# given to skiff: what each is here (solve(A, b, B=B) said only "unexpected keyword B")
+_PYAMG_KEYWORDS = {
+    "B": "near_nullspace=B (the near-null space: rigid-body modes; a BSR matrix without "
+         "it takes each unknown's constant, as pyamg)",
+    "residuals": "the returned Solution's .residuals (|r| per iteration, initial first, "
+                 "as pyamg's list), not a list to fill",
+    "strength": "amg_options={'strength': ...} (pyamg's names: 'symmetric', ('symmetric', "
+                "{'theta': t}), 'evolution'; with amg='sa' or 'classical')",
+    "max_coarse": "amg_options={'max_coarse': ...}",
+    "symmetry": "not needed: skiff looks at A's symmetry itself (R = P^T and Chebyshev "
+                "smoothing where A = A^T)",
+}
+
+
+def _pyamg_refusal(where: str, unknown) -> str | None:
+    """The line for a pyamg keyword given to ``where`` (``solve()``, ``Solver()``,
+    ``Solver.solve()``), or None when none of ``unknown`` is one."""
+    word = next((k for k in unknown if k in _PYAMG_KEYWORDS), None)
+    if word is None:
+        return None
+    return f"{where} takes no {word}= keyword (pyamg's): here it is {_PYAMG_KEYWORDS[word]}"
+
+
 # what a user asking for MPI ranks of skiff.solve writes (%solve's and the CLI's --np / --ranks)
 _RANK_KEYWORDS = ("np", "ranks", "nprocs", "n_procs", "num_procs", "world_size", "comm",
                   "mpi", "n_ranks")
@@ -2750,6 +2835,8 @@ def _solver_keywords_refusal(system, unknown: dict) -> str:
         return ("Solver() takes no accel= keyword: pyamg's accel='cg' is "
                 "Solver(A, method='cg', precond='amg') here (pyamg's "
                 "ml.solve(b, tol=, accel=) is SmoothedAggregation(A).solve(b, tol=, accel=))")
+    if _pyamg_refusal("Solver()", unknown) and "residuals" not in unknown:
+        return _pyamg_refusal("Solver()", unknown)
     if word in _SOLVE_KEYWORDS:
         name = "rtol" if word == "tol" else word
         return (f"Solver() takes no {word}= keyword: it is the solve's, "
@@ -2776,6 +2863,8 @@ def _solve_keywords_refusal(unknown: dict) -> str:
         return (f"Solver.solve() takes no {ranks[0]}= keyword: a Solver solves in this "
                 f"process, on one rank; MPI ranks are a job's: python -m skiff solve poisson "
                 f"--grid 300x300 --np 2")
+    if _pyamg_refusal("Solver.solve()", unknown):
+        return _pyamg_refusal("Solver.solve()", unknown)
     if "M" in unknown or "precond" in unknown or "method" in unknown:
         word = next(k for k in ("M", "precond", "method") if k in unknown)
         return (f"Solver.solve() takes no {word}= keyword: it is the setup's, "
