@@ -1480,11 +1480,16 @@ class Trainer(Inference, TrainerState):
     # --------------------------------------------------------------------------------------
     def _make_optimizer(self, params):
         ours = self.optimizer_spec is None or isinstance(self.optimizer_spec, str)
-        if ours and self.optimizer is not None:
+        # a user's optimizer rebuilt on ZeRO's slice (its class and groups) is carried over
+        # as ours is (round 48 h4: a second train() gave it a fresh state, 3e-3 off)
+        rebuilt = not ours and getattr(self.optimizer, "_rebuilt_from", None) is \
+            self.optimizer_spec
+        if (ours or rebuilt) and self.optimizer is not None:
             built = [p for g in self.optimizer.param_groups for p in g["params"]]
-            if len(built) == len(params) and ({id(a) for a in built} == {id(b) for b in params}
-                                              if len(self.optimizer.param_groups) > 1 else
-                                              all(a is b for a, b in zip(built, params))):
+            if ours and len(built) == len(params) and (
+                    {id(a) for a in built} == {id(b) for b in params}
+                    if len(self.optimizer.param_groups) > 1 else
+                    all(a is b for a, b in zip(built, params))):
                 return self.optimizer  # train() called again: keep the optimizer's moments
             if getattr(self.strategy, "shard", None) is not None and \
                     [tuple(a.shape) for a in built] == [tuple(b.shape) for b in params]:

@@ -12,6 +12,8 @@ the same experts (``expert_dp`` group) all-reduce the experts' gradients.
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 
 from .comm import Comm, SelfComm
@@ -93,7 +95,8 @@ def limit_threads(n: int | None = None, *, ranks_per_node: int | None = None) ->
 
     ``n`` threads, or ``cores // ranks_per_node`` (ranks on this node read from the MPI
     launcher's environment when not given). Uses threadpoolctl (else numpy's OpenBLAS itself,
-    :mod:`..blas_threads`) and numba when installed; the
+    :mod:`..blas_threads`) and numba when imported (else ``NUMBA_NUM_THREADS``, which numba
+    reads when it is imported, capped at n); the
     process runner has set the ``*_NUM_THREADS`` variables before start already. Returns n.
     """
     if n is None:
@@ -114,9 +117,17 @@ def limit_threads(n: int | None = None, *, ranks_per_node: int | None = None) ->
         from ..blas_threads import set as set_blas  # rank's BLAS every core of the node
 
         set_blas(n)
+    numba = sys.modules.get("numba")
+    if numba is None:
+        # not imported: left to the kernels that use it (round 48 h4: importing it here, and
+        # scipy with it, cost each rank of a 2-rank MLP job ~0.3 CPU s), which then start
+        # at most n threads: numba reads this variable when it is imported
+        now = os.environ.get("NUMBA_NUM_THREADS", "")
+        # unset, numba starts one thread a CPU: set only where that is more than n
+        if n < (int(now) if now.isdigit() else os.cpu_count() or n):
+            os.environ["NUMBA_NUM_THREADS"] = str(n)
+        return n
     try:
-        import numba
-
         numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     except Exception:
         pass

@@ -361,13 +361,15 @@ def estimate(spec: ModelSpec, cluster: ClusterSpec, choice: Choice, *,
              ) -> Estimate:
     """Memory and time of ``choice`` for ``global_batch`` sequences per step.
 
-    ``weight_bytes`` 4 trains in fp32 (no master copy), 2 in 16-bit with a fp32 master copy
-    in the optimizer state. ``optimizer`` ``adamw`` (two moments) or ``sgd`` (one, momentum).
+    ``weight_bytes`` 4 trains in fp32 (no master copy), 8 in float64 (the moments and ZeRO's
+    flat copy in float64 too), 2 in 16-bit with a fp32 master copy in the optimizer state.
+    ``optimizer`` ``adamw`` (two moments) or ``sgd`` (one, momentum).
     """
     c = choice
     w = weight_bytes
     g = grad_bytes if grad_bytes is not None else w
-    moments = {"adamw": 8, "adam": 8, "sgd": 4}[optimizer]
+    state = max(4, w)  # the optimizer's moments: fp32, or the float64 model's dtype
+    moments = {"adamw": 2, "adam": 2, "sgd": 1}[optimizer] * state
     o = moments + (4 if w < 4 else 0)
     per_dp = -(-global_batch // c.dp)  # the fullest rank of an uneven split
     n_micro = max(1, per_dp // c.micro_batch)
@@ -386,7 +388,7 @@ def estimate(spec: ModelSpec, cluster: ClusterSpec, choice: Choice, *,
     if c.zero >= 1 and w >= 4:
         # fp32 ZeRO steps a flat copy of this rank's slice of the weights (in 16-bit training
         # that copy is the fp32 master, already in ``o``)
-        mem["master_shard"] = (dense_dev / shard_o[0] + expert_dev / shard_o[1]) * 4
+        mem["master_shard"] = (dense_dev / shard_o[0] + expert_dev / shard_o[1]) * state
     layers = spec.n_layers / c.pp
     in_flight = min(c.pp, n_micro) if c.pp > 1 else 1
     per_layer = activation_bytes_per_layer(spec, c.micro_batch, c.tp, w, c.recompute)

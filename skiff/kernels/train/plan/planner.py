@@ -55,11 +55,18 @@ def _divisors(n: int) -> list[int]:
 
 
 def _gb(x: float) -> str:
-    """Bytes for a person: MiB under 0.1 GB, GB under 1000 GB, then TB, PB and EB (decimal,
-    as ``--device-memory 80GB`` reads), and bytes as a power of ten past 1000 EB (the
-    activations of a 10^8-token sequence printed "200000844.8 GB": now "200 PB"). Under 10 GB
+    """Bytes for a person: bytes under 1 KiB, KiB in three figures under 1 MiB, MiB under
+    0.1 GB, GB under 1000 GB, then TB, PB and EB (decimal, as ``--device-memory 80GB``
+    reads), and bytes as a power of ten past 1000 EB (the activations of a 10^8-token
+    sequence printed "200000844.8 GB": now "200 PB"). Under 10 GB
     three significant digits: a small model's plan said "needs 0.2 GB per device ..., but a
     device has 0.2 GB usable" and "ZeRO-2 ...: 0.2 GB -> 0.2 GB" (round 40, h6)."""
+    if x < 2**10:  # round 48 (h4): a toy budget's plan read "0.0 MiB", "0.4 MiB ... 0.4 MiB"
+        return f"{x:.0f} bytes"
+    if x < 2**20:  # under a MiB, KiB in three figures ("needs 531 KiB ..., 410 KiB usable")
+        k = x / 2**10
+        digits = 2 if k < 9.995 else 1 if k < 99.95 else 0
+        return "1.0 MiB" if k >= 999.5 else f"{k:.{digits}f} KiB"
     if x < 0.1 * GB:
         return f"{x / 2**20:.1f} MiB"
     if x < 9.995 * GB:
@@ -139,6 +146,7 @@ class Plan:
     global_batch: int = 1
     weight_bytes: int = 2
     grad_bytes: int | None = None
+    runnable: bool = False  # planned for a live model: the Trainer's layouts only
 
     @property
     def strategy(self) -> str:
@@ -175,11 +183,15 @@ class Plan:
         else:
             # plain data parallel as it would run here (a live model's rows all at once;
             # recomputation when the choice has it, so only the split is argued for)
+            # (round 48, h4: under a pp choice a live model's plain dp was costed one row at
+            # a time, a layout the Trainer never runs: its summary said 0.5 MiB where its
+            # reasons' "plain data parallel does not fit" said 0.6 MiB)
             rows = -(-self.global_batch // n)
+            whole = self.runnable or (c.micro_batch == -(-self.global_batch // c.dp)
+                                      and c.pp == 1)
             plain = estimate(self.model, self.cluster,
-                             Choice(dp=n, micro_batch=rows if c.micro_batch == -(
-                                 -self.global_batch // c.dp) and c.pp == 1 else 1,
-                                 recompute=c.recompute),
+                             Choice(dp=n, micro_batch=rows if whole else 1,
+                                    recompute=c.recompute),
                              global_batch=self.global_batch, weight_bytes=self.weight_bytes,
                              grad_bytes=self.grad_bytes) if self.global_batch >= n else None
             if plain is not None and plain.peak_memory > usable:
@@ -596,7 +608,10 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
     if world > 1 and plain:
         lean = min(plain, key=lambda e: e.peak_memory)
         if lean.peak_memory > usable:
-            reasons.append("plain data parallel does not fit: " + _does_not_fit(lean, cluster))
+            # the leanest may recompute where the summary's plain dp does not (as the choice)
+            reasons.append("plain data parallel does not fit"
+                           + (", even recomputing activations" if lean.choice.recompute else "")
+                           + ": " + _does_not_fit(lean, cluster))
     c = best.choice
     if gb % c.dp:
         reasons.append(f"the global batch of {gb} splits unevenly over dp={c.dp} "
@@ -642,7 +657,7 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
         reasons.insert(0, host_note)
     return Plan(spec, cluster, c, best, reasons, fits[:top], explicit=False, spec="auto",
                 searched=len(all_est), fitting=len(fits), global_batch=gb,
-                weight_bytes=weight_bytes, grad_bytes=grad_bytes)
+                weight_bytes=weight_bytes, grad_bytes=grad_bytes, runnable=runnable)
 
 
 def _fewest_devices(model, world: int, cluster, nodes: int, *, most: int = 4096,
@@ -787,6 +802,15 @@ def _check_moe_gpt(model, c: Choice, strategy_spec) -> None:
                          f"experts' load-balancing loss: {use}")
 
 
+def _parameter_bytes(model) -> int:
+    """The widest parameter's bytes per element of a live model (0 for a preset or spec)."""
+    params = getattr(model, "parameters", None)
+    if not callable(params) or isinstance(model, (str, ModelSpec)):
+        return 0
+    return max((int(getattr(getattr(p, "dtype", None), "itemsize", 0) or 0)
+                for p in params()), default=0)
+
+
 def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, devices=None,
             device_memory=None, global_batch: int | None = None, seq_len: int | None = None,
             weight_bytes: int = 4, optimizer: str = "adamw", check_memory: bool = True,
@@ -810,6 +834,13 @@ def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, de
         device_memory = byte_size(device_memory)
     cluster = cluster_for(devices, world_size=world, memory=device_memory, **cluster_kw)
     gb = global_batch or world
+    wide = _parameter_bytes(model_or_spec)
+    if weight_bytes >= 4 and wide > weight_bytes:
+        # a float64 model trains in float64 ("32" is the Trainer's fp32 or wider): its
+        # weights, gradients and moments were costed at 4 bytes, half what they hold
+        # (round 48 h4: a 2-rank plan said "params 588 bytes" for 147 float64 parameters)
+        weight_bytes = wide
+        grad_bytes = None if grad_bytes is None else max(grad_bytes, wide)
     choice = parse_strategy(strategy_spec, world)
     if choice is None:
         if isinstance(model_or_spec, (str, ModelSpec)):
