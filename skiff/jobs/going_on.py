@@ -159,12 +159,18 @@ def resume_line(job_id: str, extra: list[str], front: str = "cli"):
 
     config = rebased(config, job.run_dir)
     _check_checkpoints_there(job, config)
-    if job.kind == "solve" and "x0" not in config:  # round 47 h21: a cylinder run goes on
-        # from its kept state (RUN/flow-state.npz), which holds its dt, t_end, resolution
-        alone = resume_command(job.id, front)
-        raise ValueError(f"jobs resume {job.id} {typed}: a cylinder run goes on from its "
-                         f"kept state with the options it had ({alone}); only {takes} "
-                         f"jobs go on with options changed")
+    if job.kind == "solve" and "x0" not in config:  # round 47 h21: a flow goes on from its
+        # kept state (RUN/flow-state.npz); round 48 h7: a cylinder's as `--x0` names it (a
+        # longer --t-end, another --device go on; another grid, Re, dt or channel is refused
+        # by the cylinder's config, naming the option)
+        if config.get("problem") == "cylinder" and config.get("resume_from"):
+            config = {**config, "x0": config["resume_from"]}
+        else:
+            alone = resume_command(job.id, front)
+            raise ValueError(f"jobs resume {job.id} {typed}: a {config.get('problem')} run "
+                             f"goes on from its kept state with the options it had ({alone});"
+                             f" only {takes} jobs, and a cylinder's, go on with options "
+                             f"changed")
     drop = ("output", "wait", "resume", "x0", "json", "dry_run")
     values = {k: v for k, v in options.items() if k not in drop}
     for key in ("steps", "epochs"):  # a finished run goes on for as many again (resume's)

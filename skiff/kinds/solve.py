@@ -266,7 +266,9 @@ def COMMAND(p):
                         "its missing folders are made)")
     p.add_argument("--x0", default=None, metavar="PATH",
                    help="warm start (SciPy's x0, the first iterate): a stopped solve's "
-                        "RUN/partial.npz, a --save'd solution (.npz) or a .npy array")
+                        "RUN/partial.npz, a --save'd solution (.npz) or a .npy array; "
+                        "cylinder: a stopped 2d-2 / 2d-3 run's RUN/flow-state.npz (it goes "
+                        "on from there, with its case, grid, Re, dt and channel)")
     p.add_argument("--case", choices=tuple(_k().FLOW_CASES), default=None,
                    help="cylinder: DFG benchmark case (2d-1 steady Re 20, 2d-2 periodic "
                         "Re 100, 2d-3 unsteady inflow); default 2d-1")
@@ -649,7 +651,7 @@ def _option_refusal(problem: str, name: str, system: str | None) -> str | None:
             name, "it is geometric multigrid's, and a matrix is preconditioned "
                   "by AMG" if name in _MATRIX_UNREAD else "it is another problem's")
         return f"{_flag(name)} is not read by {problem!r}, {what} ({why}); drop it"
-    if problem in _FLOW and name in _GRID_ONLY:
+    if problem in _FLOW and name in _GRID_ONLY and (problem, name) != ("cylinder", "x0"):
         size = ("--resolution sets its mesh" if name == "grid" else
                 "its linear solves are the flow solver's own")
         return (f"{_flag(name)} is not an option of problem {problem!r} (a "
@@ -1210,7 +1212,9 @@ def _cylinder_config(values: dict) -> dict:
         raise ValueError(f"case {case} is steady: its Newton solves are sparse direct, on the "
                          f"CPU only; drop --device {device} (2d-2 and 2d-3 run their linear "
                          "solves on a GPU)")
+    resume_from = _cylinder_kept_state(values, case, channel)
     return {"problem": "cylinder", "case": case,
+            **({"resume_from": resume_from} if resume_from else {}),
             "resolution": None if resolution is None else int(resolution),
             "re": None if re_ is None else float(re_),
             "dt": values.get("dt"), "t_end": values.get("t_end"), "device": device,
@@ -1220,6 +1224,27 @@ def _cylinder_config(values: dict) -> dict:
                 f"numbers); the history CSV is for the unsteady cases 2d-2 and 2d-3"
                 if _k().FLOW_CASES[case].kind == "steady" else None))}
                if values.get("save") else {})}
+
+
+def _cylinder_kept_state(values: dict, case: str, channel) -> str | None:
+    """``cylinder --x0 RUN/flow-state.npz``: a stopped unsteady run's kept state, which the
+    run goes on from (``jobs resume ID --t-end 10`` runs that line, round 48 h7); refused
+    before the job, naming the option, where it is the state of another case, grid, Re, dt
+    or channel, or of a time past ``--t-end``."""
+    if not values.get("x0"):
+        return None
+    if _k().FLOW_CASES[case].kind == "steady":
+        raise ValueError(f"--x0 of a cylinder is a stopped 2d-2 / 2d-3 run's "
+                         f"RUN/flow-state.npz; case {case} is steady (Newton): drop --x0")
+    from skiff.kernels.solve.flow.dfg import resume_mismatch
+
+    path = _x0_file(values["x0"])
+    why = resume_mismatch(path, case=case, resolution=values.get("resolution"),
+                          re=values.get("re"), dt=values.get("dt"),
+                          t_end=values.get("t_end"), channel=channel)
+    if why is not None:
+        raise ValueError(why)
+    return path
 
 
 def nose_config(values: dict) -> dict:
@@ -1602,8 +1627,9 @@ class SolveKind(Kind):
                                  f" with x0= its last iterate ({path})" if path.is_file()
                                  else ""))
         kept = Path(job.run_dir) / "flow-state.npz"  # round 47 h21: an unsteady cylinder
-        # run's state (velocity, pressure, BDF2's step before, the coefficients so far)
-        if problem == "cylinder" and job.status != "done" and kept.is_file():
+        # run's state (velocity, pressure, BDF2's step before, the coefficients so far); a
+        # nose's time march keeps one too (round 48 h7)
+        if problem in ("cylinder", "train-nose") and job.status != "done" and kept.is_file():
             return {**{k: v for k, v in config.items() if k != "resume_from"},
                     "resume_from": str(kept)}
         if problem in ("cylinder", "train-nose"):
@@ -1817,6 +1843,23 @@ def _check_saddle_precond(name: str, matrix, values: dict) -> None:
                          f"leave it out)")
 
 
+def _check_finite_matrix(name: str, matrix) -> None:
+    """A NaN or inf entry of the notebook's matrix is said before any job, naming the
+    variable, as B's is (round 48 h6: the job failed with the solver's line and a
+    traceback)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    if not (sp.issparse(matrix) or isinstance(matrix, np.ndarray)):
+        return   # a LinearOperator, a function or a GPU matrix: the solver's to check
+    from skiff.kernels.solve.operators import check_finite
+
+    try:
+        check_finite(sp.csr_matrix(matrix))
+    except ValueError as exc:
+        raise ValueError(f"PROBLEM {name!r}: {exc}") from None
+
+
 def _check_empty_rows(name: str, matrix) -> None:
     """A matrix (sparse or dense) with an all-zero row is singular whatever b is: said before
     a job exists (the solver says it too, from inside a run folder, exit status 1)."""
@@ -1927,6 +1970,7 @@ def _objects_request(values: dict, user_ns: dict) -> JobRequest:
     system = unwrapped(system)   # aslinearoperator(M) of a matrix: M, its checks and AMG
     _check_complex_precond(name, getattr(system, "dtype", None), values)
     if not isinstance(system, GridProblem):
+        _check_finite_matrix(name, system)
         _check_empty_rows(name, system)
         _check_saddle_precond(name, system, values)
     b = None
@@ -2083,9 +2127,7 @@ def _check_rhs(bname: str, b, unknowns: int | None = None) -> None:
     if unknowns is None:
         return
     if len(shape) == 2 and shape[0] == unknowns and shape[1] > 1:
-        raise ValueError(f"B {bname!r} has shape {shape}: {shape[1]} right-hand sides; %solve "
-                         "takes one vector (in Python, skiff.Solver(A).solve_many(B): one "
-                         "setup, one solve per column)")
+        return   # several right-hand sides: one setup, each column solved (as the CLI's file)
     if math.prod(shape) != unknowns:
         raise ValueError(f"B {bname!r} has {math.prod(shape):,} entries (shape {shape}) but "
                          f"the system has {unknowns:,} unknowns")
@@ -2184,4 +2226,7 @@ def _cylinder_summary(result: dict) -> list[str]:
     elif not bands:
         lines.append("no published bands at this Reynolds number (the DFG cases are Re 20 and "
                      "100)")
+    if result.get("note"):  # round 48 h7: the run's own warning (shedding not settled, a
+        # steady solution past Re 46, no period found) was in the log and the JSON only
+        lines.append(str(result["note"]))
     return lines

@@ -55,6 +55,11 @@ def test_x0_mistakes_are_one_line(runs_dir, tmp_path):
     # several ranks take a warm start since round 34 (DistributedSolver.solve(x0=))
     doc = dry_run("solve", f"poisson --grid 64x64 --np 2 --x0 {tmp_path / 'x.npy'}")
     assert doc["np"] == 2 and doc["config"]["x0"] == str(tmp_path / "x.npy")
-    with pytest.raises(ValueError, match="--x0 is not an option of problem 'cylinder'"):
+    # round 48 h7: a cylinder's --x0 is a stopped unsteady run's kept state (jobs resume)
+    with pytest.raises(ValueError, match="--x0 of a cylinder .* case 2d-1 is steady"):
         dry_run("solve", f"cylinder --x0 {tmp_path / 'x.npy'}")
+    with pytest.raises(ValueError, match="not a kept flow state"):
+        dry_run("solve", f"cylinder --case 2d-2 --x0 {tmp_path / 'x.npy'}")
+    with pytest.raises(ValueError, match="--x0 is not an option of problem 'train-nose'"):
+        dry_run("solve", f"train-nose --x0 {tmp_path / 'x.npy'}")
     assert not runs_dir.exists() or not any(runs_dir.iterdir())
