@@ -23,6 +23,8 @@ BIG = 1.6
 GUTTER = 1.0
 # at most this many boxes on the page
 BLOCK_BOXES = 80
+# a column with this many rows or more that each hold boxes a gutter apart is a grid
+GRID_ROWS = 2
 
 
 def block_rows(rows: list[list[int]], boxes: list[np.ndarray]) -> list[list[int]]:
@@ -73,13 +75,36 @@ def _columns(idx: list[int], ext: np.ndarray) -> list[list[int]] | None:
 
 def _blocky(cols: list[list[int]], band: list[list[int]], ext: np.ndarray) -> bool:
     row_of = {i: r for r, row in enumerate(band) for i in row}
+    idx = [i for row in band for i in row]
+    gap = GUTTER * float(np.median(ext[idx, 3] - ext[idx, 2]))
     for col in cols:
-        if len({row_of[i] for i in col}) < 2:
+        if len({row_of[i] for i in col}) < 2 or _grid(col, row_of, ext, gap):
             return False
         h = ext[col, 3] - ext[col, 2]
         if h.max() < BIG * h.min() or not _name_over_big(col, row_of, ext):
             return False
     return True
+
+
+def _grid(col: list[int], row_of: dict, ext: np.ndarray, gap: float) -> bool:
+    """Whether :data:`GRID_ROWS` rows of the column or more each hold boxes a gutter
+    ``gap`` apart: cells of a grid that another line of the column bridges (a boarding
+    pass's labels over values, "GATE BOARDING SEAT" over "B42 07:35 23A", a line under
+    them running across; round 48, read block by block "PASSENGER FLIGHT ... / BOARDING
+    PASS DATE ..." where its rows were the reading). A tag's lines are one box a row."""
+    rows: dict[int, list[int]] = {}
+    for i in col:
+        rows.setdefault(row_of[i], []).append(i)
+    apart = 0
+    for idx in rows.values():
+        xs = sorted(idx, key=lambda i: ext[i, 0])
+        right = ext[xs[0], 1]
+        for i in xs[1:]:
+            if ext[i, 0] > right + gap:
+                apart += 1
+                break
+            right = max(right, ext[i, 1])
+    return apart >= GRID_ROWS
 
 
 def _name_over_big(col: list[int], row_of: dict, ext: np.ndarray) -> bool:

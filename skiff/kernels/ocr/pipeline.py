@@ -66,6 +66,7 @@ from .marks import (
     tick_marks,
 )
 from .models import ModelSet, get_model_set, read_alphabet
+from .page_words import doubled_letters
 from .panels import leader_stubs, panel_rows
 from .quantize import PRECISIONS, QuantizeError, int8_detector, int8_recognizer
 from .reading import LineReading
@@ -814,6 +815,10 @@ class OcrPipeline(DetectionPasses, LineReading):
                 lines[k].text, boxes[k] = t, boxed_r[k]
                 lines[k].box = boxed_r[k].round(1).tolist()
         rows = [kept for row in rows if (kept := [i for i in row if lines[i].text])]
+        # a word the page prints twice, read once with a doubled letter lost ("amoxicilin"
+        # under the title "Amoxicillin")
+        for line, t in zip(lines, doubled_letters([line.text for line in lines]), strict=True):
+            line.text = t
         text = monospace_text(rows, boxes, [line.text for line in lines], angles,
                               it.bgr) or \
             "\n".join(" ".join(lines[i].text for i in row) for row in rows)
