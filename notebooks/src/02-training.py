@@ -277,6 +277,7 @@ scores = skiff.Trainer(shapes_job.value.model).evaluate(unseen)
 print(f"{shapes_job.status}: held-out accuracy "
       f"{shapes_job.value.val_history[-1]['val_accuracy']:.2f}, on new images "
       f"{scores['val_accuracy']:.2f}")
+shapes_job  # the job's view: its loss and held-out accuracy, epoch by epoch
 
 # %% [markdown]
 # ## A rare class: its scores, and `--class-weight`
@@ -307,6 +308,12 @@ for name, run in (("plain", plain_job), ("balanced", weighed_job)):  # (`job` is
     recall = dict(zip(per["class"], per["recall"]))
     print(f"{name}: accuracy {run.value.class_metrics['val_accuracy']:.3f}, fraud found "
           f"{recall['fraud']:.3f}, ok kept {recall['ok']:.3f}")
+
+# %% [markdown]
+# The plain model learned the useless answer: its accuracy is about the share of ok claims,
+# and it finds few frauds or none. The balanced one finds most of them, at the price of some
+# ok claims flagged, so its accuracy is lower: for a rare class, read that class's recall (and
+# F1), not the accuracy.
 
 # %% [markdown]
 # ## A whole cell as the job: `%%train`, with packed batches

@@ -143,13 +143,15 @@ print("the plan holds" if check["agrees"] else f"the plan is off: {check['why']}
 # %% [markdown]
 # The trained model came back to the notebook: the job gathered the full weights from the
 # ranks into its run folder, and `model` now holds them. After a few dozen steps on the
-# sonnets it writes letters, spaces and short common words; sampling (`temperature` 0.8,
-# the 20 likeliest bytes) keeps it from repeating its single likeliest byte, a space,
-# which greedy decoding (`temperature=0`) of so young a model does.
+# sonnets it knows which bytes are common, not yet words: sampling (`temperature` 0.8, the
+# 20 likeliest bytes) writes letters, spaces and line breaks; greedy decoding (`temperature`
+# 0: always the likeliest byte) of so young a model repeats the same few bytes over and over.
 
 # %%
 print(type(model).__name__, f"{model.num_parameters():,} parameters")
-print(model.generate_text("Shall I", 120, temperature=0.8, top_k=20, seed=0))
+for temperature in (0.8, 0.0):
+    print(f"--- temperature {temperature}")
+    print(model.generate_text("Shall I", 120, temperature=temperature, top_k=20, seed=0))
 
 # %% [markdown]
 # ## Kill a rank, then resume

@@ -187,7 +187,8 @@ print("character accuracy against the rendered text (1.000: every character righ
 for category, values in scores.items():
     print(f"{category:8s} {np.mean(values):.3f} over {len(values)} "
           f"image{'s' if len(values) != 1 else ''}")
-print(json.dumps(records[0], ensure_ascii=False)[:300])
+read = next(rec for rec in records if not rec["error"])  # a record of an image that was read
+print(json.dumps(read, ensure_ascii=False)[:400])
 
 # %%
 folder_job.value

@@ -182,6 +182,7 @@ EVAL_EVERY = max(1, FINETUNE_STEPS // 4)
 %train ernie --data $WORK/capitals.jsonl --from $CKPT --lora-r 8 --lora-targets q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --steps $FINETUNE_STEPS --batch-size 8 --lr 5e-3 --eval $WORK/heldout.jsonl --eval-every $EVAL_EVERY --wait -o tuned
 print("held-out loss during training:",
       [(row["step"], round(row["eval_loss"], 3)) for row in tuned.result["evaluation"]])
+tuned  # the job's view: the two losses drawn, the table of the evaluations below them
 
 # %% [markdown]
 # ## Before and after

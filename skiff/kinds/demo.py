@@ -4,6 +4,7 @@ launched from Python (``skiff.launch("demo", {"steps": 5}, np=2)``)."""
 
 from __future__ import annotations
 
+import difflib
 import os
 import time
 
@@ -121,9 +122,31 @@ def _held(path: str, reporter: Reporter) -> bool:
     return True
 
 
+_SETTINGS = ("steps", "sleep", "fail_at", "size", "hold_at", "hold_until", "deaf_rank",
+             "late_rank", "split", "never_asks", "raise_on_stop", "after_until")
+
+
 class DemoKind(Kind):
     name = "demo"
     entry = "skiff.kinds.demo:run"
+
+    def check_launch(self, config: dict, *, ranks: int) -> None:
+        """One line before the job starts for a value the run would misread (the tour's first
+        cell: ``{"steps": -1}`` ran "done" with no step, ``{"stpes": 5}`` ran the default 10)."""
+        for key in config:
+            close = difflib.get_close_matches(str(key), _SETTINGS, n=1, cutoff=0.8)
+            if key not in _SETTINGS and close:
+                raise ValueError(f"demo: unknown setting {key!r} (did you mean {close[0]!r}?)")
+        for key, low, what in (("steps", 1, "a whole number of steps, 1 or more"),
+                               ("sleep", 0, "seconds a step, 0 or more")):
+            value = config.get(key, low)
+            try:
+                ok = not isinstance(value, bool) and float(value) >= low
+                ok = ok and (key != "steps" or float(value) == int(value))
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise ValueError(f"demo: {key} must be {what}, got {value!r}")
 
 
 KIND = DemoKind()

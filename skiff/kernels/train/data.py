@@ -15,6 +15,7 @@ a checkpoint sees exactly the batches the uninterrupted run would have seen::
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass
 from importlib import resources
@@ -608,6 +609,12 @@ def _read_text_noted(spec) -> tuple[str, str, str | None]:
         raise TypeError(f"TextDataset takes a path, a corpus name or text, got {type(spec)}")
     if spec in CORPORA:
         return corpus_text(spec), spec, None
+    close = difflib.get_close_matches(spec, list(CORPORA), n=1, cutoff=0.8)
+    if close and not any(c.isspace() for c in spec) and not Path(spec).expanduser().exists():
+        # one word a letter off a corpus name is a typo, not a text to train on (it was read
+        # as 7 bytes of text: "text of 7 bytes is shorter than block_size + 1")
+        raise ValueError(f"no text file or corpus named {spec!r}: did you mean the corpus "
+                         f"{close[0]!r}? (corpora: {', '.join(CORPORA)})")
     if "\n" not in spec and len(spec) < 256:
         path = Path(spec).expanduser()
         try:

@@ -352,6 +352,21 @@ def cluster_for(devices=None, *, world_size: int = 1, memory: int | None = None,
 PRESET_MEMORY = 80 * 10**9
 
 
+def _device_bytes(device_memory):
+    """``device_memory`` in bytes: a string is read as a size ("80GB"); a plain number in a
+    string under a MiB is refused, as ``%plan --device-memory 80`` refuses it ("80" meant
+    80GB: it planned for 80-byte devices and said that nothing fits)."""
+    if not isinstance(device_memory, str):
+        return device_memory
+    from skiff.kernels.backend.units import byte_size
+
+    text, size = device_memory.strip(), byte_size(device_memory)
+    if text.replace(".", "", 1).isdigit() and size < 2**20:
+        raise ValueError(f"device_memory={text!r} would be {size} bytes: give the unit, like "
+                         f"'{text}GB' or '{text}GiB'")
+    return size
+
+
 def _a_preset(model) -> bool:
     """Whether ``model`` names a preset or is a spec (a size planned for GPUs), not a model
     here (a live one, or %train's mlp / cnn, which train on this machine)."""
@@ -524,10 +539,7 @@ def plan(model, *, devices=8, device_memory=None, nodes: int = 1, bandwidth: flo
     8
     """
     spec = model_spec(model, seq_len=seq_len)
-    if isinstance(device_memory, str):
-        from skiff.kernels.backend.units import byte_size
-
-        device_memory = byte_size(device_memory)
+    device_memory = _device_bytes(device_memory)
     world = devices.devices if isinstance(devices, ClusterSpec) else (
         devices if isinstance(devices, int) else len(devices))
     host_note = None
@@ -828,10 +840,7 @@ def resolve(strategy_spec="auto", model_or_spec=None, *, world_size: int = 1, de
         raise ValueError("resolve needs the model (or a ModelSpec / preset name) to plan for")
     spec = model_spec(model_or_spec, seq_len=seq_len)
     world = int(world_size)
-    if isinstance(device_memory, str):
-        from skiff.kernels.backend.units import byte_size
-
-        device_memory = byte_size(device_memory)
+    device_memory = _device_bytes(device_memory)
     cluster = cluster_for(devices, world_size=world, memory=device_memory, **cluster_kw)
     gb = global_batch or world
     wide = _parameter_bytes(model_or_spec)
