@@ -827,8 +827,11 @@ class LineReading:
                     w = score + FLUENCY * fl + SMALL_PRINT_LEAN
                     if w > weight[i]:
                         weight[i] = w
-                        if text != out[i][0]:  # agreeing, the line keeps its own score
-                            out[i] = (text, score)
+                        # agreeing, the line keeps its own score; agreeing up to spaces
+                        # too ("珍柔 15分钟" read again as "珍柔 15 分钟" is no surer a
+                        # reading, round 48), with the second opinion's spaces
+                        same = text.replace(" ", "") == out[i][0].replace(" ", "")
+                        out[i] = (text, out[i][1] if same else score)
             for keep in SMALL_PRINT_CONFIRM if small is not None else ():
                 copies = {i: trim_rows(crops[i], keep) for i in asked}
                 mine = [i for i in asked if copies[i] is not crops[i]]
