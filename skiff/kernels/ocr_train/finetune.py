@@ -339,6 +339,36 @@ def grow_classes(module: OnnxModule, wkey: str, bkey: str, old: Dictionary, new_
     w2 = np.concatenate([w[:, :cut], cols, w[:, cut:]], axis=1)
     b2 = np.concatenate([b[:cut], bias, b[cut:]])
     replace_output_classes(module, wkey, bkey, w2, b2)
+    classes_follow(module, wkey, bkey)
+
+
+def classes_follow(module: OnnxModule, wkey: str, bkey: str) -> int:
+    """Make the graph's declared shapes of the classifier's output and of every tensor after
+    it (the bias' Add, the Softmax, the graph's output) say the classifier's width; returns
+    how many were changed.
+
+    PP-OCRv6's and the tiny recognizer's files declare those shapes (``value_info``) with
+    the base's class count. A classifier grown by ``--add-chars`` was exported with them
+    unchanged (round 48): onnxruntime warned "Error merging shape info ... Falling back to
+    lenient merge" three times on each load, and ``onnx.checker.check_model(full_check=True)``
+    and ``onnx.shape_inference.infer_shapes(strict_mode=True)`` refused the file
+    ("Inferred shape and existing shape differ in dimension 2: (6907) vs (6906)"). Called
+    where the classifier grows and before each export (a model grown before round 48, fine-
+    tuned again, keeps its stale shapes otherwise)."""
+    graph = module.proto.graph
+    classes = int(getattr(module, wkey).shape[-1])
+    after = {module.onnx_names[wkey], module.onnx_names[bkey]}
+    for node in graph.node:  # ONNX orders the nodes: a node comes after its inputs' makers
+        if after.intersection(node.input):
+            after.update(node.output)
+    changed = 0
+    for v in list(graph.value_info) + list(graph.output):
+        dims = v.type.tensor_type.shape.dim
+        if v.name in after and len(dims) and dims[-1].HasField("dim_value") \
+                and dims[-1].dim_value != classes:
+            dims[-1].dim_value = classes
+            changed += 1
+    return changed
 
 
 def _decode(probs: np.ndarray, alphabet: list[str]) -> list[str]:
@@ -1005,6 +1035,7 @@ def _finish(cfg: FineTuneConfig, result: FineTuneResult, module, dictionary, sta
     out = Path(cfg.out).expanduser()
     out.mkdir(parents=True, exist_ok=True)
     meta = {"character": dictionary.text(), **(learnt or {})}
+    classes_follow(module, *_final_linear(module)[:2])
     onnx_path = export_onnx(module, out / "rec.onnx", metadata=meta)
     dict_path = out / "rec_dict.txt"
     dict_path.write_text(dictionary.text() + "\n", encoding="utf-8")

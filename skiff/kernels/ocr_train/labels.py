@@ -256,6 +256,7 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
     moved: list[int] = []  # lines whose absolute path (another machine's) was found here
     read_as: dict[tuple[str, str], list[int]] = {}  # (typed, read) -> lines: _read_as
     scored: list[int] = []  # lines with a reading's score after the text (_score)
+    difficult: list[tuple[int, int]] = []  # (line, boxes) marked difficult: left out
     for k, raw in enumerate(lines, 1):
         raw = raw.lstrip(_BOM)  # files joined with `cat` keep each one's byte-order mark
         if not raw.strip() or raw.lstrip().startswith("#"):
@@ -303,7 +304,10 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
             out.errors.append(f"{where} line {k}: {_not_found(name, root)}")
             continue
         image = image or root / name
-        boxes = _boxes(text)
+        hard: list[str] = []
+        boxes = _boxes(text, hard)
+        if hard:
+            difficult.append((k, len(hard)))
         if isinstance(boxes, str):
             out.errors.append(f"{where} line {k}: {boxes}")
             continue
@@ -346,6 +350,13 @@ def read_labels(data: str | Path, dictionary: Dictionary, *, add_chars: bool = F
             + "), as PaddleOCR's infer_rec.py and PPOCRLabel's auto-recognition write a "
             "model's readings: the text trains, the score is left out (as PaddleOCR reads "
             "them); a reading not checked by hand teaches the model its own mistakes")
+    if difficult:
+        lines_ = [k for k, _ in difficult]
+        out.warnings.append(
+            f"{where}: {sum(n for _, n in difficult)} box(es) marked difficult in PPOCRLabel "
+            "(line " + ", ".join(map(str, lines_[:5])) + (", ..." if len(lines_) > 5 else "")
+            + ") left out, as PPOCRLabel's Export Recognition Result leaves them out (the "
+            "text of an unclear line is a guess); untick 'difficult' to train a box")
     mixed = _width_mix(out.rows)
     if mixed:
         out.warnings.append(f"{where}: {mixed}")
@@ -715,9 +726,21 @@ def _not_found(name: str, root: Path) -> str:
                       for i, p in enumerate(places[1:], 1)) + ")")
 
 
-def _boxes(text: str):
+def _difficult(entry: dict) -> bool:
+    """Whether PPOCRLabel's box is marked difficult (its "difficult" check box): ``true``
+    as it writes it, or ``1``/``"true"`` from a converter."""
+    flag = entry.get("difficult")
+    return flag is True or flag == 1 or str(flag).strip().lower() in ("true", "1")
+
+
+def _boxes(text: str, difficult: list | None = None):
     """A detection label's boxes as ``[(text, corners)]``; None when ``text`` is a plain
     transcription; a message when it is a detection label that cannot be read.
+
+    A box marked difficult is left out and its text appended to ``difficult``, as
+    PPOCRLabel's own export of recognition crops ("Export Recognition Result",
+    ``saveRecResult``: ``if label['difficult']: continue``) leaves it out: its text is the
+    labeller's guess at an unclear line. Until round 48 it was cut and learnt.
 
     A detection label is a JSON list of objects, as PPOCRLabel writes it, or with spaces
     (``[ {"transcription": ...} ]``, from other tools); a list of objects without the
@@ -748,13 +771,17 @@ def _boxes(text: str):
             pts = [(float(x), float(y)) for x, y in e["points"]]
             if len(pts) < 4:
                 raise ValueError(f"a box needs 4 points, got {len(pts)}")
-            if words and words != IGNORED:
+            if words and words != IGNORED and _difficult(e):
+                if difficult is not None:
+                    difficult.append(words)
+            elif words and words != IGNORED:
                 out.append((words, _quad(pts)))
     except (ValueError, KeyError, TypeError) as err:
         return f"a detection label ('[{{\"transcription\": ..., \"points\": ...}}]') " \
                f"that cannot be read: {err}"
     if not out:
-        return "a detection label with no box to learn from (every one empty or '###')"
+        return ("a detection label with no box to learn from (every one empty, '###' or "
+                "marked difficult)")
     return out
 
 
