@@ -58,6 +58,7 @@ PAGE_WORK = 1.5e6
 # the pixels of a file the job cannot size from its header (damaged, empty, not an image):
 # it gives its error line without decoding anything (round 45)
 UNREAD_WORK = 1.0
+AGAIN = " (named again)"  # ends a skipped input that an earlier one named (skipped_line)
 TEXT_SUFFIXES = (".txt", ".text")  # --out FILE.txt: the text itself (write_text)
 STDOUT = "-"  # --out -: the text on the terminal's stdout (the CLI prints text_of)
 CSV_SUFFIXES = (".csv",)  # --out FILE.csv: each row of a page a CSV row, its cells columns
@@ -95,6 +96,13 @@ def natural_key(name: str) -> tuple:
     return tuple(int(part) if k % 2 else part for k, part in enumerate(parts)), str(name)
 
 
+def _readable(path: str) -> bool:
+    """Whether a folder's entry (or a pattern's match) is an input: a file, or a link to
+    none (a broken link gets its error line, where it was left out unsaid: round 48); not a
+    folder, pipe or socket (reading a pipe would wait for a writer)."""
+    return os.path.isfile(path) or (os.path.islink(path) and not os.path.exists(path))
+
+
 def expand_inputs(inputs: list[str], skipped: list[str] | None = None,
                   cwd: str | None = None) -> list[str]:
     """Paths from files, folders (their image and PDF files, sorted with numbers by value:
@@ -108,7 +116,9 @@ def expand_inputs(inputs: list[str], skipped: list[str] | None = None,
     (``*.png``, ``*.dat``), else, as a folder, its images and PDFs (``DIR/**/*``: the other
     files go to ``skipped``). Raises ``FileNotFoundError`` naming a path or pattern
     that matches nothing, or a folder without images. Relative inputs are looked for in
-    ``cwd`` when it is given; the paths come back as written (relative ones relative).
+    ``cwd`` when it is given; the paths come back as written (relative ones relative). A file
+    named twice (a folder and a file in it, overlapping patterns) comes once, where first
+    named; the later naming goes to ``skipped`` ending with :data:`AGAIN`.
     """
     paths: list[str] = []
     for item in inputs:
@@ -120,11 +130,13 @@ def expand_inputs(inputs: list[str], skipped: list[str] | None = None,
             entries = [Path(item) / name for name in names]  # as written: relative stays so
             dirs = {name for name in names if os.path.isdir(os.path.join(at, name))}
             files = [p for p in entries if p.name not in dirs and
-                     os.path.isfile(os.path.join(at, p.name))]
+                     _readable(os.path.join(at, p.name))]
             found = [str(p) for p in files if p.suffix.lower() in IMAGE_EXTENSIONS]
-            if skipped is not None:
+            if skipped is not None:  # a pipe or socket named .png is no file: named, not read
+                kept = {p.name for p in files}
                 skipped.extend(str(p) + os.sep if p.name in dirs else str(p) for p in entries
-                               if p.name in dirs or p.suffix.lower() not in IMAGE_EXTENSIONS)
+                               if p.name in dirs or p.suffix.lower() not in IMAGE_EXTENSIONS
+                               or p.name not in kept)
             if not found:
                 raise FileNotFoundError(
                     f"no image or PDF files in folder {item!r} (looked for "
@@ -137,7 +149,7 @@ def expand_inputs(inputs: list[str], skipped: list[str] | None = None,
             paths.append(item)  # a page's label as the results give it: that page alone
         elif glob.has_magic(item):
             found = sorted((p for p in glob.glob(item, root_dir=cwd or None, recursive=True)
-                            if os.path.isfile(_at(p, cwd))), key=natural_key)
+                            if _readable(_at(p, cwd))), key=natural_key)
             if not found:
                 raise FileNotFoundError(f"no files match {item!r}")
             if not _names_suffix(item):  # 'scans/**/*' as a folder: its images and PDFs
@@ -156,7 +168,22 @@ def expand_inputs(inputs: list[str], skipped: list[str] | None = None,
                                     f"give the file")
         else:
             raise FileNotFoundError(f"no such file, folder or pattern: {item!r}")
-    return paths
+    # a file named twice (a folder and a file in it, two patterns that overlap, 'a.png' and
+    # './a.png') is read once, where first named: it was read as often as named (round 48)
+    seen: set[str] = set()
+    once: list[str] = []
+    for path in paths:
+        key = os.path.normcase(os.path.abspath(_at(path, cwd)))
+        page = _PAGE_REF.match(path)
+        whole = os.path.normcase(os.path.abspath(_at(page["path"], cwd))) \
+            if page and not os.path.exists(_at(path, cwd)) else None
+        if key in seen or whole in seen:  # (a page of a document named whole before it)
+            if skipped is not None:
+                skipped.append(path + AGAIN)
+            continue
+        seen.add(key)
+        once.append(path)
+    return once
 
 
 def count_pages(path: str) -> int:
@@ -895,10 +922,13 @@ def write_csv(jsonl: str, path: str) -> str:
 
 def skipped_line(skipped: list[str]) -> str:
     """One line naming what the folders given held besides images and PDFs (a subfolder
-    ends with a separator): ``skipped 2 files that are not an image or PDF: notes.txt,
-    logo.svg; 1 subfolder not read: 2024/ (DIR/**/* reads subfolders)``."""
+    ends with a separator) and the inputs named again (ending with :data:`AGAIN`): ``skipped
+    2 files that are not an image or PDF: notes.txt, logo.svg; 1 subfolder not read: 2024/
+    (DIR/**/* reads subfolders); 1 file named more than once, read once: a.png``."""
+    again = list(dict.fromkeys(os.path.normpath(p.removesuffix(AGAIN)) for p in skipped
+                               if p.endswith(AGAIN)))  # each file once
     folders = [p for p in skipped if p.endswith(("/", os.sep))]
-    files = [p for p in skipped if p not in folders]
+    files = [p for p in skipped if p not in folders and not p.endswith(AGAIN)]
 
     def names(paths):
         shown = [os.path.basename(p.rstrip("/" + os.sep)) + ("/" if p in folders else "")
@@ -912,6 +942,9 @@ def skipped_line(skipped: list[str]) -> str:
     if folders:
         parts.append(f"{len(folders)} subfolder{'s' * (len(folders) != 1)} not read: "
                      f"{names(folders)} (DIR/**/* reads subfolders)")
+    if again:
+        parts.append(f"{_count(len(again), 'file')} named more than once, read once: "
+                     f"{names(again)}")
     return "; ".join(parts)
 
 

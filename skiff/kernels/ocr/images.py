@@ -59,6 +59,9 @@ def _what_bytes_are(head: bytes, empty: str) -> str:
             return (f"it is a web page ({text!r}), not an image or PDF: a download that "
                     f"got a sign-in or error page? download it again from a browser")
         return f"it holds text ({text!r}), not an image"
+    other = _other_format(head)
+    if other:  # a zip or an office file named .png / .tiff: said, not 'the bytes 50 4b 03 04'
+        return f"it is {other}, not an image or PDF: {_OTHER_FIX}"
     known = _format_of(head)
     if known:  # its first bytes are a known format's, and the rest does not decode
         return (f"it starts as a {known} file but its data is damaged (cut short or "
@@ -70,6 +73,27 @@ def _what_bytes_are(head: bytes, empty: str) -> str:
 _SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "PNG"), (b"\xff\xd8\xff", "JPEG"), (b"GIF8", "GIF"),
                (b"II*\x00", "TIFF"), (b"MM\x00*", "TIFF"), (b"BM", "BMP"),
                (b"\x00\x00\x00\x0cjP  ", "JPEG 2000"), (b"%PDF-", "PDF"))
+
+
+# files that are no image, by their first bytes: what the user is told it is (round 48)
+_OTHER_SIGNATURES = ((b"PK\x03\x04", "a ZIP archive"), (b"PK\x05\x06", "a ZIP archive"),
+                     (b"\x1f\x8b", "a gzip archive"), (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+                     (b"Rar!\x1a\x07", "a RAR archive"),
+                     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Office document (.doc, .xls)"))
+_OTHER_FIX = "unpack it, or save its pages as PDF or images, and read those"
+
+
+def _other_format(head: bytes) -> str | None:
+    """What a file that is no image is, by ``head`` (its first bytes), else None: an archive
+    or an Office document; a ZIP that opens with an Office or OpenDocument part is named so."""
+    for magic, name in _OTHER_SIGNATURES:
+        if head.startswith(magic):
+            if name == "a ZIP archive" and b"[Content_Types].xml" in head:
+                return "an Office document (.docx, .xlsx, .pptx)"
+            if name == "a ZIP archive" and b"mimetypeapplication/vnd.oasis" in head:
+                return "an OpenDocument file (.odt, .ods, .odp)"
+            return name
+    return None
 
 
 def _format_of(head: bytes) -> str | None:
@@ -119,6 +143,11 @@ def _pdf_failure(name: str, exc: Exception) -> str:
         return (f"{name!r} is a password-protected PDF: give its password (--password PW; "
                 f"password= in skiff.ocr; or ${PASSWORD_ENV}), or save a copy without it (qpdf "
                 f"--password=PW --decrypt in.pdf out.pdf) and read that")
+    if getattr(exc, "err_code", None) == 0 or text.endswith("(PDFium: Success)"):
+        # pdfium refuses a PDF whose page list holds no page with no error of its own: the
+        # job said 'Failed to load document (PDFium: Success)' (round 48)
+        return (f"cannot read {name!r} as a PDF: PDFium finds no page in it (its page list "
+                f"is empty or damaged); open and save it again in a PDF viewer")
     if "format" in text.lower():
         return (f"cannot read {name!r} as a PDF: its data is damaged or cut short ({text}); "
                 f"copy it again, or open and save it again in a PDF viewer")
@@ -234,6 +263,9 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
         if match and not Path(label).exists() and Path(match["path"]).exists():
             path, only = match["path"], int(match["page"])
         if not Path(path).exists():
+            if Path(path).is_symlink():  # a folder's link whose file moved or was removed
+                raise ImageError(f"{Path(path).name!r} is a link to {os.readlink(path)!r}, "
+                                 f"which does not exist (moved or removed)")
             raise ImageError(f"no such file: {label!r}")
         if Path(path).is_dir():
             raise ImageError(f"{label!r} is a folder, not an image")
@@ -273,15 +305,21 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
                             raise ImageError(f"{Path(path).name!r} has {frames} "
                                              f"page{'s' * (frames != 1)}, "
                                              f"asked for page {page}")
-                        im.seek(page - 1)
-                        stretch = pixel_stretch(im.info.get("dpi"))  # a page's own
-                    area = im.width * im.height * stretch[0] * stretch[1]
-                    if area > MAX_PIXELS:
-                        raise ImageError(f"image too large: {im.width}x{im.height} pixels")
-                    if budget is not None:
-                        budget.wait_for(area * 3, repr(label))
                     name = f"{path}#page={page}" if page is not None else label
-                    yield _square(_bgr(pil_rgb(im, exif=True), owned=True), stretch), name
+                    try:
+                        bgr = _frame(im, page, stretch, budget, label)
+                    except Exception as exc:
+                        if not (page_errors and page is not None):
+                            raise
+                        # one damaged (or too large) page of a scanner's TIFF: its own error
+                        # line and the pages after it read, as a PDF's (they were lost: r48h11)
+                        if not isinstance(exc, ImageError):
+                            exc = ImageError(f"page {page} of {Path(path).name!r} cannot be "
+                                             f"read ({_decode_failure(exc, _head(path))}); "
+                                             f"the other pages are read")
+                        yield exc, name
+                        continue
+                    yield bgr, name
         except ImageError:
             raise
         except Exception as exc:
@@ -304,6 +342,22 @@ def iter_pages(item, *, pdf_dpi: float = PDF_DPI, budget: PixelBudget | None = N
     else:
         raise ImageError(f"expected a path, PIL image, array or encoded bytes, got "
                          f"{type(item).__name__}")
+
+
+def _frame(im, page: int | None, stretch: tuple[float, float], budget: PixelBudget | None,
+           label: str) -> np.ndarray:
+    """Page ``page`` (from 1; None: the image as it is) of an open PIL image as BGR, checked
+    against :data:`MAX_PIXELS` and ``budget``; ``stretch`` is the file's, a page's own dpi
+    replacing it."""
+    if page is not None:
+        im.seek(page - 1)
+        stretch = pixel_stretch(im.info.get("dpi"))  # a page's own
+    area = im.width * im.height * stretch[0] * stretch[1]
+    if area > MAX_PIXELS:
+        raise ImageError(f"image too large: {im.width}x{im.height} pixels")
+    if budget is not None:
+        budget.wait_for(area * 3, repr(label))
+    return _square(_bgr(pil_rgb(im, exif=True), owned=True), stretch)
 
 
 def _from_bytes(item) -> np.ndarray:
