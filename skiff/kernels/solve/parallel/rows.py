@@ -227,6 +227,11 @@ class RowResult:
     true: float
     bnorm: float
     tol: float
+    # round 48 (h14): why BiCGStab / CG stopped short, (one rank's words, a code): BiCGStab's
+    # breakdown (SciPy's -10 / -11; the job said "maxiter: 373 iterations reached
+    # (maxiter=500)"), its divergence (None: the best iterate is x), CG's p.Ap < 0 of
+    # rounding's size ("cg": the job raises one rank's SolveError), else None
+    breakdown: tuple | None = None
 
 
 AUTO_AMG_RANKS = 32   # coarse='auto' with block AMG: 'amg' up to this many ranks (round 42
@@ -623,11 +628,13 @@ class RowSolver:
                 raise ValueError(f"x0 has {x0.size} entries but the system has {n} unknowns")
             x = self.local(x0).copy()
         hist: list = []
+        why: list = []   # why BiCGStab / CG stopped short: (one rank's words, code)
         if self.method == "gmres":
             its = _gmres(op, bl, x, self.M, tol, maxiter, hist, callback, self.restart)
         else:
             fn = {"cg": _cg, "cocg": _cocg}.get(self.method, _bicgstab)
-            its = fn(op, bl, x, self.M, tol, maxiter, hist, callback)
+            its = fn(op, bl, x, self.M, tol, maxiter, hist, callback,
+                     **({"why": why} if fn in (_bicgstab, _cg) else {}))
         r = bl - op.matvec(x)
         true = op.norm(r)
         if self.method == "bicgstab":   # round 42: the one-rank solver's residual replacement
@@ -641,14 +648,16 @@ class RowSolver:
                     break
                 done, before = its, true
                 more: list = []
+                why.clear()
                 its += _bicgstab(op, bl, x, self.M, tol, maxiter - its, more, None if
                                  callback is None else
-                                 lambda k, rn, xl, d=done: callback(k + d, rn, xl))
+                                 lambda k, rn, xl, d=done: callback(k + d, rn, xl), why=why)
                 hist[-1:] = more
                 r = bl - op.matvec(x)
                 true = op.norm(r)
         converged = bool(hist) and hist[-1] <= tol and np.isfinite(true)
-        return RowResult(x, hist, its, converged, true, bnorm, tol)
+        return RowResult(x, hist, its, converged, true, bnorm, tol,
+                         None if converged or not why else why[0])
 
     def local(self, v) -> np.ndarray:
         """This rank's rows of a whole vector given in the user's order."""
@@ -718,13 +727,43 @@ def row_solve(A, b, *, method="cg", rtol=1e-8, atol=0.0, maxiter=None, comm=None
     return solver.gather(res.x), info
 
 
-def _cg(op, b, x, M, tol, maxiter, hist, callback=None, dot=None) -> int:
+def _rounding(op, p, pq, scale: list) -> bool:
+    """Whether ``p.Ap < 0`` is of rounding's size against A's scale (``|A v| / |v|``, one
+    product on a fixed vector, made once a solve into ``scale``): one rank's CG test
+    (``krylov._not_positive``, ``SINGULAR_RAYLEIGH``). Every rank gets the same answer."""
+    from ..krylov import SINGULAR_RAYLEIGH
+
+    if not scale:
+        v = np.sin(np.arange(p.size) * 0.7 + 0.3).astype(p.dtype)
+        w = op.matvec(v)
+        scale.append(float(np.sqrt(np.real(op.dot(w, w)) / np.real(op.dot(v, v)))))
+    pp = float(np.real(op.dot(p, p)))
+    return pp > 0 and scale[0] > 0 and -float(np.real(pq)) / pp <= (
+        SINGULAR_RAYLEIGH * scale[0])
+
+
+class _Product:
+    """The row operator as one rank's ``op.matvec(v, out)`` (``krylov._not_positive``'s
+    scale estimate; a collective, on every rank at once)."""
+
+    xp = np
+
+    def __init__(self, op):
+        self.op = op
+
+    def matvec(self, v, out):
+        out[...] = self.op.matvec(v)
+        return out
+
+
+def _cg(op, b, x, M, tol, maxiter, hist, callback=None, dot=None, why=None) -> int:
     """CG over the ranks; with ``dot=op.dotu``, COCG (round 47 h4): the same recurrences with
     the unconjugated ``u^T v`` summed over the ranks, for a complex symmetric A and M (one
     rank's ``cocg.py``). A zero ``r^T z`` or ``p^T A p`` with the residual above the tolerance
     (COCG's form is no norm) stops it there, not converged; the same on every rank, as the
     sums are."""
     dot = op.dot if dot is None else dot
+    scale: list = []   # A's scale, made where a p.Ap < 0 asks for it
     r = b - op.matvec(x)   # every rank (a collective), x0 or not
     z = M(r)
     p = z.copy()
@@ -736,6 +775,16 @@ def _cg(op, b, x, M, tol, maxiter, hist, callback=None, dot=None) -> int:
     for k in range(1, maxiter + 1):
         q = op.matvec(p)
         pq = dot(p, q)
+        if why is not None and k > 1 and np.real(pq) < 0 and _rounding(op, p, pq, scale):
+            # CG (not COCG): one rank's words (round 48 h14: the 12^3 Neumann checkerboard,
+            # b of mean 0, at rtol 1e-10 went on to maxiter at |r|/|b| 7e-5 where one rank
+            # says p.Ap is rounding's size). A p.Ap < 0 well above it goes on as before
+            # (an indefinite Hermitian A over the ranks converges, round 47 h4's test)
+            from ..krylov import _not_positive
+
+            why.append((_not_positive(_Product(op), p, float(np.real(pq)), k,
+                                      lambda u, v: np.real(op.dot(u, v))), "cg"))
+            return k - 1
         if pq == 0 or rz == 0:   # a breakdown
             return k - 1
         alpha = rz / pq
@@ -758,25 +807,40 @@ def _cocg(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
     return _cg(op, b, x, M, tol, maxiter, hist, callback, dot=op.dotu)
 
 
-def _bicgstab(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
+def _bicgstab(op, b, x, M, tol, maxiter, hist, callback=None, why=None) -> int:
+    """BiCGStab over the ranks. A zero inner product (below 1e-300, one rank's test) stops
+    it with the iterate so far, a divergence (``krylov._Watch``) with the best one, and
+    ``why`` (a list) gets one rank's words for it and SciPy's code (-10: rho, -11: the
+    others, None: diverged; round 48 h14: it stopped without a word, or ran on)."""
+    from ..krylov import Divergence, _Watch
+
+    why = [] if why is None else why
     r = b - op.matvec(x)   # every rank (a collective), x0 or not
     rn = op.norm(r)
     hist.append(rn)
     if rn <= tol:
         return 0
+    # round 48 (h14): one rank's divergence test (rn is the same on every rank: all stop at
+    # once, each with its block of the best iterate); it ran to maxiter, x at |r|/|b| 2.6e12
+    watch = _Watch("bicgstab", rn, x)
     rhat = r.copy()
     rho = alpha = omega = 1.0
     v = np.zeros_like(r)
     p = np.zeros_like(r)
     for k in range(1, maxiter + 1):
         rho_new = op.dot(rhat, r)
-        if rho_new == 0.0:
-            return k
+        if abs(rho_new) < 1e-300:   # the sums are the same on every rank: all stop here
+            why.append((f"bicgstab: breakdown, rho = {rho_new:.3e} at iteration {k}", -10))
+            return k - 1
         beta = (rho_new / rho) * (alpha / omega)
         p = r + beta * (p - omega * v)
         phat = M(p)
         v = op.matvec(phat)
-        alpha = rho_new / op.dot(rhat, v)
+        rv = op.dot(rhat, v)
+        if abs(rv) < 1e-300:
+            why.append((f"bicgstab: breakdown, rhat.v = {rv:.3e} at iteration {k}", -11))
+            return k - 1
+        alpha = rho_new / rv
         s = r - alpha * v
         sn = op.norm(s)
         if sn <= tol:
@@ -788,7 +852,10 @@ def _bicgstab(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
         shat = M(s)
         t = op.matvec(shat)
         tt = op.dot(t, t)
-        omega = op.dot(t, s) / tt if tt else 0.0
+        if tt == 0:
+            why.append((f"bicgstab: breakdown, |t| = 0 at iteration {k}", -11))
+            return k - 1
+        omega = op.dot(t, s) / tt
         x += alpha * phat + omega * shat
         r = s - omega * t
         rho = rho_new
@@ -796,7 +863,16 @@ def _bicgstab(op, b, x, M, tol, maxiter, hist, callback=None) -> int:
         hist.append(rn)
         if callback is not None:
             callback(k, rn, x)
-        if rn <= tol or omega == 0.0:
+        if rn <= tol:
+            return k
+        try:
+            watch.see(k, rn, x, hist)
+        except Divergence as exc:
+            x[...] = exc.x
+            why.append((str(exc), None))
+            return k
+        if abs(omega) < 1e-300:   # after the update, as one rank's (and SciPy's)
+            why.append((f"bicgstab: breakdown, omega = {omega:.3e} at iteration {k}", -11))
             return k
     return maxiter
 

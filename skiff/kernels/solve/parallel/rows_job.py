@@ -137,6 +137,13 @@ class RowJobSolver:
                                   restart=restart, reorder=reorder)
         self.method, self.precond = method, self.rows.precond
         self.setup_time = self.rows.setup_time
+        # round 48 (h14): the constant in A's null space from both sides (a pure Neumann
+        # matrix), so a b of mean 0 is in A's range: an unsolved x is not "b outside it"
+        from .rows import _rows_sum_zero
+
+        self._A = A   # every rank holds the whole A (its symmetry, for a breakdown's remedy)
+        self.constant_null = (not np.iscomplexobj(A.data) and _rows_sum_zero(A)
+                              and _rows_sum_zero(A.T.tocsr()))
 
     def describe(self) -> str:
         r = self.rows
@@ -170,11 +177,46 @@ class RowJobSolver:
     def solve(self, b, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None, reporter=None,
               stop=None) -> Solution | None:
         from ..solver import check_tolerances
-        from .solver import report_iteration
 
         if stop not in (None, "residual"):
             raise ValueError(f"--stop {stop} runs on one rank; drop --np")
         check_tolerances(rtol, atol, maxiter)
+        b = np.asarray(b)
+        kw = {"rtol": rtol, "atol": atol, "maxiter": maxiter, "reporter": reporter}
+        if b.ndim == 2 and b.shape[1] > 1 and b.shape[0] == self.rows.n:
+            return self._solve_columns(b, x0, kw)
+        return self._solve_one(b, x0=x0, **kw)
+
+    def _solve_columns(self, B, x0, kw) -> Solution | None:
+        """Each column of an ``(n, k)`` B with this setup, as one process's
+        ``Solver._solve_columns`` (round 48 h14: ``--ranks 2`` refused B's columns, "drop
+        --np for several"): rank 0's Solution has x ``(n, k)`` (``stack_columns``); a cancel
+        in column j keeps the columns done, j's iterate and x0's (or 0) for the rest."""
+        from skiff.kernels.backend.report import JobCancelled
+
+        from ..solution import stack_columns
+        from ..solver import Solver
+
+        if x0 is not None:
+            x0 = np.asarray(x0)
+            if x0.shape != B.shape:
+                raise ValueError(f"x0 has shape {x0.shape}; with {B.shape[1]} right-hand "
+                                 f"sides (b of shape {B.shape}) it must be {B.shape} or None")
+        done: list = []
+        for j in range(B.shape[1]):
+            try:
+                done.append(self._solve_one(B[:, j], x0=None if x0 is None else x0[:, j],
+                                            **kw))
+            except JobCancelled as exc:
+                if self.rows.rank == 0:
+                    Solver._keep_columns_stopped(self, exc, B, x0, done)
+                raise
+        return None if self.rows.rank else stack_columns(done)
+
+    def _solve_one(self, b, *, x0=None, rtol=1e-8, atol=0.0, maxiter=None,
+                   reporter=None) -> Solution | None:
+        from .solver import report_iteration
+
         rows, comm = self.rows, self.rows.comm
         root = rows.rank == 0
         b = np.asarray(b).ravel()
@@ -190,11 +232,16 @@ class RowJobSolver:
             if want:   # every rank at once: the iterate goes with the exception
                 self._stopped(x_local, it, rnorm, b, bnorm)
 
+        # as _compatible's check (the job's b of a Neumann matrix): its mean is 0
+        self._b_orthogonal = bool(abs(b.mean()) <= 1e-10 * max(float(np.abs(b).max()),
+                                                               1e-300)) if b.size else False
         t0 = time.perf_counter()
         res = rows.iterate(b, x0=x0, rtol=rtol, atol=atol, maxiter=maxiter, callback=on_iter)
         elapsed = time.perf_counter() - t0
         x = rows.gather(res.x, root=0)
         halo = rows.op.bytes if comm is None else comm.allreduce(rows.op.bytes)
+        if res.breakdown is not None and res.breakdown[1] == "cg":
+            raise self._not_positive(res.breakdown[0])   # every rank: one rank's error
         if not root:
             return None
         return self._solution(x, res, elapsed, halo, maxiter, reporter)
@@ -220,6 +267,66 @@ class RowJobSolver:
                 "ranks": rows.size,
                 "warm_start": "x0 = partial.npz's x (skiff solve ... --x0 RUN/partial.npz)"}
         raise exc
+
+    def _attainable(self, status: str, res) -> str:
+        """The one-rank Solver's words where the recurrence passed the tolerance and x did
+        not (round 48 h14: a Neumann checkerboard 12^3 of 1e-4 / 1e4, b of mean 0, BiCGStab +
+        block AMG at rtol 1e-10 over 2 ranks said "A is likely singular with b outside its
+        range" where b is in it): BiCGStab's residual peak, else, where A's null space is the
+        constant and b sums to zero, what one process says (``Solver._near_null_remedy``)."""
+        from ..solver import PEAK_REPLACE, peak_status, residual_peak
+
+        head, far, _ = status.partition(", far above")
+        if self.method == "bicgstab" and residual_peak(res.history) >= PEAK_REPLACE:
+            return peak_status(res.true, res.tol, res.bnorm, residual_peak(res.history))
+        if not (far and self.constant_null and self._b_orthogonal):
+            return status
+        return f"{head}, far above what rounding leaves; {self._near_null()}"
+
+    def _near_null(self, rounding: bool = False) -> str:
+        """One rank's ``Solver._near_null_remedy`` where A's null space is the constant."""
+        head = ("b is orthogonal to A's null space as far as it is known (the constant; "
+                "checked or projected before the solve), so ")
+        tail = ("A is nearly singular beyond it (near-null vectors: coefficients orders of "
+                "magnitude apart) or its null space is larger (an unsupported elastic body's "
+                "rigid-body modes: give near_nullspace=)")
+        how = (f"without a preconditioner {self.method}" if self.precond == "none" else
+               f"{self.method} with precond={self.precond!r}")
+        amg = ("" if self.precond == "amg" else
+               f"; {how} may not resolve them: give precond='amg' (with method='cg' for a "
+               f"positive semidefinite A), as method='auto' does")
+        if rounding:
+            return (f"{head}the tolerance is likely below what rounding leaves on this A: "
+                    f"raise rtol; else {tail}{amg}")
+        return f"{head}{tail}{amg}"
+
+    def _not_positive(self, text: str):
+        """CG's p.Ap <= 0 as one rank's SolveError: where A's null space is the constant
+        and b's mean is 0, rounding's (``Solver._run``'s round 48 h6 words)."""
+        from ..krylov import SolveError
+
+        if ("b has a part outside its range" in text and self.constant_null
+                and self._b_orthogonal):
+            text = (f"{text.split(': A looks singular')[0]}: A looks singular (positive "
+                    f"semidefinite) and {self._near_null(rounding=True)}")
+        return SolveError(text)
+
+    def _stopped_short(self, text: str, code) -> str:
+        """One rank's status for BiCGStab's breakdown (``code`` -10 / -11) or divergence
+        (None), with its remedy (``krylov._breakdown_remedy``, ``Solver._divergence_remedy``)."""
+        if code is not None:
+            from ..amg import is_symmetric
+            from ..krylov import _breakdown_remedy
+
+            return f"breakdown: {text}{_breakdown_remedy(lambda: is_symmetric(self._A))}"
+        tip = ("BiCGStab's residual is not minimised and can grow without bound: use "
+               "method='gmres', whose residual cannot grow")
+        tip += (", with a preconditioner (precond='amg', or M=spilu(A.tocsc()))"
+                if self.precond == "none" else
+                f", or another preconditioner than {self.precond} (precond='none', "
+                f"M=scipy.sparse.linalg.spilu(A.tocsc()))")
+        return (f"{text}; {tip}; rows scaled far apart (equations in other units) make it "
+                f"worse: scale b with the rows, or try method='direct'")
 
     def _solution(self, x, res, elapsed, halo, maxiter, reporter) -> Solution:
         from .solver import settle
@@ -247,6 +354,11 @@ class RowJobSolver:
                        cycles=res.iterations if self.method == "gmres" else None)
         settle(sol, true=res.true, tol=tol, bnorm=bnorm, maxiter=maxiter,
                restart=rows.restart, reporter=reporter)
+        if sol.status.startswith("attainable accuracy"):
+            sol.status = self._attainable(sol.status, res)
+        if res.breakdown is not None:   # round 48 (h14): one rank's words and SciPy's code
+            sol.status = self._stopped_short(*res.breakdown)
+            sol.breakdown = res.breakdown[1]
         if reporter is not None:
             reporter.info(solver=self.describe(), iterations=sol.iterations,
                           ranks=rows.size, subdomains=rows.subdomains(), halo_bytes=int(halo))
@@ -294,9 +406,6 @@ def rows_system(config: dict, reporter, comm=None):
     A = read_matrix(config["problem"])
     n = int(A.shape[0])
     b = read_vector(config["b"], n) if config.get("b") is not None else None
-    if b is not None and b.ndim == 2 and b.shape[1] > 1:
-        raise ValueError(f"--np {comm.Get_size()}: B has {b.shape[1]} columns; the row split "
-                         f"solves one right-hand side: drop --np for several")
     exact = None
     if b is None:   # b = A 1; where A 1 = 0 b = A x_e (round 44 h4: files.default_rhs)
         from ..files import default_rhs
@@ -304,6 +413,9 @@ def rows_system(config: dict, reporter, comm=None):
         rhs, exact, line = default_rhs(A)
         if comm.Get_rank() == 0:
             reporter.log(line)
+    elif b.ndim == 2 and b.shape[1] > 1:   # round 48 (h14): each column, one setup
+        rhs = np.column_stack([_compatible(A, b[:, j], config.get("compatibility"))
+                               for j in range(b.shape[1])])
     else:
         rhs = _compatible(A, np.asarray(b).ravel(), config.get("compatibility"))
     with checking(reporter):
