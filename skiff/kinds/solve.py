@@ -1769,17 +1769,7 @@ def _check_row_launch(config: dict, ranks: int) -> str:
     if 0 < n < ranks:
         raise ValueError(f"--np {ranks}: the matrix has {n} rows, fewer than the ranks; "
                          f"give --np {n} or fewer")
-    if config.get("b") is not None:
-        import numpy as np
-
-        try:
-            shape = np.load(config["b"], mmap_mode="r").shape \
-                if str(config["b"]).endswith(".npy") else None
-        except (OSError, ValueError):
-            shape = None
-        if shape is not None and len(shape) == 2 and shape[1] > 1:
-            raise ValueError(f"--np {ranks}: B has {shape[1]} columns; the row split solves "
-                             f"one right-hand side: drop --np for several")
+    # round 48 (h14): B's columns are each solved over the ranks (rows_job), one setup
     lo_hi = [(round(k * n / ranks), round((k + 1) * n / ranks)) for k in range(ranks)]
     config["decomposition"] = {"ranks": ranks, "split": "rows", "subdomains": [
         {"rank": r, "index": [[lo, hi]], "cells": hi - lo} for r, (lo, hi) in enumerate(lo_hi)]}
