@@ -97,18 +97,25 @@ def _tensors(obj):
 
 
 def load(f, map_location=None, weights_only=True, **_):
-    """Read what :func:`save` wrote (from a path or binary file), arrays as tensors on the CPU
-    (``map_location`` is accepted for torch's calls; use ``.to(device)`` on the model)."""
+    """Read what :func:`save` or ``torch.save`` wrote (from a path or binary file), arrays as
+    tensors on the CPU (``map_location`` is accepted for torch's calls; use ``.to(device)`` on
+    the model)."""
     if hasattr(f, "read"):
         data = f.read()
     else:
         with open(os.fspath(f), "rb") as fh:
             data = fh.read()
+    from . import serialize_torch_r48 as torch_files
+    from .nn.module import Parameter
+
+    def parameter(data, requires_grad):
+        return Parameter(data, requires_grad=bool(requires_grad))
+
+    if torch_files.is_torch_zip(data):  # round 48 (h13): a file torch.save wrote
+        return torch_files.load_torch_zip(data, parameter)
     if data[:2] == b"PK":
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            if any(k.endswith("data.pkl") for k in z.files):
-                raise ValueError(
-                    "this is a file torch.save wrote: read it with torch.load and give skiff "
-                    "the arrays, model.load_state_dict({k: v.numpy() for k, v in sd.items()})")
             return {k: Tensor(z[k], dtype=z[k].dtype) for k in z.files}
+    if torch_files.is_torch_legacy(data):
+        return torch_files.load_torch_legacy(data, parameter)
     return _tensors(_Unpickler(io.BytesIO(data)).load())

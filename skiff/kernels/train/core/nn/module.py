@@ -103,6 +103,35 @@ def _factory_init(init):
     return __init__
 
 
+def _torch_order(model, targets: dict) -> dict:
+    """``targets`` in torch's order of ``load_state_dict``'s lists: module by module (each
+    before its children), its parameters then its buffers; names it does not reach last."""
+    order = {}
+    for mname, m in model.named_modules():
+        for n in list(m._parameters) + list(m._buffers):
+            order.setdefault(f"{mname}.{n}" if mname else n, len(order))
+    return dict(sorted(targets.items(), key=lambda kv: order.get(kv[0], len(order))))
+
+
+def _torch_unexpected(model, state, targets) -> list:
+    """torch's unexpected keys in its order: each module (before its children) names the
+    keys under its prefix whose first part is neither its own tensor nor a child of it."""
+    children = {mname: set(m._modules) for mname, m in model.named_modules(remove_duplicate=False)}
+    at = {}
+    for k in state:
+        if k in targets:
+            continue
+        parts, owner = k.split("."), ""
+        for i in range(len(parts) - 1):  # the deepest module on the key's path
+            sub = ".".join(parts[: i + 1])
+            if parts[i] not in children.get(owner, ()) or sub not in children:
+                break
+            owner = sub
+        at.setdefault(owner, []).append(k)
+    return [k for mname in children for k in at.get(mname, [])] + [
+        k for owner, ks in at.items() if owner not in children for k in ks]
+
+
 class Parameter(Tensor):
     """A leaf tensor that a :class:`Module` registers as trainable (requires_grad=True)."""
 
@@ -511,9 +540,10 @@ class Module:
         # torch's) may be absent, as in the state dicts skiff wrote before
         first = {(f"{mname}.{n}" if mname else n) for mname, m in self.named_modules()
                  for n in list(m._parameters) + list(m._buffers)}
+        targets = _torch_order(self, targets)  # round 48 (h13): listed in torch's order
         missing = [k for k in targets if k not in state and k not in kept_base and k in first
                    and k.rsplit(".", 1)[-1] != "num_batches_tracked"]
-        unexpected = [k for k in state if k not in targets]
+        unexpected = _torch_unexpected(self, state, targets)
         bad, torch_bad = [], []
         for k, t in targets.items():
             if k in state:
@@ -983,6 +1013,16 @@ def _weights_of(state):
                 f"model_weights(path, model))")
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no weights file at {path!r}")
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+        from .. import serialize_torch_r48 as torch_files
+
+        if head[:2] == b"PK" and torch_files.is_torch_zip(path):  # round 48: torch.save's
+            with open(path, "rb") as fh:
+                return _weights_of(torch_files.load_torch_zip(fh.read()))
+        if head[:2] != b"PK" and torch_files.is_torch_legacy(head):
+            with open(path, "rb") as fh:
+                return _weights_of(torch_files.load_torch_legacy(fh.read()))
         with np.load(path, allow_pickle=False) as npz:
             is_checkpoint = "__meta__" in npz.files
             arrays = None if is_checkpoint else {k: npz[k] for k in npz.files}
