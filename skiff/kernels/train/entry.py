@@ -226,6 +226,8 @@ def train_parts(parts: dict, config: dict, reporter):
     evaluator = held_out(model, config)  # before training: a bad --eval file fails here
     reporter.info(model=type(model).__name__, data=str(dataset)[:200])
     notes = [*(getattr(parts.get("table"), "notes", None) or []), *(parts.get("notes") or [])]
+    if getattr(evaluator, "read_note", None):  # --eval rows cut or left out by the block
+        notes.append(evaluator.read_note)
     for note in notes:
         reporter.log(note)  # what reading the data decided (a row index left out, no val)
     default_batch = 16 if hasattr(dataset, "block_size") else 32

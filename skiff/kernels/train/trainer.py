@@ -548,6 +548,9 @@ class Trainer(Inference, TrainerState):
             self.reporter.log(held_note)
             if self.verbose and getattr(self.reporter, "rank", 0) == 0:
                 print(held_note)
+        elif val_split is not None and getattr(val_dataset, "split_note", None):
+            held_note = val_dataset.split_note  # a chat file's conversations held out whole
+            self.reporter.log(held_note)
         own_order = {"shuffle": self.shuffle, "drop_last": self.drop_last}
         try:
             if loader_batch is not None and loader_batch != own_batch:

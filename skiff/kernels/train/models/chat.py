@@ -16,6 +16,7 @@ tokens (``bos_token``, ``eos_token``, ... from the tokenizer files) and any extr
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -283,14 +284,30 @@ class ChatDataset:
         self.left_out, self.cut_rows = [], []  # where the rows left out / cut are
         self.unthought = []  # rows whose thinking the template does not render
         self.turned = []  # rows trained one assistant turn at a time (TurnsRerendered)
+        self.merged = []  # prompt/completion pairs sharing a token across the prompt's end
+        self.item_rows = []  # the row (0-based) of each item: --val-split holds out rows
+        self.row_keys, self.row_where = [], []  # each row's text and label (repeats said)
+        self.repeats, self.empty = [], []  # rows equal to an earlier one, with an empty answer
+        seen = set()
         self.rows = 0
         for n, row in enumerate(rows, 1):
             where = labels[n - 1] if n <= len(labels) else f"row {n}"
             row = as_chat_row(row, f"{source}: {where}")
             self.rows += 1
+            key = hashlib.sha1(json.dumps(row, sort_keys=True, default=str).encode()).digest()
+            self.row_keys.append(key)
+            self.row_where.append(where)
+            if key in seen:
+                self.repeats.append(where)
+            seen.add(key)
             pair = _prompt_completion(row)
+            if _empty_answer(row, pair):
+                self.empty.append(where)
             if pair is not None and template is None:
-                pieces = [_plain_pair(tokenizer, *pair)]
+                ids, learn, merged = _plain_pair(tokenizer, *pair)
+                pieces = [(ids, learn)]
+                if merged:
+                    self.merged.append(where)
             else:
                 messages = _row_messages(row, pair, source, where)
                 if template is None:
@@ -320,6 +337,7 @@ class ChatDataset:
                         self.items.append((np.asarray(ids), np.append(targets, -100)))
                     else:
                         self.items.append((ids[:-1], targets))
+                    self.item_rows.append(n - 1)
             self.cut += cut_any
             if kept and cut_any:  # (a row left out is said as left out, not as cut too)
                 self.cut_rows.append(where)
@@ -341,6 +359,53 @@ class ChatDataset:
     def __getitem__(self, i):
         return self.items[i]
 
+    def held_out(self, fraction: float):
+        """``(train, validation)`` for ``val_split``: the last ``round(rows * fraction)``
+        conversations held out, every item of a row on one side (round 48 h15: the items
+        were split, so the turns of one conversation trained one at a time could train and
+        validate both, and ``--val-split`` held out another count than it checked). The
+        counts are said by ``split_note`` (also on the validation part)."""
+        from ..data import Subset
+
+        if isinstance(fraction, bool) or not isinstance(fraction, (float, int)) or \
+                not 0 < fraction < 1:
+            raise ValueError(f"val_split must be a fraction between 0 and 1, got {fraction!r}")
+        rows = np.asarray(self.item_rows, dtype=np.int64)
+        if len(rows) != len(self.items) or not self.rows:  # filled otherwise: one row an item
+            rows, n = np.arange(len(self.items)), len(self.items)
+        else:
+            n = self.rows
+        n_val = int(round(n * fraction))
+        if n_val < 1 or n_val >= n:
+            raise ValueError(f"val_split={fraction!r} of {n} conversations holds out {n_val}; "
+                             f"give a share from {1 / n:.3g} (one conversation) to "
+                             f"{(n - 1) / n:.3g} (all but one)" if n > 1 else
+                             f"val_split={fraction!r}: {n} conversation; validation needs at "
+                             "least 2 (one to train on, one held out)")
+        train, val = np.flatnonzero(rows < n - n_val), np.flatnonzero(rows >= n - n_val)
+        if not len(train) or not len(val):
+            side = "training" if not len(train) else "held-out"
+            raise ValueError(f"val_split={fraction!r}: the {side} conversations have no "
+                             "assistant token within the block (left out): a larger "
+                             "--block-size or another share")
+        self.split_note = (f"val_split {fraction:g} holds out the last {n_val} of {n} "
+                           f"conversations, whole: {_count(len(val), 'sequence')} to "
+                           f"validate, {len(train)} to train")
+        keys = self.row_keys if len(self.row_keys) == n else []
+        trained = set(keys[:n - n_val])
+        also = [i for i in range(n - n_val, n) if keys and keys[i] in trained]
+        if also:  # a held-out row the training rows repeat: its loss is not held out
+            where = [self.row_where[i] if len(self.row_where) == n else f"row {i + 1}"
+                     for i in also]
+            self.split_note += (f"; {_count(len(also), 'held-out conversation')} "
+                                f"({_places(where)}) also in the training rows, so not "
+                                "held out from training: remove the repeats")
+        held = Subset(self, val)
+        held.split_note = self.split_note
+        return Subset(self, train), held
+
+    split_note = None
+
     def collate(self, items):
         from ..data import PackedBatch
 
@@ -357,6 +422,12 @@ class ChatDataset:
     cut_rows: list = []
     unthought: list = []
     turned: list = []
+    merged: list = []
+    item_rows: list = []
+    row_keys: list = []
+    row_where: list = []
+    repeats: list = []
+    empty: list = []
 
     @property
     def read_note(self) -> str | None:
@@ -380,6 +451,22 @@ class ChatDataset:
                          "earlier turn otherwise once the conversation goes on (its thinking "
                          "dropped), so each turn is learned after the history as the model "
                          "reads it when writing that turn")
+        if self.merged:
+            one = len(self.merged) == 1
+            parts.append(f"{_count(len(self.merged), 'prompt/completion pair')} share"
+                         f"{'s' * one} a token across the prompt's end ("
+                         f"{_places(self.merged)}): it is not learned, the loss "
+                         "starts at the token after the prompt's text (TRL's at "
+                         "len(prompt_ids), with a warning); cut the pair after a newline, or "
+                         "with the space starting the completion, to learn it")
+        if self.empty:
+            parts.append(f"{_count(len(self.empty), 'conversation')} with an empty answer "
+                         f"({_places(self.empty)}): only the end of that turn is learned (as "
+                         "TRL learns it), teaching the model to answer nothing there")
+        if self.repeats:
+            parts.append(f"{_count(len(self.repeats), 'conversation')} repeating an earlier "
+                         f"one ({_places(self.repeats)}): trained on as often as it appears "
+                         "(as TRL does); remove the repeats to weigh each once")
         if self.unthought:  # a field the template drops: trained without it, as TRL would
             parts.append(f"the chat template does not show the thinking of "
                          f"{len(self.unthought)} conversations ({_places(self.unthought)}): "
@@ -545,6 +632,19 @@ def alpaca_messages(row: dict, where: str = "row") -> list:
                        {"role": "assistant", "content": row["output"]}]
 
 
+def _empty_answer(row, pair) -> bool:
+    """Whether a row's answer (its completion, or an assistant message without tool
+    calls) is empty text."""
+    if pair is not None:
+        return not pair[1].strip()
+    messages = row.get("messages") if isinstance(row, dict) else None
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and m.get("role") == "assistant" and not m.get("tool_calls")
+        and not any(m.get(k) for k in _REASONING_FIELDS)
+        and isinstance(m.get("content", ""), str) and not (m.get("content") or "").strip()
+        for m in messages)
+
+
 def _prompt_completion(row):
     """``(prompt, completion)`` of a ``{"prompt", "completion"|"response"}`` row, else None."""
     if not isinstance(row, dict) or "messages" in row or not isinstance(row.get("prompt"), str):
@@ -602,16 +702,29 @@ def _row_messages(row, pair, source, where) -> list:
 def _plain_pair(tokenizer, prompt: str, completion: str):
     """Ids of ``prompt + completion`` (the text encoded whole, as TRL's prompt/completion
     rows and as ``generate`` continues the prompt's ids) then the eos token (when the
-    tokenizer has one), and which of them are learned: the completion's (from the token
-    holding its first character) and the eos. Round 48 (h5): the two were encoded apart, so
-    a SentencePiece tokenizer's dummy prefix put a ``▁`` before every completion (``?\n ▁
-    Four`` learned where the text reads ``?\n Four``)."""
-    ids, learn = _learned(tokenizer, prompt + completion,
-                          [(len(prompt), len(prompt) + len(completion))] if completion else [])
+    tokenizer has one), which of them are learned, and whether a token spans the prompt's
+    end. Round 48 (h5): the two were encoded apart, so a SentencePiece tokenizer's dummy
+    prefix put a ``▁`` before every completion (``?\n ▁ Four`` learned where the text reads
+    ``?\n Four``).
+
+    Learned: the tokens after the prompt's text and the eos. A token holding both the
+    prompt's last character and the completion's first (``Hello wor`` + ``ld``: ``rld``) is
+    not learned (round 48 h15: it was, so the model learned to write the prompt's end
+    again); TRL starts the loss at ``len(prompt_ids)`` and warns of the mismatch, which is
+    this rule wherever the prompt's ids begin the text's (and may learn a prompt's
+    character, or skip a completion's token, where they do not)."""
+    text = prompt + completion
+    ids, owner = tokenizer.encode_with_offsets(text)
+    learn = np.zeros(len(ids), dtype=bool)
+    held = np.flatnonzero(owner[len(prompt):] >= 0)  # the completion's characters' tokens
+    first = _token_at(owner, len(prompt) + int(held[0])) if len(held) else None
+    merged = first is not None and prompt != "" and _token_at(owner, len(prompt) - 1) == first
+    if first is not None:
+        learn[first + merged:] = True
     eos = _eos_id(tokenizer)
     if eos is not None:
         ids, learn = np.append(ids, eos), np.append(learn, True)
-    return np.asarray(ids, dtype=np.int64), learn
+    return np.asarray(ids, dtype=np.int64), learn, merged
 
 
 def _eos_id(tokenizer):
@@ -685,6 +798,10 @@ def read_jsonl(path) -> Rows:
                          "is one JSON object (fix or delete them)")
     rows.labels = labels
     return rows
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("s" if n != 1 else "")
 
 
 def _listed(items, most: int = 8) -> str:

@@ -619,11 +619,15 @@ def _table_rows(path: Path) -> tuple[str, list]:
                       None)
         extra = cols.get("input") if prompt == "instruction" else None
         if prompt and answer:
-            from .chat import alpaca_prompt
+            from .chat import Rows, alpaca_prompt
 
             system = cols.get("system")
-            out = []
-            for n, rec in enumerate(reader, 2):
+            out, labels = Rows(), []
+            while True:  # each row named by the line it starts on (a quoted field may hold
+                n = reader.line_num + 1  # newlines), as notes and errors say it
+                rec = next(reader, None)
+                if rec is None:
+                    break
                 if not any(x.strip() for x in rec):
                     continue
                 if len(rec) != len(header):
@@ -635,8 +639,10 @@ def _table_rows(path: Path) -> tuple[str, list]:
                 if system is not None and rec[system].strip():
                     row["system"] = rec[system]
                 out.append(row)
+                labels.append(f"line {n}")
             if not out:
                 raise ValueError(f"{path.name} has a header and no rows")
+            out.labels = labels
             return "chat", out
         if "text" in cols:
             texts = [rec[cols["text"]] for rec in reader if len(rec) > cols["text"]
