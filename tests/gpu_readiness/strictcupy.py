@@ -23,6 +23,7 @@ The numbers are numpy's, so a run on :class:`StrictArray` must equal the plain n
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 import types
 
@@ -128,7 +129,7 @@ def _sync(kind):
 class StrictArray(NDArrayOperatorsMixin):
     """Stands for a ``cupy.ndarray``: see the module docstring."""
 
-    __slots__ = ("_a",)
+    __slots__ = ("_a", "__weakref__")  # cupy.ndarray takes weak references
     __array_priority__ = 100
     __hash__ = None
 
@@ -317,9 +318,29 @@ def _device_args(args, where):
     return args
 
 
-def _function(name, fn):
+def _real_signature(path, root=None):
+    """The installed cupy's signature of ``path`` (``"indices"``, ``"linalg.solve"``), or None
+    where it has none to read (a compiled function) or cupy is absent."""
+    obj = _real_cupy() if root is None else root
+    for part in path.split(".") if obj is not None else ():
+        obj = getattr(obj, part, None)
+    try:
+        return inspect.signature(obj) if obj is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _function(name, fn, real=None):
+    sig = _real_signature(name, real)
+    short = name.rsplit(".", 1)[-1]
+
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        if sig is not None:  # numpy's keywords cupy lacks (indices(sparse=)) raise as cupy's
+            try:
+                sig.bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"{short}() {e} (cupy's signature {sig})") from None
         args = _unwrap(args, f"cupy.{name}")
         kwargs = {k: _unwrap(v, f"cupy.{name}") for k, v in kwargs.items()}
         return wrap(fn(*args, **kwargs))
@@ -368,7 +389,8 @@ class _Namespace(types.ModuleType):
         elif isinstance(obj, type) or not callable(obj):
             value = obj
         else:
-            value = _function(name, obj)
+            value = _function(".".join([*self._path, name]) if self._real is None else name,
+                              obj, self._real)
         setattr(self, name, value)
         return value
 

@@ -139,6 +139,20 @@ def _on_gpu(device) -> bool:
         return False
 
 
+def _gpu_model(device) -> str:
+    """The GPU ``device`` resolves to (its model) and cupy's version, '' on the CPU: a step
+    timed on another card, or with another cupy, is not this one's."""
+    if not _on_gpu(device):
+        return ""
+    from skiff.kernels.backend import cupy, resolve_device
+
+    try:
+        model = resolve_device(device or "auto").model
+    except Exception:  # noqa: BLE001 - _on_gpu resolved it: not expected
+        model = "?"
+    return f"{model}, cupy {getattr(cupy(), '__version__', '?')}"
+
+
 def _freeze() -> bool:
     """Move every object alive now to the collector's permanent generation (``gc.freeze``),
     so that the full collections of :func:`_step_peak` and :func:`_give_back` walk only what
@@ -349,6 +363,7 @@ def _step_key(model, host, **kw) -> dict:
     device = kw.pop("device")
     return {"model": _model_signature(model), "batch": _batch_signature(host),
             "loss": repr(kw.pop("loss_spec")), "device": str(device), "gpu": _on_gpu(device),
+            "gpu_model": _gpu_model(device),
             "visible_gpus": os.environ.get("CUDA_VISIBLE_DEVICES", ""), "machine": _machine(),
             **kw}
 

@@ -66,7 +66,7 @@ def _rem(self, want, g):
     if want[1]:
         with np.errstate(all="ignore"):
             q = np.trunc(a / b) if self.trunc else np.floor_divide(a, b)
-        gb = unbroadcast_t(-g * np.asarray(q, dtype=g.dtype), self.sb)
+        gb = unbroadcast_t(-g * q.astype(g.dtype), self.sb)  # q on a, b's device
     return ga, gb
 
 

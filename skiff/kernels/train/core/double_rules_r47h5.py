@@ -73,7 +73,7 @@ def _einsum(self, want, g):
         if shape != ushape:
             gi = Expand.apply(gi, shape=ushape)
         if uniq != sub:  # written onto the diagonal's places of zeros (a setitem node)
-            grid = g.xp.indices(ushape, sparse=True)
+            grid = E.sparse_grid(g.xp, ushape)
             place = tuple(grid[uniq.index(c)] for c in sub)
             gi = TT._SetItem.apply(g.xp.zeros(a.shape, dtype=a.dtype), gi, index=place)
         out.append(gi)
@@ -337,21 +337,23 @@ def _lu_backward_t(p, low, up, gl, gu):
 
 @rule(LR._Lu)
 def _lu(self, want, gp, gl, gu):
-    p, low, up = self.saved
+    # the factors are kept on the host: the graph's tensors on the gradients' device
+    xp = next((t.xp for t in (gp, gl, gu) if t is not None), xp_of(self.saved[0]))
+    p, low, up = (xp.asarray(v) for v in self.saved)
     return (_lu_backward_t(p, output_t(self, 1, low), output_t(self, 2, up), gl, gu),)
 
 
 @rule(LR._LuFactor)
 def _lu_factor(self, want, g):
     """The packed ``LU`` = ``tril(LU, -1) + triu(LU)``: ``lu``'s rule on its two triangles."""
-    (lu_,) = self.saved
+    xp = g.xp  # the packed factor is kept on the host: its tensors on g's device
+    lu_ = xp.asarray(self.saved[0])
     packed = output_t(self, 0, lu_)
     m, n = lu_.shape[-2:]
     k = min(m, n)
-    xp = xp_of(lu_)
     low = packed[..., :, :k].tril(-1) + _t(xp.eye(m, k, dtype=lu_.dtype))
     up = packed[..., :k, :].triu()
-    p = LR._perm_matrix(self.piv, m, lu_.dtype)
+    p = xp.asarray(LR._perm_matrix(self.piv, m, lu_.dtype))
     return (_lu_backward_t(p, low, up, g[..., :, :k], g[..., :k, :]),) + (None,) * (
         len(self._parents) - 1)
 

@@ -11,7 +11,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .autograd import Function
+from .autograd import Function, xp_of
 from .ops_linalg import _as_tensor, _float, _square, cholesky, inv, matrix_norm, svdvals
 
 __all__ = ["matrix_exp", "cholesky_ex", "inv_ex", "cond"]
@@ -20,10 +20,12 @@ _InvEx = namedtuple("inv_ex", ["inverse", "info"])
 
 
 def _each(fn, *arrays):
+    """``fn`` matrix by matrix on the host (SciPy's), the result on ``arrays[0]``'s device."""
     a0 = arrays[0]
-    flat = [np.asarray(a).reshape((-1,) + a.shape[-2:]) for a in arrays]
+    flat = [(a.get() if hasattr(a, "get") else np.asarray(a)).reshape((-1,) + a.shape[-2:])
+            for a in arrays]
     out = np.stack([fn(*ms) for ms in zip(*flat)]) if flat[0].shape[0] else flat[0].copy()
-    return out.reshape(a0.shape)
+    return xp_of(a0).asarray(out.reshape(a0.shape))
 
 
 class _MatrixExp(Function):

@@ -143,7 +143,7 @@ class _Lu(Function):
     def backward(self, gp, gl, gu):
         p, low, up = self.saved
         ga = _lu_backward(p, low, up, _opt_host(gl), _opt_host(gu))
-        return xp_of(p).asarray(ga)
+        return xp_of(gl if gl is not None else gu).asarray(ga)  # on the gradient's device
 
 
 class _LuFactor(Function):
@@ -161,9 +161,9 @@ class _LuFactor(Function):
         (lu_,) = self.saved
         low, up = _unpack(lu_)
         p = _perm_matrix(self.piv, lu_.shape[-2], lu_.dtype)
-        g = _host(g)
+        xp, g = xp_of(g), _host(g)
         k = min(lu_.shape[-2:])
-        return xp_of(lu_).asarray(_lu_backward(p, low, up, g[..., :, :k], g[..., :k, :]))
+        return xp.asarray(_lu_backward(p, low, up, g[..., :, :k], g[..., :k, :]))
 
 
 def _host(a):

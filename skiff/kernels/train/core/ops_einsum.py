@@ -102,11 +102,19 @@ class EinsumFn(Function):
             if uniq == sub:
                 grads.append(gu)
                 continue
-            grid = xp.indices(ushape, sparse=True)  # the diagonal's places, zeros elsewhere
+            grid = sparse_grid(xp, ushape)  # the diagonal's places, zeros elsewhere
             full = xp.zeros(a.shape, dtype=a.dtype)
             full[tuple(grid[uniq.index(c)] for c in sub)] = gu
             grads.append(full)
         return tuple(grads)
+
+
+def sparse_grid(xp, shape) -> list:
+    """``np.indices(shape, sparse=True)``: axis ``j``'s positions shaped to broadcast along
+    the other axes (cupy's ``indices`` has no ``sparse=``)."""
+    nd = len(shape)
+    return [xp.arange(n).reshape((1,) * j + (n,) + (1,) * (nd - j - 1))
+            for j, n in enumerate(shape)]
 
 
 def _sublist_equation(args) -> tuple[str, tuple]:

@@ -506,11 +506,12 @@ def copysign(input, other):  # noqa: A002
     """torch's ``copysign``: ``|input|`` with the sign of ``other`` (-0.0 counts as
     negative); the gradient flows to ``input`` only, as torch's."""
     a = _t(input)
-    b = np.asarray(getattr(other, "_data", other))
-    sign = np.where(np.signbit(b), -1.0, 1.0)
+    xp = a.xp  # the sign on input's device (a GPU's other is not read back)
+    b = xp.asarray(getattr(other, "_data", other))
+    sign = xp.where(xp.signbit(b), -1.0, 1.0)
     shape = np.broadcast_shapes(tuple(a.shape), sign.shape)
     a = a if a.dtype.kind == "f" else a.double()
-    return a.abs().expand(*shape) * _raw(a, np.broadcast_to(sign, shape).astype(a.dtype))
+    return a.abs().expand(*shape) * _raw(a, xp.broadcast_to(sign, shape).astype(a.dtype))
 
 
 def fix(input):  # noqa: A002

@@ -61,6 +61,9 @@ class CTCLossFn(Function):
         T, N, C = lp.shape
         L = ext.shape[1]
         host = lp.get() if xp is not np else lp
+        if xp is not np:  # the label arrays came over with lp (one op's operands): back here
+            ext, in_len, ext_len = (v.get() if hasattr(v, "get") else v
+                                    for v in (ext, in_len, ext_len))
         n_idx = np.arange(N)[None, :, None]
         g = host[:, n_idx[0], ext].astype(np.float64)  # (T, N, L): lp at the extended labels
         valid = np.arange(L)[None, :] < ext_len[:, None]  # (N, L)
