@@ -227,19 +227,23 @@ class ImageFolder:
         sample = files[:: max(1, len(files) // 64)]
         self.channels = int(ref["channels"]) if ref is not None else (
             1 if all(_safe_grey(p) for p, _ in sample) else 3)
-        images, labels, bad = [], [], []
+        from PIL import Image
+
+        images, labels, bad, huge = [], [], [], []
         for i, (p, k) in enumerate(files):
             try:
                 images.append(load_image(p, self.size, self.channels))
                 labels.append(k)
             except (OSError, ValueError, SyntaxError):
                 bad.append(p)
+            except Image.DecompressionBombError as exc:  # a 200-megapixel scan: the whole
+                huge.append((p, exc))  # read stopped on PIL's error, no file named (r48 h20)
             if progress is not None and ((i + 1) % max(1, len(files) // 20) == 0
                                          or i + 1 == len(files)):
                 progress(i + 1, len(files))  # about twenty times, and at the end
         if not images:
             raise ImageFolderError(f"{root.name}: none of its {len(files)} image files could be "
-                                   "read")
+                                   "read" + (f" ({_huge_note(huge, root)})" if huge else ""))
         order = np.random.default_rng(seed).permutation(len(images))
         self.images = np.stack(images)[order]
         self.labels = np.asarray(labels, np.int64)[order]
@@ -266,11 +270,15 @@ class ImageFolder:
             self.notes.append(f"class{'es' if len(unread) > 1 else ''} "
                               f"{', '.join(map(repr, unread))}: none of its image files could "
                               f"be read, so the model sees no example of it")
+        if ref is None:
+            self.notes += _class_size_notes(self.classes, counts)
         if bad:
             self.notes.append(f"{len(bad)} file{'s' if len(bad) > 1 else ''} that "
                               f"{'are' if len(bad) > 1 else 'is'} no "
                               f"image left out (the first: "
                               f"{bad[0].relative_to(root).as_posix()})")
+        if huge:
+            self.notes.append(_huge_note(huge, root))
 
     @property
     def _own_stats(self) -> bool:
@@ -324,6 +332,45 @@ class ImageFolder:
     def __repr__(self) -> str:
         return (f"ImageFolder({self.root.name}: {len(self)} images, {len(self.classes)} "
                 f"classes, {self.channels}x{self.size}x{self.size})")
+
+
+def _huge_note(huge: list, root: Path) -> str:
+    """The images PIL refuses as too large (its decompression-bomb guard), said."""
+    from PIL import Image
+
+    many = len(huge) > 1
+    first = huge[0][0].relative_to(root).as_posix()
+    return (f"{len(huge)} image{'s' if many else ''} too large to read left out (the first: "
+            f"{first}; over {2 * Image.MAX_IMAGE_PIXELS:,} pixels, PIL's guard against "
+            "decompression bombs): shrink "
+            f"{'them' if many else 'it'}, or raise PIL.Image.MAX_IMAGE_PIXELS if you trust "
+            f"{'them' if many else 'it'}")
+
+
+def _class_size_notes(classes: list[str], counts) -> list[str]:
+    """Notes on the classes' sizes (round 48 h20: the counts were listed, never said): the
+    rarest class under a tenth of the commonest (as a table's target says it, with the option
+    that weighs the classes), and classes of a single image."""
+    have = [(c, int(n)) for c, n in zip(classes, counts) if n > 0]
+    if len(have) < 2:
+        return []
+    notes = []
+    (rare, low), (common, high) = min(have, key=lambda t: t[1]), max(have, key=lambda t: t[1])
+    total = sum(n for _, n in have)
+    if low * 10 < high:
+        notes.append(f"classes imbalanced: {rare!r} has {low} of {total} images, {common!r} "
+                     f"{high}; always answering {common!r} is {high / total:.0%} accurate: "
+                     "read each class's recall (metrics.json), or weigh the classes: "
+                     "--class-weight balanced (Trainer(class_weight='balanced') in Python)")
+    single = [c for c, n in have if n == 1]
+    if single:
+        many = len(single) > 1
+        notes.append(f"class{'es' if many else ''} {', '.join(map(repr, single[:6]))}"
+                     f"{' ...' if len(single) > 6 else ''}: one image "
+                     f"{'each' if many else ''}".rstrip()
+                     + ": little to learn from, and a held-out split (--val-split) keeps it "
+                     "for training, so validation never scores it")
+    return notes
 
 
 def stratified_counts(labels: np.ndarray, classes: int, n_val: int) -> list[int]:
@@ -388,7 +435,9 @@ def augment(x: np.ndarray, rng) -> np.ndarray:
 
 
 def _safe_grey(path) -> bool:
+    from PIL import Image
+
     try:
         return _is_grey(path)
-    except (OSError, ValueError, SyntaxError):
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
         return True  # no image: it decides nothing

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .table_cells import blank_note, column_notes, grouped_commas, records
 from .table_dates import date_features, date_order, looks_like_date, order_text
 from .table_decimal import decimal_comma_columns
 from .table_jsonl import JSON_LINES, json_lines_rows
@@ -151,6 +152,9 @@ def read_table(path, target: str | None = None, drop=None, fit_rows=None,
     path = Path(path)
     if not path.is_file():
         raise TableError(f"no table file {str(path)!r}")
+    if other_table_hint(path):  # an .xlsx was read as CSV: "one column" (round 48 h20)
+        raise TableError(f"{path.name}: not a .csv, .tsv, .jsonl or .npz table"
+                         + other_table_hint(path))
     if path.suffix.lower() == ".npz":
         if target is not None or drop:
             raise TableError(f"{path.name}: an .npz table names its arrays x and y; "
@@ -168,6 +172,7 @@ def read_table(path, target: str | None = None, drop=None, fit_rows=None,
     if encoding is not None and len(kept) < len(columns):  # the row index was a number column
         encoding = [e for e in encoding if e["name"] != columns[0]]
     fit = _fit_mask(fit_rows, len(x), y)
+    notes += column_notes(x, kept, fit)  # a constant column, an identifier's numbers
     table = _standardised(x, y, kept, target, fit)
     table.scaled_on = None if fit is None else int(fit.sum())
     if table.classes is not None and len(table.classes) < 2:  # the cross-entropy's shape error
@@ -255,13 +260,17 @@ def _cells(path: Path, delimiter: str, limit: int | None = None, notes=None,
     head = text[:65536]
     if delimiter == "," and (head.count(";") > head.count(",") or _semicolons(head)):
         delimiter = ";"  # a spreadsheet's export where the comma is the decimal mark
-    found = ((k + 1, cells) for k, r in  # each cell stripped once (a 200k-row file)
-             enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
-             if any(cells := [c.strip() for c in r]))
+    blank: list[int] = []  # rows of separators only (round 48 h20: dropped unsaid)
+    # each cell stripped once (a 200k-row file); a record's first line (a quoted cell over two
+    # lines: later errors named a line too early, round 48 h20)
+    found = records(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), blank)
     rows = list(itertools.islice(found, limit))
-    if delimiter == ";":  # "1,5" is one and a half there
-        raw, rows = rows, [(k, [c.replace(",", ".") if _number(c.replace(",", ".")) is not None
-                                else c for c in r]) for k, r in rows]
+    if blank and notes is not None:
+        notes.append(blank_note(blank))
+    if delimiter == ";":  # "1,5" is one and a half there; "1.234,5" a thousand and more
+        raw = rows  # (round 48 h20: it was "not a number")
+        rows = [(k, [c.replace(",", ".") if _number(c.replace(",", ".")) is not None
+                     else c for c in r]) for k, r in grouped_commas(rows, notes)]
         if commas is not None:
             commas += sorted({j for (_, r), (_, cells) in zip(rows, raw) for j, c in
                               enumerate(cells) if "," in c and r[j] != c})
@@ -591,10 +600,15 @@ def encode_column(file: str, name: str, cells: list[str], lines: list[int], fit=
         k = next(j for j in words if not looks_like_date(cells[j]))
         raise TableError(f"{file}, line {lines[k]}, column {name!r}: {cells[k]!r} is not a "
                          "date (the column's other cells are dates; leave a gap empty)")
-    distinct = sorted({c.strip() for c in cells})
     if any(v is not None for v in numbers):  # numbers and a word: a typo, not categories
         raise TableError(f"{file}, line {lines[k]}, column {name!r}: {cells[k]!r} is not a "
                          f"number (the column's other cells are numbers)")
+    # every missing cell ('', 'NA', 'n/a', '?') one value, as pandas reads them all NaN: each
+    # spelling was a category of its own (round 48 h20), and the column "free text"
+    gaps = sum(read[c][0] for c in cells)
+    if gaps:
+        cells = ["" if read[c][0] else c for c in cells]
+    distinct = sorted({c.strip() for c in cells})
     if len(distinct) > MAX_CATEGORIES or len(distinct) > max(2, len(cells) // 2):
         raise FreeTextColumn(f"{file}, line {lines[k]}, column {name!r}: {cells[k]!r} is not "
                              f"a number, and the column holds {len(distinct)} different "
@@ -608,7 +622,9 @@ def encode_column(file: str, name: str, cells: list[str], lines: list[int], fit=
         " ..." if len(distinct) > 6 else "")
     return col, {"name": name, "kind": "categories", "values": distinct,
                  "features": [f"{name}={d or '(empty)'}" for d in distinct]}, \
-        f"column {name!r}: words, one 0/1 feature per value ({shown})"
+        f"column {name!r}: words, one 0/1 feature per value ({shown})" + (
+            f"; {gaps} missing cell{'s' if gaps > 1 else ''} (empty, NA...) one value of "
+            "their own" if gaps else "")
 
 
 MAX_WORDS = 2000  # a text column's features: its most frequent words
@@ -766,6 +782,8 @@ def apply_encoding(file: str, encoding: list, cells_of, lines: list[int]):
             col = _word_counts(cells, spec["values"], spec.get("ngrams", 1), spec.get("idf"))
         else:
             values = spec["values"]
+            if "" in values:  # a missing cell ('NA', '?') is training's empty one
+                cells = ["" if is_missing(c) and c.strip() not in values else c for c in cells]
             col = _one_hot(cells, values)
             unseen = sorted({c.strip() for c in cells} - set(values))
             if unseen:
