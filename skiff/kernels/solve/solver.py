@@ -2398,6 +2398,12 @@ class Solver:
         if x2 is None or not (h2[-1] < exc.history[-1]):
             self.method, self._stop = stalled, why
             return None
+        if not ok and why:
+            # a singular A: whether SuperLU meets an exact zero pivot (the stall above stands)
+            # or a tiny one (an x, "no solution") follows the BLAS kernel's rounding (round 48
+            # h9: OPENBLAS_CORETYPE=Sandybridge); the stall's remedy (near_nullspace=...)
+            # stays in the status either way
+            self._stop = f"{self._stop}; before it, {why}"
         self.switched, self.M, self.precond_name = str(exc), None, "none"
         self._switch_why = (f"{stalled} stagnated at |r|/|b| = "
                             f"{exc.history[-1] / exc.history[0]:.1e} after {done} iterations; "

@@ -19,6 +19,14 @@ from .ernie_reference import saved_adapter as _adapter
 peft = pytest.importorskip("peft")
 IDS = np.array([[5, 6, 7, 8, 9, 10, 11]])
 
+# skiff's float32 logits against peft's (round 48 h9): the last position's logits under the
+# rank-2 rsLoRA adapter on down_proj carry float32 noise from hidden states far larger than
+# the logits (|logits| up to 8): 1e-5 to 2.4e-5 apart here, 5.3e-5 with OpenBLAS's Sandybridge
+# kernels, ATen's default ones and numpy without AVX2 together (past the 5e-5 this file
+# used); 1e-4 of the largest logit, 8e-4, keeps 15x over that and stays 12x under the least
+# an adapter changes in these tests (> 1e-2)
+ATOL = 8e-4
+
 
 @pytest.fixture(scope="module", params=["dense-gqa-tied", "moe-shared"])
 def setup(request, tmp_path_factory):
@@ -46,7 +54,7 @@ def shared(setup):
     return _pair(setup)
 
 
-def _same(pm, model, tokens=True, atol=5e-5):
+def _same(pm, model, tokens=True, atol=ATOL):
     with torch.no_grad():
         want = pm(torch.tensor(IDS)).logits.numpy()
         wg = pm.generate(input_ids=torch.tensor(IDS), max_new_tokens=6, do_sample=False,
@@ -71,7 +79,7 @@ def test_a_list_of_active_adapters_as_peft(shared, names):
     alone = _same(pm, model, tokens=False)  # one adapter's tokens: the named-adapter tests
     assert np.abs(summed - alone).max() > 1e-2  # the list is not its first adapter
     model.set_adapter(names)  # and back
-    np.testing.assert_allclose(model(IDS).numpy(), summed, atol=5e-5)
+    np.testing.assert_allclose(model(IDS).numpy(), summed, atol=ATOL)
     for name in names:  # each alone again (a pair added to another's layer is taken off)
         pm.base_model.set_adapter(name)
         model.set_adapter(name)
@@ -106,8 +114,9 @@ def test_one_step_trains_every_active_adapter_as_peft(setup):
         before = {"b": b_before, "c": c_before}.get(name)
         # after a step of lr 0.1 the logits carry 0.1 x the gradients' float32 noise (torch's
         # own against float64: up to 4.6e-5 x max|g|, round 38): 1.2e-4 seen on |logits| ~3
-        # (CI, dense-gqa-tied); 3e-4 stays 30x under the step's own move (> 1e-2, below)
-        after = _same(pm, model, tokens=False, atol=3e-4)
+        # (CI, dense-gqa-tied); 1.5e-3 keeps 12x over that (round 48 h9: 3e-4 kept 2.5x)
+        # and stays 7x under the step's own move (> 1e-2, below)
+        after = _same(pm, model, tokens=False, atol=1.5e-3)
         assert before is None or np.abs(after - before).max() > 1e-2
 
 
@@ -120,24 +129,24 @@ def test_save_merge_delete_and_disable_with_a_list(setup, tmp_path):
     want = _same(pm, model, tokens=False)
     model.save_pretrained(tmp_path / "all")
     assert model.active_adapters() == names  # saving leaves the list active
-    np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
+    np.testing.assert_allclose(model(IDS).numpy(), want, atol=ATOL)
     with torch.no_grad():
         for name, sub in (("default", ""), ("b", "b"), ("c", "c")):
             fresh = peft.PeftModel.from_pretrained(
                 transformers.AutoModelForCausalLM.from_pretrained(folder), tmp_path / "all" / sub)
             pm.base_model.set_adapter(name)
             np.testing.assert_allclose(fresh(torch.tensor(IDS)).logits.numpy(),
-                                       pm(torch.tensor(IDS)).logits.numpy(), atol=5e-5)
+                                       pm(torch.tensor(IDS)).logits.numpy(), atol=ATOL)
     pm.base_model.set_adapter(names)
     with model.disable_adapter(), pm.disable_adapter(), torch.no_grad():
         np.testing.assert_allclose(model(IDS).numpy(), pm(torch.tensor(IDS)).logits.numpy(),
-                                   atol=5e-5)
-    np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
+                                   atol=ATOL)
+    np.testing.assert_allclose(model(IDS).numpy(), want, atol=ATOL)
     # a new adapter loaded / mixed while a list is active: the list stays
     model.add_weighted_adapter(["default", "c"], [0.5, 0.5], "mix", "svd")
     pm.add_weighted_adapter(["default", "c"], [0.5, 0.5], "mix", "svd")
     assert model.active_adapters() == names == pm.base_model.active_adapters
-    np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
+    np.testing.assert_allclose(model(IDS).numpy(), want, atol=ATOL)
     # deleting one of the active adapters leaves the others active, as peft
     pm.delete_adapter("default")
     model.delete_adapter("default")
@@ -146,4 +155,4 @@ def test_save_merge_delete_and_disable_with_a_list(setup, tmp_path):
     model.set_adapter(["b", "c"])
     with torch.no_grad():
         merged = pm.merge_and_unload()(torch.tensor(IDS)).logits.numpy()
-    np.testing.assert_allclose(model.merge_and_unload()(IDS).numpy(), merged, atol=5e-5)
+    np.testing.assert_allclose(model.merge_and_unload()(IDS).numpy(), merged, atol=ATOL)

@@ -61,13 +61,16 @@ def test_beam_search_equals_transformers(beam_pair, case, padded):
                             **kw)
     got = generate_beams(model, ids, attention_mask=mask, **kw)
     np.testing.assert_array_equal(got.sequences, want.sequences.numpy())
-    np.testing.assert_allclose(got.sequences_scores, want.sequences_scores.numpy(), atol=1e-4)
+    # float32 (round 48 h9): a sequence's score sums its 8 steps' log-probabilities, each
+    # within the per-step 1e-4 below: 5.6e-5 apart at worst over native, OpenBLAS
+    # Sandybridge + ATen avx2 and + ATen default (0.56 of the 1e-4 used); 1e-3 keeps 18x
+    np.testing.assert_allclose(got.sequences_scores, want.sequences_scores.numpy(), atol=1e-3)
     assert len(got.scores) == len(want.scores)
     for mine, theirs in zip(got.scores, want.scores):
         theirs = theirs.numpy()
         np.testing.assert_array_equal(np.isfinite(mine), np.isfinite(theirs))
         np.testing.assert_allclose(mine[np.isfinite(mine)], theirs[np.isfinite(theirs)],
-                                   atol=1e-4)
+                                   atol=1e-3)  # 2.1e-5 seen (round 48 h9): 48x
     # the plain call returns the same ids
     plain = {k: v for k, v in kw.items() if k not in ("return_dict_in_generate",
                                                         "output_scores")}

@@ -19,6 +19,12 @@ IDS = np.array([[0, 5, 0, 6, 7, 9], [8, 9, 10, 0, 11, 12], [3, 4, 5, 6, 0, 0]])
 MASK = (IDS != 0).astype(np.int64)
 DEFINED = np.ones_like(MASK, dtype=bool)
 DEFINED[0, 0] = False  # a query with nothing to see: eager and sdpa differ there
+# float32 against transformers (round 48 h9): hidden states of these forwards reach tens, so
+# their rounding (summed in another order by each BLAS kernel and ATen's vector width)
+# leaves logits and states 1.1e-5 apart, attention probabilities 1.3e-6 (native, OpenBLAS
+# Sandybridge + ATen avx2, Sandybridge + ATen default + numpy without AVX2): 3e-5 and 2e-6
+# kept 3x and 1.5x; 3e-4 (4e-5 of the largest logit) and 2e-5 keep 10x and more
+ATOL, ATTN_ATOL = 3e-4, 2e-5
 
 
 @pytest.fixture(scope="module", params=["dense-gqa-tied", "moe-shared"])
@@ -45,7 +51,7 @@ def test_logits_equal_transformers(pair, graph):
             got = np.asarray(model(IDS, attention_mask=MASK).detach())
     else:
         got = np.asarray(model(IDS, attention_mask=MASK))
-    np.testing.assert_allclose(got[DEFINED], want[DEFINED], atol=3e-5, rtol=0)
+    np.testing.assert_allclose(got[DEFINED], want[DEFINED], atol=ATOL, rtol=0)
     # not vacuous: the hole attended to (a mask of ones) moves the later tokens' logits
     ones = np.asarray(model(IDS))
     assert np.abs(ones[0, 3:] - want[0, 3:]).max() > 1e-2
@@ -77,7 +83,7 @@ def test_the_cache_of_such_a_forward_continues_as_transformers(pair):
         first = ref(torch.tensor(IDS), attention_mask=torch.tensor(MASK), use_cache=True)
         want = ref(torch.tensor(nxt), cache=first.past_key_values,
                    attention_mask=torch.tensor(mask2)).logits.numpy()
-    np.testing.assert_allclose(got, want, atol=3e-5, rtol=0)
+    np.testing.assert_allclose(got, want, atol=ATOL, rtol=0)
 
 
 def test_hidden_states_and_attentions_equal_transformers(pair):
@@ -88,13 +94,13 @@ def test_hidden_states_and_attentions_equal_transformers(pair):
     got = model(IDS, attention_mask=MASK, output_hidden_states=True, output_attentions=True)
     for mine, theirs in zip(got.hidden_states, want.hidden_states):
         np.testing.assert_allclose(np.asarray(mine)[DEFINED], theirs.numpy()[DEFINED],
-                                   atol=3e-5, rtol=0)
+                                   atol=ATOL, rtol=0)
     for mine, theirs in zip(got.attentions, want.attentions):
         mine, theirs = np.asarray(mine), theirs.numpy()
         for b, t in zip(*np.nonzero(DEFINED)):
-            np.testing.assert_allclose(mine[b, :, t], theirs[b, :, t], atol=2e-6)
+            np.testing.assert_allclose(mine[b, :, t], theirs[b, :, t], atol=ATTN_ATOL)
     np.testing.assert_allclose(np.asarray(got.logits)[DEFINED], want.logits.numpy()[DEFINED],
-                               atol=3e-5, rtol=0)
+                               atol=ATOL, rtol=0)
     labels = IDS.copy()
     plain = float(np.asarray(model(IDS, attention_mask=MASK, labels=labels).loss))
     hidden = model(IDS, attention_mask=MASK, labels=labels, output_hidden_states=True)

@@ -54,8 +54,11 @@ def test_gradient_accumulation_with_num_items_in_batch(pair):
             continue
         compared += 1
         g = theirs[name].grad.numpy()
+        # float32 gradients (round 48 h9): 5.6e-6 of the largest apart at worst over the
+        # native, OpenBLAS Sandybridge + ATen avx2 / default, numpy-without-AVX2 paths (the
+        # BLAS kernels' sum orders), 0.56 of the 1e-5 used; 1e-4 of it keeps 18x
         np.testing.assert_allclose(np.asarray(p.grad.numpy()), g,
-                                   atol=1e-5 * max(1e-3, np.abs(g).max()), err_msg=name)
+                                   atol=1e-4 * max(1e-3, np.abs(g).max()), err_msg=name)
     assert compared >= 10
 
 
@@ -68,7 +71,9 @@ def test_logits_to_keep(pair, keep):
         want = ref(ids, logits_to_keep=arg).logits.numpy()
     got = model(ids, logits_to_keep=arg)
     assert got.logits.shape == want.shape
-    np.testing.assert_allclose(np.asarray(got.numpy()), want, atol=1e-5 * np.abs(want).max())
+    # float32 (round 48 h9): 3.4e-6 of the largest apart at worst (native, OpenBLAS
+    # Sandybridge + ATen avx2 / default, numpy without AVX2); 1e-4 of it keeps 30x
+    np.testing.assert_allclose(np.asarray(got.numpy()), want, atol=1e-4 * np.abs(want).max())
 
 
 def test_logits_to_keep_with_labels_is_one_error(pair):

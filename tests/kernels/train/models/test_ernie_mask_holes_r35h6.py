@@ -18,6 +18,11 @@ from .ernie_reference import make_checkpoint, torch
 IDS = np.array([[0, 5, 0, 6, 7, 9], [8, 9, 10, 0, 11, 12]])  # a hole in each row
 MASK = (IDS != 0).astype(np.int64)
 BASE = dict(pad_token_id=0, eos_token_id=None)
+# float32 against transformers (round 48 h9): step scores and hidden states 2.8e-5 apart at
+# worst over the native, OpenBLAS Sandybridge + ATen avx2, and Sandybridge + ATen default +
+# numpy without AVX2 paths (the sum orders of BLAS kernels and vector widths), 0.56 of the
+# 5e-5 used; 5e-4 (6e-5 of the largest logit) keeps 18x, attentions' 1e-4 keeps 40x
+ATOL, ATTN_ATOL = 5e-4, 1e-4
 
 
 @pytest.fixture(scope="module", params=["dense-gqa-tied", "moe-shared"])
@@ -63,7 +68,7 @@ def test_beam_scores_equal(pair):
     np.testing.assert_array_equal(got.sequences, want.sequences.numpy())
     np.testing.assert_allclose(got.sequences_scores, want.sequences_scores.numpy(), atol=1e-5)
     for a, b in zip(got.scores, want.scores):
-        np.testing.assert_allclose(np.asarray(a), b.numpy(), atol=5e-5)
+        np.testing.assert_allclose(np.asarray(a), b.numpy(), atol=ATOL)
 
 
 def test_step_states_equal(pair):
@@ -71,18 +76,18 @@ def test_step_states_equal(pair):
                       output_hidden_states=True, output_attentions=True)
     np.testing.assert_array_equal(got.sequences, want.sequences.numpy())
     for a, b in zip(got.scores, want.scores):
-        np.testing.assert_allclose(np.asarray(a), b.numpy(), atol=5e-5)
+        np.testing.assert_allclose(np.asarray(a), b.numpy(), atol=ATOL)
     real = np.concatenate([MASK != 0, np.ones((2, 6), bool)], 1)
     for step, (gh, wh) in enumerate(zip(got.hidden_states, want.hidden_states)):
         q = real[:, :6] if step == 0 else np.ones((2, 1), bool)  # the hole's own: 0 here
         for a, b in zip(gh, wh):
-            np.testing.assert_allclose(np.asarray(a)[q], b.numpy()[q], atol=5e-5)
+            np.testing.assert_allclose(np.asarray(a)[q], b.numpy()[q], atol=ATOL)
     for ga, wa in zip(got.attentions, want.attentions):
         for a, b in zip(ga, wa):
             S = a.shape[3]
             q = real[:, :S][:, S - a.shape[2]:]
             np.testing.assert_allclose(np.asarray(a).transpose(0, 2, 1, 3)[q],
-                                       b.numpy().transpose(0, 2, 1, 3)[q], atol=1e-5)
+                                       b.numpy().transpose(0, 2, 1, 3)[q], atol=ATTN_ATOL)
 
 
 def test_the_hole_matters_here(pair):

@@ -19,6 +19,13 @@ from .ernie_reference import saved_adapter as _adapter
 peft = pytest.importorskip("peft")
 IDS = np.array([[5, 6, 7, 8, 9, 10, 11]])
 
+# skiff's float32 logits against peft's (round 48 h9): the last position's logits under the
+# rank-2 rsLoRA adapter "b" carry float32 noise from hidden states far larger than the logits
+# (|logits| up to 8): 1e-5 to 2.4e-5 apart here, 5.3e-5 with OpenBLAS's Sandybridge kernels,
+# ATen's default ones and numpy without AVX2 together (past the 5e-5 this file used); 1e-4
+# of the largest logit, 8e-4, keeps 15x over that, far under what an adapter changes
+ATOL = 8e-4
+
 
 @pytest.fixture(scope="module", params=["dense-gqa-tied", "moe-shared"])
 def setup(request, tmp_path_factory):
@@ -63,7 +70,7 @@ def _same(pm, model, tokens=True):
         want = pm(torch.tensor(IDS)).logits.numpy()
         wg = pm.generate(input_ids=torch.tensor(IDS), max_new_tokens=6, do_sample=False,
                          pad_token_id=0).numpy() if tokens else None
-    np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
+    np.testing.assert_allclose(model(IDS).numpy(), want, atol=ATOL)
     if tokens:
         np.testing.assert_array_equal(model.generate(IDS, max_new_tokens=6), wg)
     assert model.active_adapter == pm.active_adapter
@@ -101,7 +108,7 @@ def test_switch_disable_delete_and_merge_as_peft(setup):
     with torch.no_grad():
         want = pm.merge_and_unload()(torch.tensor(IDS)).logits.numpy()
     merged = model.merge_and_unload()
-    np.testing.assert_allclose(merged(IDS).numpy(), want, atol=5e-5)
+    np.testing.assert_allclose(merged(IDS).numpy(), want, atol=ATOL)
     with pytest.raises(ValueError, match="No adapter loaded"):
         merged.set_adapter("default")
 
@@ -121,7 +128,7 @@ def test_save_pretrained_writes_each_adapter_as_peft(setup, tmp_path):
         model.set_adapter(name)
         with torch.no_grad():
             want = pm(torch.tensor(IDS)).logits.numpy()
-        np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
+        np.testing.assert_allclose(model(IDS).numpy(), want, atol=ATOL)
 
 
 @pytest.mark.parametrize("args", [
@@ -178,7 +185,7 @@ def test_add_adapter_from_a_lora_config(setup):
         transformers.AutoModelForCausalLM.from_pretrained(folder).eval(), paths["c"]).eval()
     with torch.no_grad():
         want = pm(torch.tensor(IDS)).logits.numpy()
-    np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
+    np.testing.assert_allclose(model(IDS).numpy(), want, atol=ATOL)
     with pytest.raises(ValueError, match="Adapter with name dpo already exists"):
         model.add_adapter(cfg, adapter_name="dpo")
     model.merge_and_unload()
@@ -232,7 +239,7 @@ def test_a_parked_adapter_follows_model_to(setup):
         transformers.AutoModelForCausalLM.from_pretrained(folder).eval(), paths["c"]).eval()
     with torch.no_grad():
         want = pm(torch.tensor(IDS)).logits.numpy()
-    np.testing.assert_allclose(model(IDS).numpy(), want, atol=5e-5)
+    np.testing.assert_allclose(model(IDS).numpy(), want, atol=ATOL)
 
 
 def test_a_reference_adapter_in_a_dpo_like_step(setup):

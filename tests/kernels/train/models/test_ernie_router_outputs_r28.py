@@ -27,11 +27,18 @@ def pair(tmp_path_factory):
         from_pretrained(folder)
 
 
+# float32 (round 48 h9): router logits 6.3e-6 from transformers' at worst, and skiff's two
+# forwards (with and without router logits) 4.7e-6 apart, over the native, OpenBLAS
+# Sandybridge + ATen avx2 / default, numpy-without-AVX2 paths (BLAS sum orders): 0.63 of
+# the 1e-5 used; 1e-4 keeps 16x
+ATOL = 1e-4
+
+
 def _compare(got, want):
     assert abs(got.aux_loss.item() - want.aux_loss.item()) <= 1e-5 * want.aux_loss.item()
     assert len(got.router_logits) == len(want.router_logits) > 0
     for a, b in zip(got.router_logits, want.router_logits):
-        np.testing.assert_allclose(np.asarray(a.numpy()), b.detach().numpy(), atol=1e-5)
+        np.testing.assert_allclose(np.asarray(a.numpy()), b.detach().numpy(), atol=ATOL)
 
 
 def test_router_outputs_and_loss_equal_transformers(pair):
@@ -72,7 +79,7 @@ def test_router_outputs_without_labels_and_without_grad(pair):
     cfg_on.config.output_router_logits = True
     plain = cfg_on(ids)
     np.testing.assert_allclose(np.asarray(plain.numpy()), np.asarray(got.logits.numpy()),
-                               atol=1e-5)
+                               atol=ATOL)
     assert cfg_on(ids, labels=ids).aux_loss is not None
 
 

@@ -48,17 +48,31 @@ def run_mpi(np: int, script: str, *args: str, timeout: float = 60.0, cwd=None) -
     return results
 
 
-def results_in(text: str) -> list[dict]:
-    """Each JSON object that follows a ``RESULT `` marker in ``text``, sorted by ``rank``.
+def results_in(text: str, marker: str = "RESULT ") -> list[dict]:
+    """Each JSON object that follows a ``marker`` in ``text``, sorted by ``rank`` (in the order
+    printed where they have none).
 
     Ranks' lines interleave on mpiexec's pipe: unbuffered, ``print`` writes a line's text and
     its newline apart, so one rank's line can land between another's text and newline. Each
     object is decoded where it starts, not line by line."""
     decoder = json.JSONDecoder()
     results = []
-    pos = text.find("RESULT ")
+    pos = text.find(marker)
     while pos >= 0:
-        obj, end = decoder.raw_decode(text, pos + len("RESULT "))
+        obj, end = decoder.raw_decode(text, pos + len(marker))
         results.append(obj)
-        pos = text.find("RESULT ", end)
+        pos = text.find(marker, end)
     return sorted(results, key=lambda r: r.get("rank", 0))
+
+
+def json_after(text: str, marker: str):
+    """The JSON value that follows the first ``marker`` in ``text`` (a list, an object...),
+    decoded where it starts, not line by line: see ``results_in``."""
+    return json.JSONDecoder().raw_decode(text, text.index(marker) + len(marker))[0]
+
+
+def line_after(text: str, marker: str) -> str:
+    """``marker`` and the rest of its line, wherever it starts in ``text``: another process's
+    text can land before it on the same line (``results_in``), or between it and its newline,
+    so a check looks for words in it, never at the line's start or end."""
+    return text[text.index(marker):].split("\n", 1)[0]

@@ -139,7 +139,17 @@ def _run(kind: str, limit: int = 150):
 
 
 def _got(out):
-    return [json.loads(ln[4:]) for ln in out.splitlines() if ln.startswith("GOT ")]
+    from .mpi_util import results_in  # here: this file also runs as a script, outside pytest
+
+    return results_in(out, "GOT ")
+
+
+def _failed_and_alive(out):
+    """The FAILED line and the ALIVE list, found where they start (another process's output
+    shares the log: ``mpi_util.results_in``)."""
+    from .mpi_util import json_after, line_after
+
+    return line_after(out, "FAILED "), json_after(out, "ALIVE ")
 
 
 @pytest.mark.mpi
@@ -168,9 +178,9 @@ def test_parts_still_on_their_way_after_a_clean_end_are_taken():
 def test_a_failing_rank_is_said_at_once_and_no_rank_is_left():
     code, out, err = _run("fail")
     assert code == 3, f"exit {code}\n{(out + err)[-4000:]}"
-    line = next(ln for ln in out.splitlines() if ln.startswith("FAILED "))
+    line, alive = _failed_and_alive(out)
     assert "SpawnedRanksFailed" in line and "exit status 0" not in line, line
-    assert json.loads(next(ln for ln in out.splitlines() if ln.startswith("ALIVE "))[6:]) == []
+    assert alive == []
 
 
 @pytest.mark.mpi
@@ -179,16 +189,16 @@ def test_a_rank_that_raised_without_abort_is_ended_at_the_timeout():
     # parent's bound ends their job (before, both ranks were left running)
     code, out, err = _run("hang")
     assert code == 3, f"exit {code}\n{(out + err)[-4000:]}"
-    line = next(ln for ln in out.splitlines() if ln.startswith("FAILED "))
+    line, alive = _failed_and_alive(out)
     assert "TimeoutError" in line and "their job was ended" in line, line
-    assert json.loads(next(ln for ln in out.splitlines() if ln.startswith("ALIVE "))[6:]) == []
+    assert alive == []
 
 
 @pytest.mark.mpi
 def test_ranks_that_end_cleanly_without_giving_are_said_after_the_drain():
     code, out, err = _run("silent")
     assert code == 3, f"exit {code}\n{(out + err)[-4000:]}"
-    line = next(ln for ln in out.splitlines() if ln.startswith("FAILED "))
+    line, _ = _failed_and_alive(out)
     assert "exit status 0" in line and "did every rank join it" in line, line
 
 

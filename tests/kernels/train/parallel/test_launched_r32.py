@@ -14,7 +14,6 @@ bounds each run: a hang is a failure (137), not a wait.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -22,7 +21,7 @@ import sys
 import numpy as np
 import pytest
 
-from .mpi_util import HERE, ROOT, mpiexec, results_in
+from .mpi_util import HERE, ROOT, json_after, line_after, mpiexec, results_in
 
 SCRIPT = HERE / "scripts" / "launched_r32_check.py"
 sys.path.insert(0, str(SCRIPT.parent))
@@ -42,26 +41,22 @@ def _parent(kind):
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def _line(out, prefix):
-    return next(ln for ln in out.splitlines() if ln.startswith(prefix))
-
-
 @pytest.mark.mpi
 def test_a_rank_killed_outright_leaves_the_parent_alive():
     code, out, err = _parent("kill")
     assert code == 3, f"exit {code} (137: the parent was killed)\n{(out + err)[-4000:]}"
-    line = _line(out, "FAILED ")
+    line = line_after(out, "FAILED ")
     assert "SpawnedRanksFailed" in line and "killed outright" in line, line
-    assert json.loads(_line(out, "ALIVE ")[len("ALIVE "):]) == []
+    assert json_after(out, "ALIVE ") == []
 
 
 @pytest.mark.mpi
 def test_a_failing_rank_is_named_with_its_cause():
     code, out, err = _parent("fail")
     assert code == 3, f"exit {code}\n{(out + err)[-4000:]}"
-    line = _line(out, "FAILED ")
+    line = line_after(out, "FAILED ")
     assert "rank 1 failed after step" in line and "ValueError: row 21 is unreadable" in line
-    assert json.loads(_line(out, "ALIVE ")[len("ALIVE "):]) == []
+    assert json_after(out, "ALIVE ") == []
 
 
 @pytest.mark.mpi

@@ -13,7 +13,6 @@ failure (137), not a wait.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import sys
 import numpy as np
 import pytest
 
-from .mpi_util import HERE, ROOT, mpiexec, results_in
+from .mpi_util import HERE, ROOT, json_after, line_after, mpiexec, results_in
 
 SCRIPT = HERE / "scripts" / "spawn_wait_r30_check.py"
 sys.path.insert(0, str(SCRIPT.parent))
@@ -61,13 +60,12 @@ def test_a_parent_hears_that_a_spawned_rank_failed():
     code, out, err = _parent("fail")
     assert code == 3, f"exit {code}\n{(out + err)[-4000:]}"
     message, steps = _one_process_failure()
-    line = next(ln for ln in out.splitlines() if ln.startswith("FAILED "))
+    line = line_after(out, "FAILED ")
     assert "SpawnedRanksFailed" in line
     assert f"rank 1 failed after step {steps}: ValueError: {message}" in line, line
     # the parent lives on (Hydra's clean-up SIGKILLed it 3-5 s after the failure) and no
     # rank is left running
-    alive = next(ln for ln in out.splitlines() if ln.startswith("ALIVE "))
-    assert json.loads(alive[len("ALIVE "):]) == []
+    assert json_after(out, "ALIVE ") == []
 
 
 @pytest.mark.mpi
