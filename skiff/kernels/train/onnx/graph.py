@@ -21,8 +21,13 @@ Operators: Identity, Constant, Add, Sub, Mul, Div, Pow, Sqrt, Erf, Exp, Relu, Si
 HardSigmoid, HardSwish, Clip, Softmax, MatMul, Gemm, Conv (groups, asymmetric and
 ``SAME_UPPER`` pads), BatchNormalization, MaxPool, AveragePool, GlobalAveragePool,
 ReduceMean, Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Slice, Shape, Cast,
-Gather (constant indices), LayerNormalization (and QDQ graphs through :mod:`.qdq`).
-Anything else is refused at load time, naming the operator.
+Gather (constant indices, or token ids from the input: an embedding), LayerNormalization
+(and QDQ graphs through :mod:`.qdq`); round 48: Tanh, LeakyRelu, IsNaN, Where, Gelu (opset
+20, erf or tanh form), Cast of integer data to float, and Dropout (the identity in
+``eval()``, random with the file's ratio in ``train()``: a torch model exported without
+``.eval()`` keeps it). Anything else is refused at load time in one line naming each
+operator and its node (from torch's exporter, the module path:
+``LeakyRelu at /body/body.1/LeakyRelu``).
 """
 
 from __future__ import annotations
@@ -32,9 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.nn.functional import avg_pool2d, max_pool2d, relu, softmax
+from ..core.nn.functional import avg_pool2d, dropout, leaky_relu, max_pool2d, relu, softmax
 from ..core.nn.module import Module, Parameter
-from ..core.tensor import Tensor, cat
+from ..core.tensor import Tensor, cat, where
 from . import ops
 from .fakequant import fake_quant
 
@@ -192,17 +197,35 @@ def _cast(ctx, x, *, to, **_):
 
     dtype = helper.tensor_dtype_to_np_dtype(to)
     if _is_tensor(x):
-        if np.dtype(dtype).kind == "f":
-            return x  # float graphs keep the module's float dtype
+        if np.dtype(dtype).kind == "f":  # float graphs keep the module's float dtype;
+            # integer data (uint8 pixels, round 48) becomes float32, as the file's Cast
+            return x if x.dtype.kind == "f" else Tensor(x.numpy().astype(np.float32))
         raise UnsupportedOnnx(f"Cast of data to {np.dtype(dtype)} is not supported")
     return np.asarray(x).astype(dtype)
 
 
 def _gather(ctx, x, idx, *, axis=0, **_):
+    if _is_tensor(idx) and idx.dtype.kind in "iu" and not idx.requires_grad:
+        idx = idx.numpy()  # token ids read from the input: an embedding lookup (round 48)
     idx = _np(idx)
+    if idx.dtype.kind == "i":  # ONNX counts negative indices from the end
+        idx = np.where(idx < 0, idx + x.shape[axis], idx)
     index = [slice(None)] * x.ndim
     index[axis] = idx if idx.ndim else int(idx)
     return x[tuple(index)] if _is_tensor(x) else np.asarray(x)[tuple(index)]
+
+
+def _is_nan(ctx, x, **_):
+    """``IsNaN`` of data: a boolean mask, a constant of this run (no gradient)."""
+    return np.isnan(x.numpy() if _is_tensor(x) else np.asarray(x))
+
+
+def _where(ctx, cond, a, b, **_):
+    """``Where(cond, a, b)``: differentiable in the tensors among ``a`` and ``b``."""
+    cond = cond.numpy() if _is_tensor(cond) else np.asarray(cond)
+    if not _is_tensor(a) and not _is_tensor(b):
+        return np.where(cond, a, b)
+    return where(cond.astype(bool), a, b)
 
 
 def _softmax(ctx, x, *, axis=None, **_):
@@ -255,6 +278,28 @@ def _fake_quant(ctx, x, *, scale, zero_point, qmin, qmax, axis=None, **_):
                       int(qmax), axis=int(axis) % x.ndim if per else None)
 
 
+def _dropout(ctx, x, *rest, ratio=0.5, **_):
+    """ONNX ``Dropout`` (ratio an input from opset 12 on, an attribute before): the identity
+    unless the module trains; the file's ``training_mode`` input is not obeyed, since
+    ``OnnxModule.eval()`` is how a user asks for inference here."""
+    if rest and rest[0] is not None:
+        ratio = float(_np(rest[0]))
+    if not ctx.module.training or not _is_tensor(x) or float(ratio) == 0.0:
+        return x
+    return dropout(x, float(ratio), True)
+
+
+def _gelu(ctx, x, *, approximate="none", **_):
+    """ONNX ``Gelu`` (opset 20, what torch writes for ``nn.GELU`` there; also the fused
+    erf form): ``approximate="tanh"`` is torch's ``GELU(approximate="tanh")``."""
+    if approximate == "none":
+        return ops.gelu_erf(x)
+    if approximate != "tanh":
+        raise UnsupportedOnnx(f"Gelu with approximate={approximate!r} is not supported")
+    inner = (x + x * x * x * 0.044715) * float(np.sqrt(2.0 / np.pi))
+    return x * 0.5 * (inner.tanh() + 1.0)
+
+
 def _flatten(ctx, x, *, axis=1, **_):
     n = int(np.prod(x.shape[:axis]))
     return x.reshape((n, -1))
@@ -272,10 +317,15 @@ _OPS = {
     "Erf": lambda ctx, x, **_: ops.erf(x),
     "Relu": lambda ctx, x, **_: relu(x),
     "Sigmoid": lambda ctx, x, **_: x.sigmoid(),
+    "Tanh": lambda ctx, x, **_: x.tanh(),
+    "LeakyRelu": lambda ctx, x, alpha=0.01, **_: leaky_relu(x, float(alpha)),
+    "Dropout": _dropout,
+    "IsNaN": _is_nan,
+    "Where": _where,
     "HardSigmoid": lambda ctx, x, alpha=0.2, beta=0.5, **_: ops.hard_sigmoid(x, alpha, beta),
     "HardSwish": lambda ctx, x, **_: ops.affine_hard_swish(x),
     "AffineHardSwish": lambda ctx, x, a, b, c, d, **_: ops.affine_hard_swish(x, a, b, c, d),
-    "Gelu": lambda ctx, x, **_: ops.gelu_erf(x),
+    "Gelu": _gelu,
     "Clip": _clip,
     "Softmax": _softmax,
     "MatMul": lambda ctx, a, b, **_: a @ b,
@@ -301,7 +351,7 @@ _OPS = {
     "FakeQuant": _fake_quant,
 }
 # made by _fuse_activations (FakeQuant: by .qdq), not in ONNX files
-_FUSED = ("AffineHardSwish", "Gelu", "Linear", "FakeQuant")
+_FUSED = ("AffineHardSwish", "Linear", "FakeQuant")  # Gelu: also a file's op (opset 20)
 SUPPORTED_OPS = tuple(sorted(set(_OPS) - set(_FUSED)) + ["Constant"])
 _BN_STATS = {3, 4}  # BatchNormalization inputs that are running statistics
 
@@ -467,6 +517,23 @@ def _fold_matmul_bias(nodes: list, shapes: dict) -> list:
     return out
 
 
+def _refuse_unknown(nodes) -> None:
+    """One line naming each operator the importer lacks and where it is: the node's name
+    (torch writes the module path, ``/body/body.1/Tanh``) or, unnamed, its output."""
+    where: dict = {}
+    for n in nodes:
+        if n.op_type not in SUPPORTED_OPS and n.op_type != "FakeQuant":
+            where.setdefault(n.op_type, []).append(n.name or (n.output[0] if n.output else "?"))
+    if not where:
+        return
+    said = []
+    for op in sorted(where):
+        more = len(where[op]) - 1
+        said.append(f"{op} at {where[op][0]}" + (f" (and {more} more)" if more else ""))
+    raise UnsupportedOnnx(f"the graph uses operators this importer does not run: "
+                          f"{'; '.join(said)} (supported: {', '.join(SUPPORTED_OPS)})")
+
+
 class OnnxModule(Module):
     """A loaded ONNX graph (one input, one output) whose forward is skiff autograd.
 
@@ -488,10 +555,7 @@ class OnnxModule(Module):
         graph = model.graph
         self.opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
                          default=13)
-        unknown = sorted({n.op_type for n in graph.node} - set(SUPPORTED_OPS) - {"FakeQuant"})
-        if unknown:
-            raise UnsupportedOnnx(f"the graph uses operators this importer does not run: "
-                                  f"{', '.join(unknown)} (supported: {', '.join(SUPPORTED_OPS)})")
+        _refuse_unknown(graph.node)
         consts = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
         for n in graph.node:
             if n.op_type == "Constant":
@@ -565,8 +629,8 @@ class OnnxModule(Module):
                     args.append(self._lookup(name))
             try:
                 y = _OPS[op](ctx, *args, **attrs)
-            except UnsupportedOnnx:
-                raise
+            except UnsupportedOnnx as e:  # which node, in one line (round 48)
+                raise UnsupportedOnnx(f"ONNX node {op} -> {outs[0]!r}: {e}") from None
             except Exception as e:
                 shapes = [getattr(a, "shape", None) for a in args]
                 raise RuntimeError(f"ONNX node {op} -> {outs[0]!r} failed on inputs of shapes "
