@@ -1245,20 +1245,9 @@ class Solver:
         known = ("the given near_nullspace's null vectors" if self._given_null() is not None
                  else "each piece's constant" if self._components() is not None
                  else "the constant")
-        head = (f"b is orthogonal to A's null space as far as it is known ({known}; "
-                f"checked or projected before the solve), so ")
-        tail = ("A is nearly singular beyond it (near-null vectors: coefficients orders of "
-                "magnitude apart) or its null space is larger (an unsupported elastic "
-                "body's rigid-body modes: give near_nullspace=)")
         how = (f"without a preconditioner {self.method}" if self.M is None else
                f"{self.method} with precond={self.precond_name!r}")
-        amg = ("" if self.precond_name in ("amg", "mg") else
-               f"; {how} may not resolve them: give precond='amg' (with method='cg' for a "
-               f"positive semidefinite A), as method='auto' does")
-        if rounding:
-            return (f"{head}the tolerance is likely below what rounding leaves on this A: "
-                    f"raise rtol; else {tail}{amg}")
-        return f"{head}{tail}{amg}"
+        return near_null_words(known, how, self.precond_name in ("amg", "mg"), rounding)
 
     def _singular_constants(self) -> bool:
         """Whether a symmetric matrix's rows sum to zero (the constants are its null space)."""
@@ -3008,3 +2997,21 @@ def load_numba(wait: bool = True, delay: float = 0.0) -> None:
             _FAILED.append(f"{type(exc).__name__}: {exc}")
             return
         fused.mark_loaded()
+
+
+def near_null_words(known: str, how: str, amg_given: bool, rounding: bool = False) -> str:
+    """The remedy for a singular A whose b is orthogonal to the null space ``known`` yet
+    unsolved, by ``how`` (e.g. "cg with precond='jacobi'"); one wording for one process
+    (``Solver._near_null_remedy``) and the row split over ranks (round 48 h6, h14)."""
+    head = (f"b is orthogonal to A's null space as far as it is known ({known}; "
+            f"checked or projected before the solve), so ")
+    tail = ("A is nearly singular beyond it (near-null vectors: coefficients orders of "
+            "magnitude apart) or its null space is larger (an unsupported elastic "
+            "body's rigid-body modes: give near_nullspace=)")
+    amg = ("" if amg_given else
+           f"; {how} may not resolve them: give precond='amg' (with method='cg' for a "
+           f"positive semidefinite A), as method='auto' does")
+    if rounding:
+        return (f"{head}the tolerance is likely below what rounding leaves on this A: "
+                f"raise rtol; else {tail}{amg}")
+    return f"{head}{tail}{amg}"

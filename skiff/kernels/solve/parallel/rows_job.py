@@ -285,20 +285,11 @@ class RowJobSolver:
 
     def _near_null(self, rounding: bool = False) -> str:
         """One rank's ``Solver._near_null_remedy`` where A's null space is the constant."""
-        head = ("b is orthogonal to A's null space as far as it is known (the constant; "
-                "checked or projected before the solve), so ")
-        tail = ("A is nearly singular beyond it (near-null vectors: coefficients orders of "
-                "magnitude apart) or its null space is larger (an unsupported elastic body's "
-                "rigid-body modes: give near_nullspace=)")
+        from ..solver import near_null_words
+
         how = (f"without a preconditioner {self.method}" if self.precond == "none" else
                f"{self.method} with precond={self.precond!r}")
-        amg = ("" if self.precond == "amg" else
-               f"; {how} may not resolve them: give precond='amg' (with method='cg' for a "
-               f"positive semidefinite A), as method='auto' does")
-        if rounding:
-            return (f"{head}the tolerance is likely below what rounding leaves on this A: "
-                    f"raise rtol; else {tail}{amg}")
-        return f"{head}{tail}{amg}"
+        return near_null_words("the constant", how, self.precond == "amg", rounding)
 
     def _not_positive(self, text: str):
         """CG's p.Ap <= 0 as one rank's SolveError: where A's null space is the constant
