@@ -215,6 +215,12 @@ def doubles_digits(again: str, first: str) -> bool:
         all(n >= m for (_, n), (_, m) in zip(runs, once, strict=True))
 
 
+def _box_place(box) -> tuple[float, float]:
+    """A ``(quad, score)`` box's middle height and left edge (its corners' mean y, least x)."""
+    pts = np.asarray(box[0], float).reshape(-1, 2)
+    return float(pts[:, 1].mean()), float(pts[:, 0].min())
+
+
 def _standing(boxes, b: int, sideways: bool = False) -> bool:
     """Whether box ``b`` of ``boxes`` is read turned a quarter (:func:`.rec.reading_angle`):
     a column, or a line turned by 90 degrees (False where there are no boxes); ``sideways``:
@@ -240,6 +246,10 @@ def _wide_chars(text: str) -> int:
     return sum(unicodedata.east_asian_width(ch) in "WF" for ch in text)
 
 
+# a CJK line of the chosen denoised copy that both other copies read alike, at its place
+# within VOTE_PX pixels, takes their text (round 48, h18; :meth:`LineReading._vote_lines`)
+LINE_VOTE = True
+VOTE_PX = 8.0
 FLOOD = 0.6  # a twin's only box over this share of the image is a flood, not a line
 LINE_ASPECT = 2.0  # a box this many times longer than high is a line
 
@@ -525,6 +535,8 @@ class LineReading:
             charge_time(it, twins[j], (*STAGES, "denoise"))
         owners, flipped = list(owners), list(flipped)
         for pos, (_, j) in best.items():
+            others = [i for i, (p, _) in enumerate(whose) if p == pos and i != j]
+            self._vote_lines(j, others, twins, t_owners, t_texts, t_lines)
             it = good[pos]
             it.boxes = twins[j].boxes
             it.timings["denoised"] = whose[j][1]
@@ -536,6 +548,33 @@ class LineReading:
                 texts.append(t_texts[k])
                 flipped.append(t_flipped[k])
         return crops, owners, texts, np.array(flipped, bool)
+
+    def _vote_lines(self, j, others, twins, t_owners, t_texts, t_lines) -> None:
+        """A CJK line the chosen denoised copy ``j`` keeps takes the text that both other
+        copies read alike at its place (their first line within ``VOTE_PX`` of its box's
+        middle height and left edge), where it read another (round 48, h18: the hard tier's
+        2/43 "现金支付" read right by two copies, "现金支行" by the chosen one). Only with
+        three copies (as measured); Latin lines keep their reading (voted too, the hard
+        tier fell), and so does a line they read with other spaces only (the characters are
+        voted; spaces stay the copy's), and a column (:func:`_standing`: the hard set's
+        vertical tier, seed 2, image 6, "处处闻啼鸟" read right by the chosen copy alone).
+        The line keeps its score, or the lesser of the two voters' if surer."""
+        if not LINE_VOTE or len(others) != 2:
+            return
+        places = [[(_box_place(twins[i].boxes[t_owners[k][1]]), t_texts[k])
+                   for k in t_lines.get(i, [])] for i in others]
+        for k in t_lines.get(j, []):
+            text, score = t_texts[k]
+            if (not text or score < self.min_score or not any(ord(c) > 0x2E80 for c in text)
+                    or _standing(twins[j].boxes, t_owners[k][1])):
+                continue
+            y, x = _box_place(twins[j].boxes[t_owners[k][1]])
+            votes = [next((got for (yy, xx), got in lines
+                           if abs(yy - y) <= VOTE_PX and abs(xx - x) <= VOTE_PX), None)
+                     for lines in places]
+            if (all(votes) and votes[0][0] and votes[0][0] == votes[1][0]
+                    and votes[0][0].replace(" ", "") != text.replace(" ", "")):
+                t_texts[k] = (votes[0][0], max(score, min(votes[0][1], votes[1][1])))
 
     def _worth_denoising(self, it: Item, kept: list[tuple[str, float]]) -> bool:
         """Whether an unsure reading of ``it`` (its ``kept`` lines) may be read again from

@@ -31,6 +31,11 @@ faces (``freeze_head``), pulled halfway back: seeds 31/131's Chinese and mixed l
 Round 43: 60 steps more on 213 new pipeline-cut crops, pulled 0.75 of the way (chosen on
 held-out crops of the training faces): the set's Chinese and mixed labels 0.822 -> 0.845, but
 10 labels and 6 hard-tier images worse; not shipped (docs/ocr.md "Round 43 (h1)").
+Round 48: ``small_print_r48.npz`` replaces ``small_print_r35.npz`` (the same base and
+tensors, float16: round 47's fine-tune on pipeline-cut crops, 300 steps more, pulled halfway
+back; ``/work/round48/h1/dC_0.5.npz``), shipped with the line vote across the denoised
+copies (:meth:`.reading.LineReading._vote_lines`): the set 0.8682 -> 0.8729, the hard
+degraded tier 0.8986 -> 0.8992, dev 0.7459 -> 0.7549 (docs/ocr.md "Round 48 (h18)").
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ from skiff.kernels.backend.cache import cache_dir
 
 __all__ = ["DELTA", "small_print_model", "delta_info", "apply_delta"]
 
-DELTA = Path(__file__).with_name("small_print_r35.npz")
+DELTA = Path(__file__).with_name("small_print_r48.npz")
 _LOCK = threading.Lock()
 _BASE_KEY = "__base_sha256__"
 
