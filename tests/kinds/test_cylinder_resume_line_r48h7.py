@@ -6,20 +6,11 @@ test_cylinder_resume_options_r48h7 checks that, to 1e-10)."""
 
 import pytest
 
-from skiff.kernels.backend.report import JobCancelled, NullReporter
+from skiff.kernels.backend.report import JobCancelled
 from skiff.kernels.solve.flow import MIN_RESOLUTION, dfg
 from skiff.kernels.solve.flow.job import run as run_job
 from skiff.kinds.solve import to_config
-
-
-class StopAt(NullReporter):
-    def __init__(self, n):
-        super().__init__()
-        self.n, self.asked = n, 0
-
-    def should_stop(self):
-        self.asked += 1
-        return self.asked >= self.n
+from tests.helpers.stop_at import StopAtLook as StopAt  # asks to stop at its n-th look
 
 
 @pytest.fixture(scope="module")

@@ -614,19 +614,27 @@ def _march(c: Case, prob: FlowProblem, profile, u_max, dt, t_end, reporter, devi
         st = run_steps(stepper, st, steps, on_step=on_step, reporter=reporter, prev=prev,
                        start=start)
     except JobCancelled:
-        if path is not None:
-            n, s, before = held[0]
-            try:
-                _keep_state(path, n, s, before, rec, same)
-                reporter.artifact("the flow's state at the stop (jobs resume goes on from "
-                                  "it)", path, kind="file")
-                reporter.log(f"stopped at step {n} of {steps}: its state kept in {path}")
-            except Exception as err:  # noqa: BLE001 - the cancel matters more
-                reporter.log(f"the flow's state could not be kept ({type(err).__name__}: "
-                             f"{err})", level="warning")
+        keep_at_stop(path, held[0], rec, same, steps, reporter)
         raise
     history = {"t": rec[:, 0], "cd": rec[:, 1], "cl": rec[:, 2], "dp": rec[:, 3]}
     return st, history, stepper, start
+
+
+def keep_at_stop(path, last, rec, same, steps, reporter) -> None:
+    """At a cancel, keep the flow's state of its last step (``last``: step, state, the state
+    before) in ``path`` for ``jobs resume``; a failure to keep it is logged, never raised
+    over the cancel. Shared by the cylinder's and the nose's unsteady marches."""
+    if path is None:
+        return
+    n, s, before = last
+    try:
+        _keep_state(path, n, s, before, rec, same)
+        reporter.artifact("the flow's state at the stop (jobs resume goes on from it)", path,
+                          kind="file")
+        reporter.log(f"stopped at step {n} of {steps}: its state kept in {path}")
+    except Exception as err:  # noqa: BLE001 - the cancel matters more
+        reporter.log(f"the flow's state could not be kept ({type(err).__name__}: {err})",
+                     level="warning")
 
 
 def peak_time(t, y) -> float:

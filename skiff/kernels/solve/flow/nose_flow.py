@@ -477,16 +477,7 @@ def _march(prob: FlowProblem, dt: float, t_end: float, reporter, keep=(None, Non
         st = run_steps(stepper, st0, steps, on_step=on_step, reporter=reporter, prev=prev,
                        start=start)
     except JobCancelled:
-        if path is not None:
-            n, s, before = held[0]
-            try:
-                dfg._keep_state(path, n, s, before, rec, same)
-                reporter.artifact("the flow's state at the stop (jobs resume goes on from "
-                                  "it)", path, kind="file")
-                reporter.log(f"stopped at step {n} of {steps}: its state kept in {path}")
-            except Exception as err:  # noqa: BLE001 - the cancel matters more
-                reporter.log(f"the flow's state could not be kept ({type(err).__name__}: "
-                             f"{err})", level="warning")
+        dfg.keep_at_stop(path, held[0], rec, same, steps, reporter)
         raise
     history = {"t": rec[:, 0], "cd": rec[:, 1], "cl": rec[:, 2]}
     return st, history, time_averages(rec[:, 0], rec[:, 1], rec[:, 2]), steps

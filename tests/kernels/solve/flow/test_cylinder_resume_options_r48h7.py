@@ -8,23 +8,12 @@ DFG's by test_dfg*): the resumed coefficient history equals it to 1e-10 at every
 import numpy as np
 import pytest
 
-from skiff.kernels.backend.report import JobCancelled, NullReporter
+from skiff.kernels.backend.report import JobCancelled
 from skiff.kernels.solve.flow import MIN_RESOLUTION, dfg, run_case
 from skiff.kernels.solve.flow.job import run as run_job
+from tests.helpers.stop_at import StopAtLook as StopAt  # asks to stop at its n-th look
 
 KW = {"resolution": MIN_RESOLUTION, "dt": 0.02, "keep_fields": False}
-
-
-class StopAt(NullReporter):
-    """Asks to stop before time step ``n`` (run_steps asks once before each step)."""
-
-    def __init__(self, n):
-        super().__init__()
-        self.n, self.asked = n, 0
-
-    def should_stop(self):
-        self.asked += 1
-        return self.asked >= self.n
 
 
 @pytest.fixture(scope="module")

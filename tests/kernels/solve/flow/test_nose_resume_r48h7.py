@@ -8,23 +8,14 @@ history): the resumed coefficient history equals it to 1e-10 at every step."""
 import numpy as np
 import pytest
 
-from skiff.kernels.backend.report import JobCancelled, NullReporter
+from skiff.kernels.backend.report import JobCancelled
 from skiff.kernels.solve.flow import dfg
 from skiff.kernels.solve.flow.adapt import graded_size, min_resolution
 from skiff.kernels.solve.flow.nose import NoseShape, nose_mesh
 from skiff.kernels.solve.flow.nose_flow import solve_nose_flow
+from tests.helpers.stop_at import StopAtLook as StopAt  # asks to stop at its n-th look
 
 SHAPE = NoseShape(2.0, 0.6, 0.3)
-
-
-class StopAt(NullReporter):
-    def __init__(self, n):
-        super().__init__()
-        self.n, self.asked = n, 0
-
-    def should_stop(self):
-        self.asked += 1
-        return self.asked >= self.n
 
 
 @pytest.fixture(scope="module")
