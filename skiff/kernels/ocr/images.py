@@ -132,7 +132,20 @@ def _head(path) -> bytes:
         return b""
 
 
-def _pdf_failure(name: str, exc: Exception) -> str:
+def _no_pages(path) -> bool:
+    """Whether a PDF's page tree says it holds no page (``/Type /Pages`` with ``/Count 0`` and
+    no other count): pdfium refuses such a file with whatever error code an earlier call left
+    (its last error is global: "Success" alone, "Data format error" after a damaged file)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 20)
+    except OSError:
+        return False
+    counts = re.findall(rb"/Type\s*/Pages\b[^>]*?/Count\s+(\d+)", head)
+    return bool(counts) and all(c == b"0" for c in counts)
+
+
+def _pdf_failure(name: str, exc: Exception, path=None) -> str:
     """Why PDFium could not open a PDF, in words that name the fix."""
     text = str(exc).rstrip(".")
     if isinstance(exc, PdfPasswordError) and exc.tried:
@@ -143,7 +156,8 @@ def _pdf_failure(name: str, exc: Exception) -> str:
         return (f"{name!r} is a password-protected PDF: give its password (--password PW; "
                 f"password= in skiff.ocr; or ${PASSWORD_ENV}), or save a copy without it (qpdf "
                 f"--password=PW --decrypt in.pdf out.pdf) and read that")
-    if getattr(exc, "err_code", None) == 0 or text.endswith("(PDFium: Success)"):
+    if (getattr(exc, "err_code", None) == 0 or text.endswith("(PDFium: Success)")
+            or (path is not None and _no_pages(path))):
         # pdfium refuses a PDF whose page list holds no page with no error of its own: the
         # job said 'Failed to load document (PDFium: Success)' (round 48)
         return (f"cannot read {name!r} as a PDF: PDFium finds no page in it (its page list "
@@ -623,7 +637,7 @@ def _pdf_pages(path: str, only: int | None, dpi: float, budget: PixelBudget | No
             doc = _open_pdf(path)
             n = len(doc)
         except Exception as exc:
-            raise ImageError(_pdf_failure(Path(path).name, exc)) from None
+            raise ImageError(_pdf_failure(Path(path).name, exc, path)) from None
     try:
         if only is not None and not 1 <= only <= n:
             raise ImageError(f"{Path(path).name!r} has {n} page{'s' * (n != 1)}, "

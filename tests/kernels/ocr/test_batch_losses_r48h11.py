@@ -111,6 +111,11 @@ def test_a_pdf_without_pages_says_so(tmp_path):
     path.write_bytes(bytes(out))
     with pytest.raises(pdfium.PdfiumError):  # pdfium itself refuses it
         pdfium.PdfDocument(str(path))
+    # pdfium's last error is global: a damaged file read before leaves "Data format error"
+    # (a fresh-clone CI met that order); the page tree itself says there is no page
+    (tmp_path / "bad.pdf").write_bytes(b"%PDF-1.4\ngarbage")
+    with pytest.raises(pdfium.PdfiumError):
+        pdfium.PdfDocument(str(tmp_path / "bad.pdf"))
     with pytest.raises(ImageError) as caught:
         list(iter_pages(str(path), page_errors=True))
     assert "'empty.pdf'" in str(caught.value) and "no page" in str(caught.value)
